@@ -1,0 +1,21 @@
+"""jitbench: what turning JIT (XLA) on does to TensorFlow and JAX workloads.
+
+``import bench`` is instant: TensorFlow and JAX are imported only inside worker processes
+(``bench.frameworks``), pandas only when results are loaded.
+"""
+
+from .errors import UserError
+from .workload import Case, Workload
+
+__version__ = "0.1.0"
+__all__ = ["Case", "UserError", "Workload", "load_results", "__version__"]
+
+
+def load_results(path_or_paths):
+    """Load one or more runs (folders, results.jsonl files) into one tidy pandas DataFrame.
+
+    Deferred import: pandas costs ~0.3 s and most callers of ``bench`` never load results.
+    """
+    from .results import load_results as _load
+
+    return _load(path_or_paths)

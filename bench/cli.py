@@ -1,0 +1,165 @@
+"""``jitbench`` command line: list | run | report. The one place that prints.
+
+Every UserError is caught here: one line on stderr, exit code 2, no traceback (``--debug``
+shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import UserError
+
+
+def _add_filters(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("case filters (comma lists; default: all)")
+    g.add_argument("--suite", help="workloads, e.g. matmul_relu,mmd")
+    g.add_argument("--framework", help="tf, jax")
+    g.add_argument("--mode", help="eager, graph, xla, autoclustering (tf); eager, jit (jax)")
+    g.add_argument("--device", help="cpu, gpu (gpu cases are 'skipped' rows where no GPU)")
+    g.add_argument("--dtype", help="float32, float64")
+    g.add_argument("--variant", help="workload variants, e.g. fused,split")
+    g.add_argument("--size", default="quick", help="parameter grid: quick (default) or full")
+    g.add_argument("--suite-file", action="append", default=[], metavar="FILE.py",
+                   help="also load the workload defined in this file (repeatable)")
+
+
+def _filters(args):
+    from .workload import Filters
+
+    return Filters(suite=Filters.split(args.suite), framework=Filters.split(args.framework),
+                   mode=Filters.split(args.mode), device=Filters.split(args.device),
+                   dtype=Filters.split(args.dtype), variant=Filters.split(args.variant),
+                   size=args.size, suite_files=tuple(args.suite_file))
+
+
+def _positive(name: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number of seconds, "
+                                             f"got {text!r}")
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{name} must be > 0, got {text!r}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jitbench",
+        description="Measure what turning JIT (XLA) on does to TensorFlow and JAX workloads.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("list", help="print the cases a run with these filters would execute")
+    _add_filters(p)
+
+    p = sub.add_parser("run", help="measure the cases, write results/<run_id>/ and a report")
+    _add_filters(p)
+    p.add_argument("--out", default="results", metavar="DIR",
+                   help="results root; the run goes to DIR/<run_id>/ (default: results)")
+    p.add_argument("--reports", default="reports", metavar="DIR",
+                   help="reports root; the HTML goes to DIR/<run_id>/ (default: reports)")
+    p.add_argument("--no-report", action="store_true", help="do not write the HTML report")
+    p.add_argument("--min-time", type=_positive("--min-time"), default=0.5, metavar="S",
+                   help="seconds of timed samples per mode, at least (default: 0.5)")
+    p.add_argument("--case-timeout", type=_positive("--case-timeout"), default=1800.0,
+                   metavar="S", help="time limit of one case group, in seconds (default: 1800)")
+
+    p = sub.add_parser("report", help="write the HTML report of a run")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder (results/<run_id>)")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="output folder (default: reports/<run_id>)")
+    return parser
+
+
+def cmd_list(args) -> int:
+    from .workload import expand, group_cases
+
+    cases = expand(_filters(args))
+    for c in cases:
+        print(f"{c.case_id}")
+    groups = group_cases(cases)
+    print(f"{len(cases)} cases ({len(groups)} groups of interleaved modes)")
+    return 0
+
+
+def _progress_printer():
+    from rich.console import Console
+
+    console = Console(stderr=True, highlight=False, markup=False)
+
+    def show(p) -> None:
+        console.print(f"[{p.done:>3}/{p.total}] {p.elapsed_s:7.1f}s  {p.current}")
+
+    return show
+
+
+def cmd_run(args) -> int:
+    from . import runner
+    from .timing import Protocol
+    from .workload import expand
+
+    cases = expand(_filters(args))
+    if not cases:
+        raise UserError("no cases match these filters (see `jitbench list`)")
+    protocol = Protocol(min_time=args.min_time)
+    run_dir = runner.run(cases, args.out, protocol=protocol, case_timeout=args.case_timeout,
+                         command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer())
+    print(f"results: {run_dir / 'results.jsonl'}")
+    if not args.no_report:
+        from .report import write_report
+
+        page = write_report(run_dir, Path(args.reports) / run_dir.name)
+        print(f"report:  {page}")
+    _print_summary(run_dir)
+    return 0
+
+
+def _print_summary(run_dir: Path) -> None:
+    from .results import load_results
+
+    df = load_results(run_dir)
+    counts = df["status"].value_counts().to_dict()
+    print("status: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+
+def cmd_report(args) -> int:
+    from .report import write_report
+    from .results import load_meta
+
+    src = Path(args.run_dir)
+    if not src.exists():
+        raise UserError(f"RUN_DIR {args.run_dir!r} does not exist")
+    run_id = load_meta(src).get("run_id") if src.is_dir() else None
+    out = Path(args.output) if args.output else Path("reports") / (run_id or src.stem)
+    print(write_report(src, out))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    handler = {"list": cmd_list, "run": cmd_run, "report": cmd_report}[args.command]
+    try:
+        return handler(args)
+    except UserError as exc:
+        if args.debug:
+            raise
+        print(f"jitbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("jitbench: interrupted; completed rows are kept", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""TensorFlow: eager, ``tf.function`` (graph), ``jit_compile=True`` (xla) and auto-clustering.
+
+XLA's own log lines are the source of truth for what JIT did. The worker points fd 2 at a log
+file before TensorFlow is imported; this adapter sets the verbosity that makes XLA log
+"Built N clusters, size a / b" and "Compiled <cluster> n times, compile time: t us", and reads
+the new lines each time ``counters()`` is called (never inside a timed sample).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+# Must be set before TensorFlow is imported (the worker imports this module first thing).
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
+os.environ.setdefault("TF_CPP_VMODULE",
+                      "mark_for_compilation_pass=2,device_compilation_profiler=2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from . import compose  # noqa: E402
+
+_COMPILED = re.compile(r"Compiled (\S+) \d+ times, compile time: (\d+) us")
+_BUILT = re.compile(r"Built (\d+) clusters, size (\d+) / (\d+)")
+
+_COMPILE_MARKERS = ("XLA compilation", "JIT compilation failed", "jit_compile",
+                    "Detected unsupported operations", "XLA can't deduce compile time constant",
+                    "compile-time constant", "Compilation failure", "not compilable")
+
+
+class Adapter:
+    framework = "tf"
+
+    def __init__(self, log_path: str | None = None):
+        self._log_path = log_path
+        self._offset = 0
+        self._counters = {"compiles": 0, "compile_s": 0.0, "clusters": 0,
+                          "clustered_nodes": 0, "graph_nodes": 0}
+        for gpu in tf.config.list_physical_devices("GPU"):
+            tf.config.experimental.set_memory_growth(gpu, True)
+
+    def counters(self) -> dict[str, float]:
+        if self._log_path and os.path.exists(self._log_path):
+            with open(self._log_path, "rb") as fh:
+                fh.seek(self._offset)
+                chunk = fh.read()
+            # only whole lines; a half-written line is read next time
+            end = chunk.rfind(b"\n") + 1
+            self._offset += end
+            for line in chunk[:end].decode("utf-8", "replace").splitlines():
+                m = _COMPILED.search(line)
+                if m:
+                    self._counters["compiles"] += 1
+                    self._counters["compile_s"] += int(m.group(2)) / 1e6
+                    continue
+                m = _BUILT.search(line)
+                if m:
+                    self._counters["clusters"] += int(m.group(1))
+                    self._counters["clustered_nodes"] += int(m.group(2))
+                    self._counters["graph_nodes"] += int(m.group(3))
+        return dict(self._counters)
+
+    @staticmethod
+    def _tf_device(device: str) -> str:
+        return "/GPU:0" if device == "gpu" else "/CPU:0"
+
+    def device_available(self, device: str) -> tuple[bool, str]:
+        kind = "GPU" if device == "gpu" else "CPU"
+        if tf.config.list_logical_devices(kind):
+            return True, ""
+        return False, f"TensorFlow sees no {kind} device (built with CUDA: " \
+                      f"{tf.test.is_built_with_cuda()})"
+
+    def place(self, arrays, device: str):
+        with tf.device(self._tf_device(device)):
+            placed = [tf.identity(tf.constant(a)) for a in arrays]
+        self.sync(placed)
+        return placed
+
+    def build(self, stages, mode: str, device: str):
+        if mode == "eager":
+            fn = compose(stages)
+        elif mode in ("graph", "autoclustering"):
+            # auto-clustering is graph mode in a process whose TF_XLA_FLAGS turn it on
+            fn = compose([tf.function(s) for s in stages])
+        elif mode == "xla":
+            fn = compose([tf.function(s, jit_compile=True) for s in stages])
+        else:
+            raise ValueError(f"unknown TensorFlow mode {mode!r}")
+        dev = self._tf_device(device)
+
+        def on_device(*xs):
+            with tf.device(dev):
+                return fn(*xs)
+
+        return on_device
+
+    @staticmethod
+    def reset() -> None:
+        """Nothing to forget: each mode is built as fresh tf.function objects per group."""
+
+    @staticmethod
+    def sync(out) -> None:
+        # waits for every op on every device; .numpy() would add a device-to-host copy
+        tf.test.experimental.sync_devices()
+
+    @staticmethod
+    def to_numpy(out):
+        return tf.nest.map_structure(lambda t: np.asarray(t), out)
+
+    def classify(self, exc: BaseException, phase: str) -> str:
+        text = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, tf.errors.ResourceExhaustedError) or "RESOURCE_EXHAUSTED" in text:
+            return "oom"
+        if any(m in text for m in _COMPILE_MARKERS):
+            return "compile_error"
+        return "runtime_error"
+
+    def versions(self) -> dict[str, str]:
+        build = tf.sysconfig.get_build_info()
+        out = {"tensorflow": tf.__version__}
+        for key in ("cuda_version", "cudnn_version"):
+            if build.get(key):
+                out[f"tf_{key}"] = str(build[key])
+        return out
+
+    def device_info(self) -> list[dict[str, str]]:
+        out = []
+        for d in tf.config.list_physical_devices():
+            details = {}
+            try:
+                details = tf.config.experimental.get_device_details(d)
+            except Exception:  # details are optional metadata; CPUs often have none
+                pass
+            out.append({"framework": "tf", "device": d.device_type.lower(), "name": d.name,
+                        "kind": str(details.get("device_name", ""))})
+        return out

@@ -1,0 +1,98 @@
+"""meta.json: what a run was measured on and how, so a number can be trusted later."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any, Sequence
+
+ENV_PREFIXES = ("TF_", "XLA_", "JAX_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "NVIDIA_",
+                "TF_XLA_FLAGS")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_gb() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+def git_commit() -> str | None:
+    root = Path(__file__).resolve().parent.parent
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                             text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def collect(run_id: str, command: Sequence[str], protocol, n_cases: int) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "status": "running",
+        "started_at": _now(),
+        "finished_at": None,
+        "command": list(command),
+        "n_cases": n_cases,
+        "protocol": dataclasses.asdict(protocol),
+        "machine": {"hostname": platform.node(), "platform": platform.platform(),
+                    "python": platform.python_version(), "cpu_model": cpu_model(),
+                    "cpu_count": os.cpu_count(),
+                    "cpu_affinity": len(os.sched_getaffinity(0))
+                    if hasattr(os, "sched_getaffinity") else None,
+                    "memory_gb": _memory_gb()},
+        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
+        "git_commit": git_commit(),
+        "frameworks": {},
+        "devices": [],
+        "workers": [],
+    }
+
+
+def add_worker(meta: dict[str, Any], hello: dict[str, Any]) -> None:
+    """Merge what a worker reported of its framework (versions, devices)."""
+    meta["frameworks"].update(hello.get("versions", {}))
+    for d in hello.get("devices", []):
+        if d not in meta["devices"]:
+            meta["devices"].append(d)
+    meta["workers"].append({k: hello.get(k) for k in ("pid", "framework", "env_group")})
+
+
+def write(run_dir: Path, meta: dict[str, Any]) -> None:
+    tmp = run_dir / "meta.json.tmp"
+    tmp.write_text(json.dumps(meta, indent=2, default=str))
+    os.replace(tmp, run_dir / "meta.json")  # never a half-written meta.json
+
+
+def finish(run_dir: Path, meta: dict[str, Any], status: str, elapsed_s: float) -> None:
+    meta["status"] = status
+    meta["finished_at"] = _now()
+    meta["elapsed_s"] = round(elapsed_s, 3)
+    write(run_dir, meta)

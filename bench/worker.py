@@ -1,0 +1,182 @@
+"""A worker process: one framework, one environment, many case groups.
+
+    python -m bench.worker FRAMEWORK LOG_PATH
+
+Protocol (JSON lines): the runner writes ``{"group": [case, ...], "protocol": {...}}`` on stdin;
+the worker answers on its *original* stdout with ``{"type": "hello", ...}`` once, then for each
+group one ``{"type": "row", "row": {...}}`` per case and ``{"type": "group_done"}``.
+
+File descriptors 1 and 2 are pointed at LOG_PATH before the framework is imported, so library
+chatter never corrupts the protocol, XLA's log lines can be parsed (TF adapter), and the runner
+can show the last lines of it when a worker dies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+from . import noise
+from .correctness import compare
+from .modes import baselines_for
+from .timing import ModeResult, Protocol, Timed, measure, summarize
+from .workload import Case, load_workload
+
+SCHEMA_VERSION = 1
+
+
+def _error_fields(adapter, r: ModeResult) -> dict[str, Any]:
+    exc = r.error
+    message = str(exc).strip() or repr(exc)
+    return {"status": adapter.classify(exc, r.error_phase), "error_type": type(exc).__name__,
+            "error": message[:4000], "error_phase": r.error_phase}
+
+
+def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, Any]]:
+    """Measure the modes of one case group; one row per case, whatever happens."""
+    import numpy as np
+
+    first = cases[0]
+    started = time.time()
+    wl = load_workload(first.source)
+    params = first.params
+    base = {"schema_version": SCHEMA_VERSION, "workload": first.workload,
+            "variant": first.variant, "size": first.size, "size_set": first.size_set,
+            "params": params, "dtype": first.dtype, "framework": first.framework,
+            "device": first.device, "source": first.source}
+
+    def row(case: Case, **fields) -> dict[str, Any]:
+        out = dict(base, case_id=case.case_id, mode=case.mode, jit=case.jit,
+                   worker_pid=os.getpid(), started_at=started, finished_at=time.time())
+        reason = (wl.expected_failures.get((case.framework, case.mode, case.variant))
+                  or wl.expected_failures.get((case.framework, case.mode)))
+        if reason:
+            out["expected_failure"] = reason
+        out.update(fields)
+        return out
+
+    available, why = adapter.device_available(first.device)
+    if not available:
+        return [row(c, status="skipped", error=why) for c in cases]
+
+    try:
+        rng = np.random.default_rng(first.seed)
+        inputs = wl.inputs(params, first.dtype, rng)
+        reference = wl.reference([np.asarray(a, dtype=np.float64) for a in inputs], params,
+                                 first.variant)
+        rtol, atol = wl.tolerance[first.dtype]
+        builder = wl.builder(first.framework)
+        adapter.reset()
+        placed = adapter.place(inputs, first.device)
+        timed = []
+        for case in cases:
+            fn = adapter.build(builder(params, first.dtype, first.variant), case.mode,
+                               first.device)
+            timed.append(Timed(case.mode, (lambda f=fn: f(*placed)), adapter.sync))
+    except Exception as exc:  # the workload's own setup failed: every case says so
+        msg = f"setup failed: {type(exc).__name__}: {exc}"
+        return [row(c, status="runtime_error", error_type=type(exc).__name__, error=msg[:4000],
+                    error_phase="setup") for c in cases]
+
+    snap = noise.snapshot()
+    results = measure(timed, protocol, counters=adapter.counters)
+    machine = noise.between(snap, noise.snapshot())
+
+    # JIT-off output of the same framework, to tell "JIT changed the answer" from "float32"
+    baseline_out = None
+    for mode in baselines_for(first.framework):
+        r = results.get(mode)
+        if r is not None and r.ok:
+            baseline_out, baseline_mode = r.output, mode
+            break
+    else:
+        try:
+            fn = adapter.build(builder(params, first.dtype, first.variant), "eager",
+                               first.device)
+            baseline_out, baseline_mode = fn(*placed), "eager"
+        except Exception:  # no JIT-off answer to compare with; the row says so (None)
+            baseline_mode = None
+
+    flops = float(wl.flops(params, first.variant))
+    rows = []
+    for case in cases:
+        r = results[case.mode]
+        counters = {f"first_{k}": v for k, v in r.counters_first.items()}
+        counters.update({f"warmup_{k}": v for k, v in r.counters_warmup.items()})
+        counters.update({f"samples_{k}": v for k, v in r.counters_samples.items()})
+        common = dict(first_call_s=r.first_call_s, early_calls_s=r.early_calls_s,
+                      warmup_calls=r.warmup_calls, warmup_s=r.warmup_s, settled=r.settled,
+                      loops=r.loops, sync_overhead_s=r.overhead_s, flops=flops,
+                      interleaved_with=[c.mode for c in cases if c.mode != case.mode],
+                      rtol=rtol, atol=atol, **counters, **machine)
+        if not r.ok:
+            rows.append(row(case, **common, **_error_fields(adapter, r)))
+            continue
+        samples = r.samples or r.compiling_samples
+        stats = summarize(samples)
+        out_np = adapter.to_numpy(r.output)
+        vs_ref = compare(out_np, reference, rtol, atol)
+        vs_off: dict[str, Any] = {}
+        if baseline_out is not None:
+            c = compare(out_np, adapter.to_numpy(baseline_out), rtol, atol)
+            vs_off = {"max_abs_err_vs_nojit": c["max_abs_err"],
+                      "max_rel_err_vs_nojit": c["max_rel_err"], "nojit_mode": baseline_mode}
+        status, error = "ok", None
+        if not vs_ref["within"]:
+            status = "mismatch"
+            error = (f"output differs from the float64 reference: max abs err "
+                     f"{vs_ref['max_abs_err']:.3g}, max rel err {vs_ref['max_rel_err']:.3g} "
+                     f"(tolerance rtol={rtol:g}, atol={atol:g})")
+        rows.append(row(case, **common, **stats, status=status, error=error,
+                        samples=samples, n_samples=len(samples),
+                        compiling_samples=len(r.compiling_samples),
+                        steady_state_compiles=r.steady_state_compiles,
+                        gflops=(flops / stats["median_s"] / 1e9) if stats["median_s"] else None,
+                        max_abs_err=vs_ref["max_abs_err"], max_rel_err=vs_ref["max_rel_err"],
+                        **vs_off))
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    framework, log_path = argv[0], argv[1]
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    sys.stdout = sys.stderr = os.fdopen(log_fd, "w", buffering=1)
+
+    def send(msg: dict) -> None:
+        proto.write(json.dumps(msg, default=str) + "\n")
+        proto.flush()
+
+    from .frameworks import get_adapter
+
+    adapter = get_adapter(framework, log_path=log_path)
+    adapter.counters()  # skip the import-time log lines
+    send({"type": "hello", "pid": os.getpid(), "framework": framework,
+          "versions": adapter.versions(), "devices": adapter.device_info()})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        cases = [Case.from_dict(c) for c in msg["group"]]
+        print(f"[jitbench worker] group {cases[0].case_id}", flush=True)
+        try:
+            rows = run_group(adapter, cases, Protocol(**msg.get("protocol", {})))
+        except Exception as exc:  # a bug of ours must still leave a row per case
+            tb = traceback.format_exc()
+            print(tb, flush=True)
+            rows = [{"case_id": c.case_id, "status": "runtime_error",
+                     "error_type": type(exc).__name__, "error": tb[-4000:]} for c in cases]
+        for r in rows:
+            send({"type": "row", "row": r})
+        send({"type": "group_done"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
