@@ -149,7 +149,7 @@ def discover(extra_files: Sequence[str] = ()) -> dict[str, tuple[str, Workload]]
 
     found: dict[str, tuple[str, Workload]] = {}
     sources = [f"suites.{m.name}" for m in pkgutil.iter_modules(suites.__path__)
-               if not m.name.startswith("_") and not m.name.startswith("test")]
+               if not m.name.startswith(("_", "test", "conftest"))]
     sources += [str(Path(f).resolve()) for f in extra_files]
     for source in sources:
         module = _load_source(source)
