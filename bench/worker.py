@@ -113,6 +113,13 @@ def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, 
                       loops=r.loops, sync_overhead_s=r.overhead_s, flops=flops,
                       interleaved_with=[c.mode for c in cases if c.mode != case.mode],
                       rtol=rtol, atol=atol, **counters, **machine)
+        if case.mode == "autoclustering":
+            # auto-clustering may silently cluster nothing: then "JIT on" was plain graph mode
+            formed = int(r.counters_first.get("clusters", 0))
+            common["clusters_formed"] = formed
+            if formed == 0:
+                common["note"] = ("no XLA cluster formed: auto-clustering ran as plain graph "
+                                  "mode (TF's minimum cluster size is 4 ops)")
         if not r.ok:
             rows.append(row(case, **common, **_error_fields(adapter, r)))
             continue
