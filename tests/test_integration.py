@@ -1,0 +1,86 @@
+"""Every workload × framework × mode at its smallest size, on CPU, with real TF and JAX:
+run -> results.jsonl -> load_results -> HTML report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import bench
+from bench import runner
+from bench.results import COLUMNS, SCHEMA_VERSION
+from bench.timing import Protocol
+from bench.workload import Filters, discover, expand
+
+FAST = Protocol(min_time=0.02, min_samples=3, max_samples=20, max_time=1.0,
+                warmup_max_time=0.5)
+
+
+def smallest_cases():
+    workloads = discover()
+    cases = expand(Filters(device=("cpu",)))
+
+    def flops(c):
+        return workloads[c.workload][1].flops(c.params, c.variant)
+
+    smallest = {}
+    for c in cases:
+        key = (c.workload, c.variant, c.dtype)
+        smallest[key] = min(smallest.get(key, flops(c)), flops(c))
+    return [c for c in cases if flops(c) == smallest[(c.workload, c.variant, c.dtype)]]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("results")
+    return runner.run(smallest_cases(), out, protocol=FAST, command=["pytest"])
+
+
+def test_every_case_has_exactly_one_ok_row(run_dir):
+    expected = {c.case_id for c in smallest_cases()}
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["case_id"] for r in rows) == sorted(expected)
+    bad = {r["case_id"]: (r["status"], r.get("error")) for r in rows if r["status"] != "ok"}
+    assert not bad
+    assert all(r["schema_version"] == SCHEMA_VERSION for r in rows)
+
+
+def test_rows_hold_what_jit_really_did(run_dir):
+    df = bench.load_results(run_dir)
+    assert list(df.columns[:len(COLUMNS)]) == COLUMNS
+    assert (df["first_call_s"] > 0).all() and (df["median_s"] > 0).all()
+    assert (df["n_samples"] >= 3).all()
+    assert df["samples"].map(len).eq(df["n_samples"]).all()
+    jax_jit = df[(df.framework == "jax") & (df["mode"] == "jit")]
+    assert (jax_jit["first_compiles"] >= 1).all()  # measured from jax.monitoring
+    tf_xla = df[(df.framework == "tf") & (df["mode"] == "xla")]
+    assert (tf_xla["first_compiles"] >= 1).all()  # parsed from XLA's own log lines
+    tf_graph = df[(df.framework == "tf") & (df["mode"] == "graph")]
+    assert (tf_graph["first_compiles"] == 0).all()
+    auto = df[(df["mode"] == "autoclustering") & (df.workload == "matmul_relu")]
+    # matmul + relu is below TF's minimum cluster size: no cluster, and the row says so
+    assert (auto["clusters_formed"] == 0).all() and auto["note"].str.contains("no XLA").all()
+    mmd = df[(df["mode"] == "autoclustering") & (df.workload == "mmd")]
+    assert (mmd["clusters_formed"] >= 1).all()
+    # float64 really is float64 in JAX: its error against the float64 reference is tiny
+    f64 = df[(df.workload == "mmd") & (df.dtype == "float64") & (df.framework == "jax")]
+    assert (f64["max_abs_err"] < 1e-3).all()
+
+
+def test_meta_describes_the_run(run_dir):
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["status"] == "complete"
+    assert {"tensorflow", "jax", "jaxlib"} <= set(meta["frameworks"])
+    assert meta["machine"]["cpu_model"] and meta["finished_at"]
+
+
+def test_report_round_trip(run_dir, tmp_path):
+    from bench.report import write_report
+
+    page = write_report(run_dir, tmp_path / "report")
+    html = page.read_text()
+    for name in ("matmul_relu", "mmd", "rnn"):
+        assert f'id="{name}"' in html
+    assert "data:image/png;base64," in html
+    assert "http://" not in html and "https://" not in html  # self-contained
