@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="print the cases a run with these filters would execute")
     _add_filters(p)
+    p.add_argument("--shard", metavar="K/N", help="only the cases of shard K of N")
 
     p = sub.add_parser("run", help="measure the cases, write results/<run_id>/ and a report")
     _add_filters(p)
@@ -70,6 +71,36 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds of timed samples per mode, at least (default: 0.5)")
     p.add_argument("--case-timeout", type=_positive("--case-timeout"), default=1800.0,
                    metavar="S", help="time limit of one case group, in seconds (default: 1800)")
+    _add_scale_out(p)
+
+    p = sub.add_parser("nightly", help="run, add to the history, detect regressions "
+                                       "(exit 1 on a confirmed one), write reports/index.html")
+    _add_filters(p)
+    p.set_defaults(size="full")
+    p.add_argument("--results", default="results", metavar="DIR",
+                   help="results root holding the past runs (default: results)")
+    p.add_argument("--reports", default="reports", metavar="DIR",
+                   help="reports root; history page at DIR/index.html (default: reports)")
+    p.add_argument("--min-time", type=_positive("--min-time"), default=1.0, metavar="S",
+                   help="seconds of timed samples per mode, at least (default: 1.0)")
+    p.add_argument("--case-timeout", type=_positive("--case-timeout"), default=1800.0,
+                   metavar="S", help="time limit of one case group, in seconds (default: 1800)")
+    p.add_argument("--threshold", type=_positive("--threshold"), default=10.0, metavar="PCT",
+                   help="steady-state slowdown that counts as a regression (default: 10)")
+    p.add_argument("--first-call-threshold", type=_positive("--first-call-threshold"),
+                   default=50.0, metavar="PCT",
+                   help="first-call (compile) slowdown that counts (default: 50)")
+    p.add_argument("--no-run", action="store_true",
+                   help="measure nothing: analyse the runs already in --results (e.g. after "
+                        "`jitbench merge` of shards)")
+    p.add_argument("--no-recheck", action="store_true",
+                   help="confirm suspected regressions without re-measuring them")
+    _add_scale_out(p)
+
+    p = sub.add_parser("merge", help="merge the runs of several shards into one run folder")
+    p.add_argument("shard_dirs", nargs="+", metavar="SHARD_RUN_DIR")
+    p.add_argument("-o", "--output", required=True, metavar="RUN_DIR",
+                   help="the merged run folder, e.g. results/<run_id>")
 
     p = sub.add_parser("report", help="write the HTML report of a run")
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder (results/<run_id>)")
@@ -78,10 +109,64 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def cmd_list(args) -> int:
-    from .workload import expand, group_cases
+def _add_scale_out(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--shard", metavar="K/N",
+                   help="run only shard K of N of the case groups (deterministic split for "
+                        "N machines; merge their runs with `jitbench merge`)")
+    p.add_argument("--run-id", metavar="ID",
+                   help="name of the run folder (default: date-time-pid); give every shard "
+                        "of one night the same ID")
+
+
+def _selected_cases(args):
+    from .workload import expand
 
     cases = expand(_filters(args))
+    if getattr(args, "shard", None):
+        from .nightly import parse_shard, shard
+
+        cases = shard(cases, *parse_shard(args.shard))
+    if not cases:
+        raise UserError("no cases match these filters (see `jitbench list`)")
+    return cases
+
+
+def cmd_nightly(args) -> int:
+    from .history import Thresholds
+    from .nightly import SUMMARY_NAME, nightly
+    from .timing import Protocol
+
+    cases = [] if args.no_run else _selected_cases(args)
+    thresholds = Thresholds(median_s=args.threshold / 100,
+                            first_call_s=args.first_call_threshold / 100)
+    result = nightly(cases, args.results, args.reports, protocol=Protocol(min_time=args.min_time),
+                     thresholds=thresholds, do_run=not args.no_run,
+                     recheck=not args.no_recheck, case_timeout=args.case_timeout,
+                     command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
+                     run_id=args.run_id)
+    print(f"history: {Path(args.reports) / 'index.html'}")
+    print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
+    if result["regression"]:
+        for r in result["confirmed"]:
+            print(f"REGRESSION {r['case_id']} {r['metric']}: {100 * r['change']:+.1f}% "
+                  f"(latest {r['latest']:.3g} s, reference {r['reference']:.3g} s)")
+        return 1
+    print(f"no confirmed regression in {result['latest_run']} "
+          f"({len(result['suspected'])} suspected)")
+    return 0
+
+
+def cmd_merge(args) -> int:
+    from .nightly import merge
+
+    print(merge(args.shard_dirs, args.output))
+    return 0
+
+
+def cmd_list(args) -> int:
+    from .workload import group_cases
+
+    cases = _selected_cases(args)
     for c in cases:
         print(f"{c.case_id}")
     groups = group_cases(cases)
@@ -103,14 +188,12 @@ def _progress_printer():
 def cmd_run(args) -> int:
     from . import runner
     from .timing import Protocol
-    from .workload import expand
 
-    cases = expand(_filters(args))
-    if not cases:
-        raise UserError("no cases match these filters (see `jitbench list`)")
+    cases = _selected_cases(args)
     protocol = Protocol(min_time=args.min_time)
     run_dir = runner.run(cases, args.out, protocol=protocol, case_timeout=args.case_timeout,
-                         command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer())
+                         command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
+                         run_id=args.run_id)
     print(f"results: {run_dir / 'results.jsonl'}")
     if not args.no_report:
         from .report import write_report
@@ -148,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
-    handler = {"list": cmd_list, "run": cmd_run, "report": cmd_report}[args.command]
+    handler = {"list": cmd_list, "run": cmd_run, "report": cmd_report,
+               "nightly": cmd_nightly, "merge": cmd_merge}[args.command]
     try:
         return handler(args)
     except UserError as exc:

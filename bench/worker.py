@@ -36,6 +36,25 @@ def _error_fields(adapter, r: ModeResult) -> dict[str, Any]:
             "error": message[:4000], "error_phase": r.error_phase}
 
 
+def _slowed_for_tests(case: Case, fn):
+    """Test hook: JITBENCH_TEST_SLOWDOWN='<case_id glob>=<seconds>' adds that much to every
+    call of the matching cases, so regression detection can be tested end to end."""
+    spec = os.environ.get("JITBENCH_TEST_SLOWDOWN")
+    if not spec:
+        return fn
+    import fnmatch
+
+    pattern, _, seconds = spec.rpartition("=")
+    if not fnmatch.fnmatch(case.case_id, pattern):
+        return fn
+
+    def slowed(*xs):
+        time.sleep(float(seconds))
+        return fn(*xs)
+
+    return slowed
+
+
 def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, Any]]:
     """Measure the modes of one case group; one row per case, whatever happens."""
     import numpy as np
@@ -76,6 +95,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, 
         for case in cases:
             fn = adapter.build(builder(params, first.dtype, first.variant), case.mode,
                                first.device)
+            fn = _slowed_for_tests(case, fn)
             timed.append(Timed(case.mode, (lambda f=fn: f(*placed)), adapter.sync))
     except Exception as exc:  # the workload's own setup failed: every case says so
         msg = f"setup failed: {type(exc).__name__}: {exc}"

@@ -112,6 +112,14 @@ class Case:
     def from_dict(cls, d: Mapping[str, Any]) -> "Case":
         return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls)})
 
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> "Case":
+        """The case a result row was measured for (to re-measure or resume it)."""
+        return cls(row["workload"], row["variant"], row["size"],
+                   json.dumps(row["params"], sort_keys=True), row["dtype"], row["framework"],
+                   row["device"], row["mode"], row.get("size_set", "quick"),
+                   row.get("source", ""))
+
 
 # --------------------------------------------------------------------------- discovery
 
