@@ -49,6 +49,21 @@ def git_commit() -> str | None:
     return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
+def gpus() -> list[dict[str, str]]:
+    """GPU name, driver and memory from nvidia-smi, where there is one."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if out.returncode != 0:
+        return []
+    keys = ("name", "driver_version", "memory_total")
+    return [dict(zip(keys, (x.strip() for x in line.split(","))))
+            for line in out.stdout.strip().splitlines() if line.strip()]
+
+
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -67,7 +82,7 @@ def collect(run_id: str, command: Sequence[str], protocol, n_cases: int) -> dict
                     "cpu_count": os.cpu_count(),
                     "cpu_affinity": len(os.sched_getaffinity(0))
                     if hasattr(os, "sched_getaffinity") else None,
-                    "memory_gb": _memory_gb()},
+                    "memory_gb": _memory_gb(), "gpus": gpus()},
         "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
         "git_commit": git_commit(),
         "frameworks": {},

@@ -55,6 +55,22 @@ def _slowed_for_tests(case: Case, fn):
     return slowed
 
 
+def _peak_memory(adapter, timed: list[Timed], results, device: str) -> dict[str, int | None]:
+    """Peak device memory of one more call of each mode that ran fine, outside the timing;
+    empty values where the device keeps no statistics (CPU)."""
+    peaks: dict[str, int | None] = {}
+    for t in timed:
+        if not results[t.name].ok:
+            continue
+        try:
+            adapter.reset_peak_memory(device)
+            t.sync(t.call())
+            peaks[t.name] = adapter.peak_memory_bytes(device)
+        except Exception:  # memory statistics are extra information, never a failure
+            peaks[t.name] = None
+    return peaks
+
+
 def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, Any]]:
     """Measure the modes of one case group; one row per case, whatever happens."""
     import numpy as np
@@ -105,6 +121,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, 
     snap = noise.snapshot()
     results = measure(timed, protocol, counters=adapter.counters)
     machine = noise.between(snap, noise.snapshot())
+    peak_mem = _peak_memory(adapter, timed, results, first.device)
 
     # JIT-off output of the same framework, to tell "JIT changed the answer" from "float32"
     baseline_out = None
@@ -128,7 +145,8 @@ def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, 
         counters = {f"first_{k}": v for k, v in r.counters_first.items()}
         counters.update({f"warmup_{k}": v for k, v in r.counters_warmup.items()})
         counters.update({f"samples_{k}": v for k, v in r.counters_samples.items()})
-        common = dict(first_call_s=r.first_call_s, early_calls_s=r.early_calls_s,
+        common = dict(peak_mem_bytes=peak_mem.get(case.mode),
+                      first_call_s=r.first_call_s, early_calls_s=r.early_calls_s,
                       warmup_calls=r.warmup_calls, warmup_s=r.warmup_s, settled=r.settled,
                       loops=r.loops, sync_overhead_s=r.overhead_s, flops=flops,
                       interleaved_with=[c.mode for c in cases if c.mode != case.mode],
@@ -148,10 +166,12 @@ def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, 
         out_np = adapter.to_numpy(r.output)
         vs_ref = compare(out_np, reference, rtol, atol)
         vs_off: dict[str, Any] = {}
+        if peak_mem.get(case.mode) and baseline_mode and peak_mem.get(baseline_mode):
+            vs_off["peak_mem_ratio_vs_nojit"] = peak_mem[case.mode] / peak_mem[baseline_mode]
         if baseline_out is not None:
             c = compare(out_np, adapter.to_numpy(baseline_out), rtol, atol)
-            vs_off = {"max_abs_err_vs_nojit": c["max_abs_err"],
-                      "max_rel_err_vs_nojit": c["max_rel_err"], "nojit_mode": baseline_mode}
+            vs_off.update(max_abs_err_vs_nojit=c["max_abs_err"],
+                          max_rel_err_vs_nojit=c["max_rel_err"], nojit_mode=baseline_mode)
         status, error = "ok", None
         if not vs_ref["within"]:
             status = "mismatch"

@@ -84,3 +84,20 @@ def test_report_round_trip(run_dir, tmp_path):
         assert f'id="{name}"' in html
     assert "data:image/png;base64," in html
     assert "http://" not in html and "https://" not in html  # self-contained
+
+
+def test_gpu_only_columns_degrade_to_empty_on_cpu(run_dir):
+    df = bench.load_results(run_dir)
+    assert "peak_mem_bytes" in df.columns and df["peak_mem_bytes"].isna().all()
+
+
+def test_gpu_cases_are_skipped_rows_with_a_reason_where_no_gpu(tmp_path):
+    cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
+                                       device=("gpu",), variant=("fused",)))
+             if c.size == "64x64x64"]
+    run_dir = runner.run(cases, tmp_path, protocol=FAST)
+    df = bench.load_results(run_dir)
+    if (df["status"] == "ok").all():
+        pytest.skip("this machine has a GPU JAX can use")
+    assert (df["status"] == "skipped").all()
+    assert df["error"].str.contains("JAX sees no gpu device").all()

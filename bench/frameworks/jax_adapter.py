@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
-import jax  # this module is only imported inside a JAX worker
-import jax.monitoring
-import numpy as np
+# Before JAX starts: do not grab most of the GPU up front, so peak memory means something and
+# a TF worker after us still finds memory. A user's own setting wins.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
-from . import compose
+import jax  # noqa: E402  (this module is only imported inside a JAX worker)
+import jax.monitoring  # noqa: E402
+import numpy as np  # noqa: E402
+
+from . import compose  # noqa: E402
 
 # JAX emits these while compiling; their count and durations are "what JIT really did".
 _EVENTS = {
@@ -99,3 +104,19 @@ class Adapter:
     def device_info(self) -> list[dict[str, str]]:
         return [{"framework": "jax", "device": d.platform, "name": str(d),
                  "kind": getattr(d, "device_kind", "")} for d in jax.devices()]
+
+    def reset_peak_memory(self, device: str) -> None:
+        """Nothing to do: JAX has no API to reset its peak counter (see below)."""
+
+    def peak_memory_bytes(self, device: str) -> int | None:
+        """Peak device memory since ``reset_peak_memory``, where the device reports it (GPU);
+        None on CPU. JAX's peak is process-wide and never resets, so a mode whose peak stays
+        under an earlier one reads as the earlier peak: probe the hungrier mode last."""
+        stats = self._memory_stats(device)
+        if not stats or "peak_bytes_in_use" not in stats:
+            return None
+        return int(stats["peak_bytes_in_use"])
+
+    def _memory_stats(self, device: str):
+        devs = self._devices(device)
+        return devs[0].memory_stats() if devs else None

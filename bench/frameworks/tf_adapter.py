@@ -136,3 +136,14 @@ class Adapter:
             out.append({"framework": "tf", "device": d.device_type.lower(), "name": d.name,
                         "kind": str(details.get("device_name", ""))})
         return out
+
+    def reset_peak_memory(self, device: str) -> None:
+        if device == "gpu":
+            tf.config.experimental.reset_memory_stats("GPU:0")
+
+    def peak_memory_bytes(self, device: str) -> int | None:
+        """Peak device memory since ``reset_peak_memory`` on GPU; None on CPU, where TF
+        keeps no such statistics."""
+        if device != "gpu":
+            return None
+        return int(tf.config.experimental.get_memory_info("GPU:0")["peak"])
