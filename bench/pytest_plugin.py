@@ -1,0 +1,409 @@
+"""The pytest-benchmark front door: the registry's cases as ``pytest --benchmark-only`` tests.
+
+``suites/conftest.py`` re-exports the hooks below and ``suites/test_bench.py`` holds the one
+test function; everything else is the harness itself: ``expand``/``Filters`` choose the cases,
+the adapters place, build and sync, ``timing.first_and_warmup`` runs the first call and the
+warm-up (outside the timed region), ``correctness.compare`` checks the answer, and only the
+steady-state calls go through ``benchmark.pedantic`` -- each one ending with the adapter's sync.
+
+Differences from ``jitbench run``, on purpose or by necessity:
+
+- One pytest process runs TensorFlow *and* JAX (``jitbench run`` gives each its own worker).
+- A mode whose environment differs from this process's (TF auto-clustering needs
+  ``TF_XLA_FLAGS`` before TensorFlow is imported) is skipped with that reason: run
+  ``jitbench run --mode autoclustering``, or run pytest with that ``TF_XLA_FLAGS`` and
+  ``-m autoclustering`` (then the other TF modes are skipped instead).
+- Each test is one mode, so modes are not interleaved sample by sample; JIT on and off of a case
+  share a ``benchmark.group`` and run one after the other.
+- TensorFlow's XLA compile counters come from its log, which only a worker redirects to a file;
+  here they are left out of ``extra_info`` (JAX's come from ``jax.monitoring`` and are kept).
+- pytest-benchmark stores only measured benchmarks: a failed, xfailed or skipped case is in
+  pytest's report, not in the JSON.
+
+Heavy imports (TensorFlow, JAX, numpy) happen inside the functions that need them, so a bare
+``pytest`` that deselects the benchmarks never pays for them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+import time
+from typing import Any
+
+import pytest
+
+from .errors import UserError
+from .modes import DEVICES, FRAMEWORKS, MODES
+from .pytest_import import EXTRA_INFO_SCHEMA  # the reader owns the format's version
+from .workload import SIZE_SETS, Case, Filters, discover, expand, load_workload
+
+SIZE_ENV = "JITBENCH_SIZE"
+FIXTURE = "jitbench_case"
+FILTER_NAMES = ("suite", "framework", "mode", "device", "dtype", "variant")
+MAX_ROUNDS = 10_000  # beyond this, more iterations per round instead (bounds the JSON's size)
+XLA_ENV_PREFIXES = ("TF_XLA_", "XLA_", "JAX_", "TF_ENABLE_ONEDNN_OPTS", "CUDA_VISIBLE_DEVICES")
+# Whether an adapter's compile counters work inside pytest: TF counts from its log, which only
+# a `jitbench run` worker redirects to a file; here TF's counters would read 0, so none are kept.
+COUNTS_IN_PROCESS = {"jax": True, "tf": False}
+_UNUSED_FIXTURE = "ignore:Benchmark fixture was not used at all"
+
+_STATE = pytest.StashKey["_Session"]()
+
+
+# --------------------------------------------------------------------------- options
+
+def pytest_addoption(parser) -> None:
+    g = parser.getgroup("jitbench", "jitbench cases (the same filters as `jitbench run`)")
+    g.addoption("--jitbench-size", choices=SIZE_SETS, default=None,
+                help=f"parameter grid: quick (default) or full; also ${SIZE_ENV}")
+    helps = {"suite": "workloads, e.g. matmul_relu,mmd", "framework": "tf, jax",
+             "mode": "eager, graph, xla, autoclustering (tf); eager, jit (jax)",
+             "device": "cpu, gpu (gpu cases skip where no GPU is seen)",
+             "dtype": "float32, float64", "variant": "workload variants, e.g. fused,split"}
+    for name in FILTER_NAMES:
+        g.addoption(f"--jitbench-{name}", metavar="LIST", default=None,
+                    help=f"comma list: {helps[name]}")
+    g.addoption("--jitbench-suite-file", action="append", default=[], metavar="FILE.py",
+                help="also load the workload defined in this file (repeatable)")
+
+
+def filters_from(config) -> Filters:
+    size = config.getoption("jitbench_size") or os.environ.get(SIZE_ENV) or "quick"
+    return Filters(**{n: Filters.split(config.getoption(f"jitbench_{n}"))
+                      for n in FILTER_NAMES},
+                   size=size, suite_files=tuple(config.getoption("jitbench_suite_file")))
+
+
+# --------------------------------------------------------------------------- collection
+
+@dataclasses.dataclass
+class _Group:
+    """What the modes of one case group share: placed inputs and the answers to check."""
+
+    key: tuple
+    placed: Any = None
+    reference: Any = None
+    nojit_output: Any = None  # numpy output of a JIT-off mode of the group, once one ran
+    nojit_mode: str | None = None
+
+
+@dataclasses.dataclass
+class _Session:
+    cases: dict[str, Case]
+    env: dict[str, str]  # the XLA-related environment as it was before any framework import
+    adapters: dict[str, Any] = dataclasses.field(default_factory=dict)
+    group: _Group | None = None
+    reference_key: tuple | None = None
+    reference: Any = None
+    deselected: int = 0
+
+    def adapter(self, framework: str):
+        if framework not in self.adapters:
+            from .frameworks import get_adapter
+
+            if framework == "tf":
+                # Nothing here reads TF's log (the counters need the worker's log file), so
+                # keep its INFO/VLOG chatter out of captured output.
+                os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+            self.adapters[framework] = get_adapter(framework)
+        return self.adapters[framework]
+
+
+def xla_env(environ=os.environ) -> dict[str, str]:
+    return {k: v for k, v in sorted(environ.items()) if k.startswith(XLA_ENV_PREFIXES)}
+
+
+def pytest_configure(config) -> None:
+    try:
+        filters = filters_from(config)
+        cases = expand(filters)
+        names = sorted(discover(filters.suite_files))
+    except UserError as exc:
+        raise pytest.UsageError(f"jitbench: {exc}") from None
+    config.stash[_STATE] = _Session({c.case_id: c for c in cases}, xla_env())
+    markers = {"jitbench": "a jitbench benchmark case (suites/test_bench.py)",
+               "jit": "JIT (XLA) on", "nojit": "JIT off"}
+    markers.update({f: f"framework {f}" for f in FRAMEWORKS})
+    markers.update({d: f"device {d}" for d in DEVICES})
+    markers.update({m: f"mode {m}" for (_, m) in MODES if m not in markers})
+    markers.update({n: f"workload {n}" for n in names if n not in markers})
+    for name, text in markers.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def environment_skip(case: Case, env: dict[str, str]) -> str | None:
+    """Why this process cannot run ``case``'s mode, or None.
+
+    A mode runs here only if this process has the environment its ``jitbench run`` worker
+    would have (``Mode.env``); that is decided before the framework is imported, so it is
+    read from the environment pytest started with.
+    """
+    mode = MODES[(case.framework, case.mode)]
+    keys = {k for (fw, _), m in MODES.items() if fw == case.framework for k in m.env}
+    for key in sorted(keys):
+        have = env.get(key, "").split()
+        want = mode.env.get(key, "").split()
+        if want and not all(flag in have for flag in want):
+            return (f"{case.framework} {case.mode} needs {key}='{mode.env[key]}' set before "
+                    f"the framework is imported, and that would change the other modes of "
+                    f"this process; run `jitbench run --mode {case.mode}` (its own worker), "
+                    f"or `{key}='{mode.env[key]}' pytest --benchmark-only -m {case.mode}`")
+        others = {f for (fw, _), m in MODES.items() if fw == case.framework
+                  for f in m.env.get(key, "").split()}
+        if not want and others & set(have):
+            return (f"this process has {key}='{env[key]}' (another mode's environment), so "
+                    f"{case.framework} {case.mode} would not be measured as itself; run "
+                    f"pytest without {key} for it")
+    return None
+
+
+def _marks(case: Case, env: dict[str, str]) -> list:
+    names = ["jitbench", case.framework, case.mode, case.device, case.workload,
+             "jit" if case.jit else "nojit"]
+    marks = [getattr(pytest.mark, n) for n in dict.fromkeys(names)]
+    # a case that fails or xfails before timing leaves the fixture unused on purpose
+    marks.append(pytest.mark.filterwarnings(_UNUSED_FIXTURE))
+    why = environment_skip(case, env)
+    if why:
+        marks.append(pytest.mark.skip(reason=why))
+    return marks
+
+
+def pytest_generate_tests(metafunc) -> None:
+    if FIXTURE not in metafunc.fixturenames:
+        return
+    state = metafunc.config.stash[_STATE]
+    metafunc.parametrize(FIXTURE, [pytest.param(cid, id=cid, marks=_marks(c, state.env))
+                                   for cid, c in state.cases.items()])
+
+
+def _opted_in(config) -> bool:
+    """A bare ``pytest`` (testpaths) runs the harness tests; the benchmarks run when asked for:
+    ``--benchmark-only``, ``--benchmark-enable``, or a path such as ``suites/`` named."""
+    if config.getoption("benchmark_only", False) or config.getoption("benchmark_enable", False):
+        return True
+    source = getattr(config, "args_source", None)
+    if source is not None:
+        return source != config.ArgsSource.TESTPATHS
+    return list(config.args) != list(config.getini("testpaths"))
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    if _opted_in(config):
+        return
+    ours = [i for i in items if FIXTURE in getattr(i, "fixturenames", ())]
+    if not ours:
+        return
+    ids = {id(i) for i in ours}
+    items[:] = [i for i in items if id(i) not in ids]
+    config.hook.pytest_deselected(items=ours)
+    config.stash[_STATE].deselected = len(ours)
+
+
+def pytest_report_collectionfinish(config, start_path, items):
+    n = config.stash[_STATE].deselected if _STATE in config.stash else 0
+    if n:
+        return (f"jitbench: {n} benchmark cases deselected (a bare `pytest` runs the harness "
+                f"tests); run them with `pytest --benchmark-only`, or name suites/")
+    return None
+
+
+# --------------------------------------------------------------------------- machine info
+
+def _dist_version(*names: str) -> str | None:
+    from importlib import metadata
+
+    for name in names:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _gpus() -> tuple[dict[str, str], ...]:
+    # nvidia-smi, not a framework: the hook also runs before any test, when
+    # --benchmark-compare loads a saved run, and must give the same answer then and after
+    from .meta import gpus
+
+    return tuple(gpus())
+
+
+def machine_info(env: dict[str, str]) -> dict[str, Any]:
+    """What pytest-benchmark's machine_info lacks for a JIT comparison. Deterministic within a
+    session (no framework import, the environment as pytest started) so that
+    ``--benchmark-compare`` does not see a spurious machine change."""
+    from .meta import cpu_model
+
+    gpus = [dict(g) for g in _gpus()]
+    return {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "gpus": gpus,
+            "gpu_driver": gpus[0].get("driver_version") if gpus else None,
+            "tensorflow": _dist_version("tensorflow", "tensorflow-cpu", "tf-nightly"),
+            "jax": _dist_version("jax"), "jaxlib": _dist_version("jaxlib"),
+            "xla_env": dict(env)}
+
+
+def pytest_benchmark_update_machine_info(config, machine_info: dict) -> None:
+    env = config.stash[_STATE].env if _STATE in config.stash else xla_env()
+    machine_info["jitbench"] = globals()["machine_info"](env)
+
+
+# --------------------------------------------------------------------------- one case
+
+def _expected_failure(wl, case: Case) -> str | None:
+    return (wl.expected_failures.get((case.framework, case.mode, case.variant))
+            or wl.expected_failures.get((case.framework, case.mode)))
+
+
+def _fail(case: Case, status: str, text: str, expected: str | None) -> None:
+    text = text.strip()[:4000]
+    if expected:
+        pytest.xfail(f"expected {status} ({expected}): {text.splitlines()[0] if text else ''}")
+    pytest.fail(f"{case.case_id}: {status}: {text}", pytrace=False)
+
+
+def _error_text(exc: BaseException, phase: str) -> str:
+    return f"{type(exc).__name__} in {phase}: {str(exc).strip() or repr(exc)}"
+
+
+def _prepare(state: _Session, case: Case, wl, adapter) -> _Group:
+    """Inputs, reference and placement, shared by the modes of a group (kept one group at a
+    time: a full-size case's inputs are large)."""
+    import numpy as np
+
+    if state.group is None or state.group.key != case.group_key:
+        state.group = None  # free the previous group's device buffers first
+        rng = np.random.default_rng(case.seed)
+        inputs = wl.inputs(case.params, case.dtype, rng)
+        ref_key = (case.source, case.variant, case.params_json, case.dtype)
+        if state.reference_key != ref_key:  # the same for every framework and mode
+            state.reference = wl.reference([np.asarray(a, dtype=np.float64) for a in inputs],
+                                           case.params, case.variant)
+            state.reference_key = ref_key
+        state.group = _Group(case.group_key, placed=adapter.place(inputs, case.device),
+                             reference=state.reference)
+    return state.group
+
+
+def _rounds(per_call: float, config) -> tuple[int, int]:
+    """(rounds, iterations) from pytest-benchmark's own options: a round lasts at least
+    --benchmark-min-time, all rounds about --benchmark-max-time, never under
+    --benchmark-min-rounds."""
+    min_time = float(config.getoption("benchmark_min_time"))
+    max_time = float(config.getoption("benchmark_max_time"))
+    min_rounds = int(config.getoption("benchmark_min_rounds"))
+    per_call = max(per_call, 1e-9)
+    iterations = max(1, math.ceil(min_time / per_call))
+    iterations = max(iterations, math.ceil(max_time / (MAX_ROUNDS * per_call)))
+    rounds = max(min_rounds, min(MAX_ROUNDS, int(max_time / (per_call * iterations))))
+    return rounds, iterations
+
+
+def run_case(benchmark, case_id: str, config) -> None:
+    """Measure one case × mode with the harness's protocol; pytest-benchmark times only the
+    steady-state, synced calls."""
+    import statistics
+
+    from .correctness import compare
+    from .timing import Protocol, Timed, first_and_warmup
+
+    state: _Session = config.stash[_STATE]
+    case = state.cases[case_id]
+    # JIT on and off of one case side by side (read when pedantic starts, so set it first)
+    benchmark.group = (f"{case.workload}-{case.variant}-{case.framework}-{case.device}-"
+                       f"{case.dtype}-{case.size}")
+    wl = load_workload(case.source)
+    expected = _expected_failure(wl, case)
+    adapter = state.adapter(case.framework)
+    available, why = adapter.device_available(case.device)
+    if not available:
+        pytest.skip(why)
+
+    try:
+        group = _prepare(state, case, wl, adapter)
+        adapter.reset()  # this mode's first call pays its own compilation
+        fn = adapter.build(wl.builder(case.framework)(case.params, case.dtype, case.variant),
+                           case.mode, case.device)
+    except Exception as exc:  # noqa: BLE001 -- the workload's setup: this case fails
+        _fail(case, "runtime_error", "setup failed: " + _error_text(exc, "setup"), expected)
+    rtol, atol = wl.tolerance[case.dtype]
+    placed = group.placed
+
+    def call():
+        return fn(*placed)
+
+    def synced_call():
+        out = call()
+        adapter.sync(out)
+        return out
+
+    if benchmark.disabled:  # --benchmark-disable: one call, checked, as a smoke test
+        try:
+            output = benchmark.pedantic(synced_call)
+        except Exception as exc:  # noqa: BLE001 -- a framework error is the outcome
+            _fail(case, adapter.classify(exc, "first_call"), _error_text(exc, "first_call"),
+                  expected)
+        check = compare(adapter.to_numpy(output), group.reference, rtol, atol)
+        if not check["within"]:
+            _fail(case, "mismatch", _mismatch_text(check, rtol, atol), expected)
+        return
+
+    r = first_and_warmup(Timed(case.mode, call, adapter.sync), Protocol(), adapter.counters,
+                         time.perf_counter)
+    if not r.ok:
+        _fail(case, adapter.classify(r.error, r.error_phase),
+              _error_text(r.error, r.error_phase), expected)
+    out_np = adapter.to_numpy(r.output)
+    check = compare(out_np, group.reference, rtol, atol)
+    if not check["within"]:
+        _fail(case, "mismatch", _mismatch_text(check, rtol, atol), expected)
+
+    vs_nojit: dict[str, Any] = {}
+    if not case.jit:
+        group.nojit_output, group.nojit_mode = out_np, case.mode
+    elif group.nojit_output is not None:
+        c = compare(out_np, group.nojit_output, rtol, atol)
+        vs_nojit = {"max_abs_err_vs_nojit": c["max_abs_err"],
+                    "max_rel_err_vs_nojit": c["max_rel_err"], "nojit_mode": group.nojit_mode}
+
+    per_call = statistics.median(r.early_calls_s) if r.early_calls_s else r.first_call_s
+    rounds, iterations = _rounds(per_call, config)
+    before = adapter.counters()
+    try:
+        benchmark.pedantic(synced_call, rounds=rounds, iterations=iterations)
+    except Exception as exc:  # noqa: BLE001 -- a framework error is the outcome
+        _fail(case, adapter.classify(exc, "timed_samples"), _error_text(exc, "timed_samples"),
+              expected)
+    after = adapter.counters()
+
+    flops = float(wl.flops(case.params, case.variant))
+    median = benchmark.stats.stats.median
+    info = benchmark.extra_info
+    info.update(
+        jitbench_schema=EXTRA_INFO_SCHEMA, case_id=case.case_id, workload=case.workload,
+        variant=case.variant, size=case.size, size_set=case.size_set, params=case.params,
+        dtype=case.dtype, framework=case.framework, mode=case.mode, jit=case.jit,
+        device=case.device, source=case.source, status="ok",
+        first_call_s=r.first_call_s, early_calls_s=r.early_calls_s,
+        warmup_calls=r.warmup_calls, warmup_s=r.warmup_s, settled=r.settled,
+        sync_overhead_s=r.overhead_s, flops=flops,
+        gflops=flops / median / 1e9 if median else None,
+        max_abs_err=check["max_abs_err"], max_rel_err=check["max_rel_err"],
+        rtol=rtol, atol=atol, **vs_nojit)
+    if COUNTS_IN_PROCESS.get(case.framework):
+        info.update({f"first_{k}": v for k, v in r.counters_first.items()})
+        info.update({f"warmup_{k}": v for k, v in r.counters_warmup.items()})
+        info.update({f"samples_{k}": after.get(k, 0) - before.get(k, 0) for k in after})
+        info["steady_state_compiles"] = bool(info.get("samples_compiles", 0))
+    if expected:
+        info["expected_failure"] = expected
+
+
+def _mismatch_text(check: dict, rtol: float, atol: float) -> str:
+    return (f"output differs from the float64 reference: max abs err "
+            f"{check['max_abs_err']:.3g}, max rel err {check['max_rel_err']:.3g} "
+            f"(tolerance rtol={rtol:g}, atol={atol:g})")
