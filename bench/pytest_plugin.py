@@ -31,7 +31,7 @@ import functools
 import math
 import os
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -259,7 +259,7 @@ def _expected_failure(wl, case: Case) -> str | None:
             or wl.expected_failures.get((case.framework, case.mode)))
 
 
-def _fail(case: Case, status: str, text: str, expected: str | None) -> None:
+def _fail(case: Case, status: str, text: str, expected: str | None) -> NoReturn:
     text = text.strip()[:4000]
     if expected:
         pytest.xfail(f"expected {status} ({expected}): {text.splitlines()[0] if text else ''}")
