@@ -9,6 +9,7 @@ TensorFlow and JAX are imported only in those subprocesses. A toy JAX-only workl
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -54,6 +55,21 @@ WORKLOAD = Workload(
     flops=lambda p, v: float(p["n"]), tolerance={"float64": (1e-9, 1e-12)}, jax=jax_stages,
     expected_failures={("jax", "jit", "branchy"): "Python control flow on a traced value"})
 '''
+
+
+LOAD_AND_SUMMARIZE = """
+import json, sys
+import bench
+from bench import analysis
+from bench.results import COLUMNS
+df = bench.load_results(sys.argv[1])
+sp = analysis.speedups(df)
+print(json.dumps({
+    "columns_first": list(df.columns[:len(COLUMNS)]) == COLUMNS, "n": len(df),
+    "statuses": sorted(set(df["status"])), "median_positive": bool((df["median_s"] > 0).all()),
+    "speedups": sorted([f, m, b] for f, m, b in zip(sp["framework"], sp["mode"], sp["baseline"])),
+}))
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -102,19 +118,19 @@ def test_matmul_relu_tf_and_jax_table_json_dataframe_and_report(pytester, tmp_pa
     assert mi["tensorflow"] and mi["jax"] and mi["jaxlib"] and mi["cpu_model"]
     assert "gpus" in mi and "xla_env" in mi
 
-    import bench
-    from bench import analysis
-    from bench.cli import main
-    from bench.results import COLUMNS
+    # pandas, numpy and matplotlib stay out of this process: pytester restores sys.modules
+    # after each test, and numpy cannot be imported twice in one process
+    summary = pytester.run(sys.executable, "-c", LOAD_AND_SUMMARIZE, str(out))
+    assert summary.ret == 0, summary.stderr.str()
+    got = json.loads(summary.outlines[-1])
+    assert got["columns_first"] and got["n"] == 5 and got["statuses"] == ["ok"]
+    assert got["median_positive"]
+    assert got["speedups"] == [["jax", "jit", "eager"], ["tf", "xla", "eager"],
+                               ["tf", "xla", "graph"]]
 
-    df = bench.load_results(out)
-    assert list(df.columns[:len(COLUMNS)]) == COLUMNS
-    assert len(df) == 5 and set(df["status"]) == {"ok"} and (df["median_s"] > 0).all()
-    sp = analysis.speedups(df)
-    assert sorted(zip(sp["framework"], sp["mode"], sp["baseline"])) == [
-        ("jax", "jit", "eager"), ("tf", "xla", "eager"), ("tf", "xla", "graph")]
-
-    assert main(["report", str(out), "-o", str(tmp_path / "rep")]) == 0
+    report = pytester.run(sys.executable, "-m", "bench", "report", str(out), "-o",
+                          str(tmp_path / "rep"))
+    assert report.ret == 0, report.stderr.str()
     page = (tmp_path / "rep" / "index.html").read_text()
     assert "matmul_relu" in page and "64x64x64" in page
 
