@@ -7,10 +7,19 @@ shows it).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+import warnings
 from pathlib import Path
 
-from .errors import UserError
+from .errors import DataWarning, Interrupted, UserError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a mistake is one line (not the usage block), still exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
 def _add_filters(p: argparse.ArgumentParser) -> None:
@@ -29,10 +38,32 @@ def _add_filters(p: argparse.ArgumentParser) -> None:
 def _filters(args):
     from .workload import Filters
 
+    for name in ("suite", "framework", "mode", "device", "dtype", "variant"):
+        value = getattr(args, name, None)
+        if value is not None and Filters.split(value) is None:
+            raise UserError(f"--{name} {value!r} names nothing; leave it out to mean all")
+    for f in args.suite_file:
+        _check_suite_file(f)
     return Filters(suite=Filters.split(args.suite), framework=Filters.split(args.framework),
                    mode=Filters.split(args.mode), device=Filters.split(args.device),
                    dtype=Filters.split(args.dtype), variant=Filters.split(args.variant),
                    size=args.size, suite_files=tuple(args.suite_file))
+
+
+def _check_suite_file(path: str) -> None:
+    """A --suite-file that is missing, not Python, or fails to import: one line, not the
+    traceback of the import machinery."""
+    from .workload import load_workload
+
+    if not path.endswith(".py"):
+        raise UserError(f"--suite-file {path!r} is not a .py file")
+    try:
+        load_workload(path)
+    except UserError:
+        raise
+    except Exception as exc:  # the user's file raised while importing: say which and how
+        raise UserError(f"--suite-file {path!r} failed to import: "
+                        f"{type(exc).__name__}: {exc}") from exc
 
 
 def _positive(name: str):
@@ -42,15 +73,16 @@ def _positive(name: str):
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be a number of seconds, "
                                              f"got {text!r}")
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{name} must be > 0, got {text!r}")
+        if not (value > 0 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, "
+                                             f"got {text!r}")
         return value
 
     return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="jitbench",
         description="Measure what turning JIT (XLA) on does to TensorFlow and JAX workloads.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
@@ -67,10 +99,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reports", default="reports", metavar="DIR",
                    help="reports root; the HTML goes to DIR/<run_id>/ (default: reports)")
     p.add_argument("--no-report", action="store_true", help="do not write the HTML report")
-    p.add_argument("--min-time", type=_positive("--min-time"), default=0.5, metavar="S",
+    p.add_argument("--min-time", type=_positive("--min-time"), default=None, metavar="S",
                    help="seconds of timed samples per mode, at least (default: 0.5)")
-    p.add_argument("--case-timeout", type=_positive("--case-timeout"), default=1800.0,
-                   metavar="S", help="time limit of one case group, in seconds (default: 1800)")
+    p.add_argument("--case-timeout", type=_positive("--case-timeout"), default=None,
+                   metavar="S", help="time limit of one case group, in seconds (default: 1800); "
+                                     "a group that exceeds it is killed, the mode it was in "
+                                     "gets a 'timeout' row and its other modes run again")
+    p.add_argument("--resume", metavar="RUN_DIR",
+                   help="continue an interrupted run: measure only the cases RUN_DIR has no "
+                        "row for, with its own settings, appending to its results.jsonl")
     _add_scale_out(p)
 
     p = sub.add_parser("nightly", help="run, add to the history, detect regressions "
@@ -106,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder (results/<run_id>)")
     p.add_argument("-o", "--output", metavar="DIR",
                    help="output folder (default: reports/<run_id>)")
+
     return parser
 
 
@@ -127,8 +165,22 @@ def _selected_cases(args):
 
         cases = shard(cases, *parse_shard(args.shard))
     if not cases:
-        raise UserError("no cases match these filters (see `jitbench list`)")
+        raise UserError(f"no cases match these filters{_why_no_cases(args)} "
+                        f"(see `jitbench list`)")
     return cases
+
+
+def _why_no_cases(args) -> str:
+    """The usual reason: modes asked for that the frameworks asked for do not have."""
+    from .modes import FRAMEWORKS, modes_for
+    from .workload import Filters
+
+    frameworks = Filters.split(args.framework) or FRAMEWORKS
+    modes = Filters.split(args.mode)
+    if modes and not any(m in modes_for(f) for f in frameworks for m in modes):
+        valid = "; ".join(f"{f}: {', '.join(modes_for(f))}" for f in frameworks)
+        return f": no {'/'.join(frameworks)} mode is called {', '.join(modes)} ({valid})"
+    return ""
 
 
 def cmd_nightly(args) -> int:
@@ -177,7 +229,7 @@ def cmd_list(args) -> int:
 def _progress_printer():
     from rich.console import Console
 
-    console = Console(stderr=True, highlight=False, markup=False)
+    console = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)  # log-friendly
 
     def show(p) -> None:
         console.print(f"[{p.done:>3}/{p.total}] {p.elapsed_s:7.1f}s  {p.current}")
@@ -189,11 +241,42 @@ def cmd_run(args) -> int:
     from . import runner
     from .timing import Protocol
 
+    if args.resume:
+        return _resume(args)
     cases = _selected_cases(args)
-    protocol = Protocol(min_time=args.min_time)
-    run_dir = runner.run(cases, args.out, protocol=protocol, case_timeout=args.case_timeout,
+    runner.check_writable(args.out, "--out")  # before an hour of measuring
+    if not args.no_report:
+        runner.check_writable(args.reports, "--reports")
+    protocol = Protocol(min_time=args.min_time or 0.5)
+    run_dir = runner.run(cases, args.out, protocol=protocol,
+                         case_timeout=args.case_timeout or 1800.0,
                          command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
                          run_id=args.run_id)
+    return _after_run(args, run_dir)
+
+
+def _resume(args) -> int:
+    """``run --resume RUN_DIR``: the run's own cases and settings; filters are refused."""
+    from . import runner
+
+    given = [f"--{n.replace('_', '-')}" for n in ("suite", "framework", "mode", "device",
+                                                   "dtype", "variant", "shard", "run_id",
+                                                   "min_time") if getattr(args, n, None)]
+    given += ["--suite-file"] if args.suite_file else []
+    given += ["--size"] if args.size != "quick" else []
+    if given:
+        raise UserError(f"--resume continues RUN_DIR with its own cases and settings; "
+                        f"leave out {', '.join(given)}")
+    runner.load_run(args.resume, quiet=True)  # "not a run" before anything else
+    if not args.no_report:
+        runner.check_writable(args.reports, "--reports")
+    run_dir = runner.resume(args.resume, case_timeout=args.case_timeout,
+                            command=["jitbench", *sys.argv[1:]],
+                            on_progress=_progress_printer())
+    return _after_run(args, run_dir)
+
+
+def _after_run(args, run_dir: Path) -> int:
     print(f"results: {run_dir / 'results.jsonl'}")
     if not args.no_report:
         from .report import write_report
@@ -225,7 +308,17 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _format_warning(message, category, filename, lineno, line=None) -> str:
+    if issubclass(category, DataWarning):
+        return f"jitbench: warning: {message}\n"
+    return _default_format_warning(message, category, filename, lineno, line)
+
+
+_default_format_warning = warnings.formatwarning
+
+
 def main(argv: list[str] | None = None) -> int:
+    warnings.formatwarning = _format_warning
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
@@ -240,6 +333,14 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"jitbench: error: {exc}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        if exc.run_dir is None:
+            print(f"jitbench: interrupted ({exc.signal_name})", file=sys.stderr)
+        else:
+            print(f"jitbench: interrupted ({exc.signal_name}); {exc.recorded} of {exc.total} "
+                  f"rows kept in {exc.run_dir}; continue with: jitbench run --resume "
+                  f"{exc.run_dir}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("jitbench: interrupted; completed rows are kept", file=sys.stderr)
         return 130

@@ -1,6 +1,42 @@
-"""The one user-facing error type; caught only at the CLI boundary (exit code 2)."""
+"""User-facing errors, warnings and interruptions; caught only at the CLI boundary."""
+
+from __future__ import annotations
+
+import signal
 
 
 class UserError(Exception):
     """Something the user typed or pointed at is wrong. The message names the bad value and,
-    where there is a fixed set, the valid ones."""
+    where there is a fixed set, the valid ones. The CLI prints it as one line, exit code 2."""
+
+
+class DataWarning(UserWarning):
+    """A results file was readable but not intact (e.g. a truncated last line was skipped).
+    The CLI prints it as one ``jitbench: warning:`` line."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by a signal (Ctrl-C, SIGTERM, SIGHUP). Every completed row is kept;
+    ``run_dir`` is the folder to pass to ``jitbench run --resume``.
+
+    A KeyboardInterrupt, so code that only knows about Ctrl-C still stops."""
+
+    def __init__(self, signum: int, run_dir=None, recorded: int | None = None,
+                 total: int | None = None):
+        super().__init__(signum)
+        self.signum = signum
+        self.run_dir = run_dir
+        self.recorded = recorded
+        self.total = total
+
+    @property
+    def signal_name(self) -> str:
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's convention for a process ended by a signal: 128 + its number."""
+        return 128 + self.signum

@@ -1,4 +1,11 @@
-"""meta.json: what a run was measured on and how, so a number can be trusted later."""
+"""meta.json: what a run was measured on and how, so a number can be trusted later.
+
+``status``: ``running`` while a jitbench process writes the run, then ``complete``,
+``interrupted`` (Ctrl-C, SIGTERM, SIGHUP: ``interrupted_by`` names the signal; continue it with
+``jitbench run --resume RUN_DIR``) or ``failed`` (a bug of jitbench itself stopped it). A run
+left ``running`` by a process that was killed outright can be resumed too. Each resume is
+listed under ``resumes``; ``elapsed_s`` adds up every session.
+"""
 
 from __future__ import annotations
 
@@ -100,14 +107,49 @@ def add_worker(meta: dict[str, Any], hello: dict[str, Any]) -> None:
     meta["workers"].append({k: hello.get(k) for k in ("pid", "framework", "env_group")})
 
 
+def worker_failed(meta: dict[str, Any], pid: int | None, status: str, how: str,
+                  during: str) -> None:
+    """Note on the worker's entry how it ended, when it did not end normally."""
+    for w in reversed(meta.get("workers", [])):
+        if w.get("pid") == pid:
+            w.update(failed=status, exit=how, during=during)
+            return
+    meta.setdefault("workers", []).append({"pid": pid, "failed": status, "exit": how,
+                                           "during": during})
+
+
 def write(run_dir: Path, meta: dict[str, Any]) -> None:
     tmp = run_dir / "meta.json.tmp"
     tmp.write_text(json.dumps(meta, indent=2, default=str))
     os.replace(tmp, run_dir / "meta.json")  # never a half-written meta.json
 
 
-def finish(run_dir: Path, meta: dict[str, Any], status: str, elapsed_s: float) -> None:
+def start_resume(run_dir: Path, meta: dict[str, Any], command: Sequence[str],
+                 n_pending: int) -> None:
+    """Mark a run as running again, for the cases it still lacks."""
+    meta.setdefault("resumes", []).append({
+        "started_at": _now(), "command": list(command), "n_cases": n_pending,
+        "pid": os.getpid(), "git_commit": git_commit(),
+        # a session killed outright never wrote its elapsed time: counted as 0
+        "elapsed_before_s": meta.get("elapsed_s") or 0.0})
+    meta["status"] = "running"
+    meta.pop("interrupted_by", None)
+    write(run_dir, meta)
+
+
+def finish(run_dir: Path, meta: dict[str, Any], status: str, elapsed_s: float,
+           interrupted_by: str | None = None, n_recorded: int | None = None) -> None:
+    """``elapsed_s``: this session's time; meta's ``elapsed_s`` adds earlier sessions."""
+    before = 0.0
+    if meta.get("resumes"):
+        last = meta["resumes"][-1]
+        before = last.get("elapsed_before_s", 0.0)
+        last.update(finished_at=_now(), status=status, elapsed_s=round(elapsed_s, 3))
     meta["status"] = status
     meta["finished_at"] = _now()
-    meta["elapsed_s"] = round(elapsed_s, 3)
+    meta["elapsed_s"] = round(before + elapsed_s, 3)
+    if interrupted_by:
+        meta["interrupted_by"] = interrupted_by
+    if n_recorded is not None:
+        meta["n_recorded"] = n_recorded
     write(run_dir, meta)

@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .errors import UserError
+from .errors import DataWarning, UserError
 
 SCHEMA_VERSION = 1
 
@@ -38,13 +38,18 @@ def _clean(value: Any) -> Any:
 
 
 class ResultWriter:
-    """Appends one JSON line per row and flushes it to disk before returning."""
+    """Appends one JSON line per row; each row is one ``write`` of a whole line, flushed and
+    fsynced before ``write`` returns, so a killed run loses at most the row being written.
+
+    Opening an existing file first drops a truncated last line (a run killed mid-write), so
+    rows appended by a resumed run never glue onto half a line."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self._fh = None
 
     def __enter__(self) -> "ResultWriter":
+        repair_tail(self.path)
         self._fh = open(self.path, "a", encoding="utf-8")
         return self
 
@@ -57,26 +62,77 @@ class ResultWriter:
         self._fh.close()
 
 
+def repair_tail(path: Path) -> bool:
+    """Cut a results file after its last complete line; True when something was cut."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    with open(path, "rb+") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return False
+        fh.seek(max(0, size - 1))
+        if fh.read(1) == b"\n":
+            return False
+        block, end = 1 << 16, size
+        keep = 0
+        while end > 0:  # find the last newline, reading backwards
+            start = max(0, end - block)
+            fh.seek(start)
+            chunk = fh.read(end - start)
+            i = chunk.rfind(b"\n")
+            if i >= 0:
+                keep = start + i + 1
+                break
+            end = start
+        fh.truncate(keep)
+    warnings.warn(f"{path}: dropped a truncated last line (a row cut off when a run was "
+                  f"killed); its case will be measured again", DataWarning, stacklevel=3)
+    return True
+
+
+def _version_problem(path, number: int, version: Any) -> str:
+    where = f"{path}:{number}"
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        return (f"{where} has schema_version {version}, newer than the {SCHEMA_VERSION} this "
+                f"jitbench reads: upgrade jitbench (pip install -U jitbench) to load it")
+    if isinstance(version, int) and not isinstance(version, bool) and version < SCHEMA_VERSION:
+        return (f"{where} has schema_version {version}, older than the {SCHEMA_VERSION} this "
+                f"jitbench reads: load it with the jitbench version that wrote it, or re-run "
+                f"the benchmark")
+    return (f"{where} has schema_version {version!r}; this jitbench reads version "
+            f"{SCHEMA_VERSION} only: is it a jitbench results file? Re-run the benchmark to "
+            f"get one")
+
+
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """Rows of one results.jsonl. A truncated last line (a run killed mid-write) is skipped
-    with a warning; a row of an unknown schema version is refused."""
+    with a warning naming file and line; a damaged line elsewhere, or a row of an unknown
+    schema version, is refused with a UserError saying what to do."""
     rows = []
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UserError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
+    lines = text.splitlines()
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
-            if number == len(lines):
-                warnings.warn(f"{path}:{number}: truncated last line skipped", stacklevel=2)
+            if number == len(lines) and not text.endswith("\n"):
+                warnings.warn(f"{path}:{number}: truncated last line skipped (the run was "
+                              f"killed while writing it)", DataWarning, stacklevel=2)
                 continue
-            raise UserError(f"{path}:{number} is not valid JSON; the file is damaged")
+            raise UserError(f"{path}:{number} is not a JSON row: the file is damaged or is "
+                            f"not a jitbench results file")
+        if not isinstance(row, dict):
+            raise UserError(f"{path}:{number} is not a JSON object: not a jitbench results "
+                            f"file")
         version = row.get("schema_version")
         if version != SCHEMA_VERSION:
-            raise UserError(f"{path}:{number} has schema_version {version!r}; this jitbench "
-                            f"reads version {SCHEMA_VERSION}. Load it with the jitbench "
-                            f"version that wrote it, or re-run the benchmark.")
+            raise UserError(_version_problem(path, number, version))
         rows.append(row)
     return rows
 
@@ -88,13 +144,24 @@ def _result_files(path: Path) -> list[Path]:
             return [f]
         raise UserError(f"{str(path)!r} is not a run folder (no results.jsonl in it)")
     if path.is_file():
+        if path.suffix != ".jsonl":
+            raise UserError(f"{str(path)!r} is neither a run folder nor a results .jsonl file")
         return [path]
     raise UserError(f"{str(path)!r} does not exist")
 
 
 def load_meta(run_dir: Path | str) -> dict[str, Any]:
+    """meta.json of a run folder; {} where there is none, UserError where it is damaged."""
     f = Path(run_dir) / "meta.json"
-    return json.loads(f.read_text()) if f.is_file() else {}
+    if not f.is_file():
+        return {}
+    try:
+        meta = json.loads(f.read_text(encoding="utf-8", errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{str(f)!r} is damaged ({exc.msg} at line {exc.lineno})") from exc
+    if not isinstance(meta, dict):
+        raise UserError(f"{str(f)!r} is not a jitbench meta.json (not a JSON object)")
+    return meta
 
 
 def load_rows(paths: str | Path | Sequence[str | Path]) -> list[dict[str, Any]]:

@@ -1,6 +1,6 @@
 """A worker process: one framework, one environment, many case groups.
 
-    python -m bench.worker FRAMEWORK LOG_PATH
+    python -m bench.worker FRAMEWORK LOG_PATH [WHERE_PATH]
 
 Protocol (JSON lines): the runner writes ``{"group": [case, ...], "protocol": {...}}`` on stdin;
 the worker answers on its *original* stdout with ``{"type": "hello", ...}`` once, then for each
@@ -8,13 +8,30 @@ group one ``{"type": "row", "row": {...}}`` per case and ``{"type": "group_done"
 
 File descriptors 1 and 2 are pointed at LOG_PATH before the framework is imported, so library
 chatter never corrupts the protocol, XLA's log lines can be parsed (TF adapter), and the runner
-can show the last lines of it when a worker dies.
+can show the last lines of it when a worker dies. ``faulthandler`` writes the Python stack
+there too when the process dies of a signal (segfault, abort).
+
+WHERE_PATH is a small file shared through ``mmap``: the worker writes what it is doing into it
+(``{"mode": ..., "phase": ...}`` as JSON, NUL-padded to :data:`WHERE_SIZE` bytes) whenever that
+changes — before the setup of a group, before the first call of each mode, when the calls
+switch from one mode to another. When the worker dies or hangs, the runner reads it
+(:func:`read_where`) to pin the failure on the mode that caused it, and measures the group's
+other modes again in a fresh worker. The markers are encoded in advance, so the only cost inside
+a timed call is one identity check.
+
+The worker dies with its runner: it asks Linux for SIGKILL when its parent exits
+(``PR_SET_PDEATHSIG``), since it runs in a session of its own (a Ctrl-C meant for the runner
+must not reach it directly).
 """
 
 from __future__ import annotations
 
+import faulthandler
 import json
+import mmap
 import os
+import re
+import signal
 import sys
 import time
 import traceback
@@ -27,13 +44,98 @@ from .timing import ModeResult, Protocol, Timed, measure, summarize
 from .workload import Case, load_workload
 
 SCHEMA_VERSION = 1
+WHERE_SIZE = 256
+
+
+class Where:
+    """The writing side of WHERE_PATH (see the module docstring)."""
+
+    def __init__(self, path: str | None):
+        self.current: bytes | None = None
+        self._mm = None
+        if path:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                os.ftruncate(fd, WHERE_SIZE)
+                self._mm = mmap.mmap(fd, WHERE_SIZE)
+            finally:
+                os.close(fd)
+
+    @staticmethod
+    def encode(mode: str | None, phase: str) -> bytes:
+        data = json.dumps({"mode": mode, "phase": phase}).encode()
+        if len(data) > WHERE_SIZE:
+            data = json.dumps({"mode": mode, "phase": phase[:80]}).encode()[:WHERE_SIZE]
+        return data.ljust(WHERE_SIZE, b"\0")
+
+    def mark(self, data: bytes) -> None:
+        self.current = data
+        if self._mm is not None:
+            self._mm[:] = data
+
+    def set(self, mode: str | None, phase: str) -> None:
+        self.mark(self.encode(mode, phase))
+
+
+def read_where(path) -> dict[str, Any] | None:
+    """What the worker last said it was doing; None if it said nothing (still starting)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(WHERE_SIZE).rstrip(b"\0")
+        return json.loads(data) if data else None
+    except (OSError, ValueError):
+        return None
+
+
+def _marked(where: Where, fn, placed, mode: str):
+    """``fn(*placed)``, telling WHERE_PATH when this mode starts calling."""
+    first = where.encode(mode, "first call: trace + compile + run")
+    later = where.encode(mode, "calls after the first")
+    pending_first = [True]
+
+    def call():
+        if where.current is not later:  # the only cost on the timed path
+            if pending_first[0]:
+                pending_first[0] = False
+                where.mark(first)
+                out = fn(*placed)
+                where.mark(later)
+                return out
+            where.mark(later)
+        return fn(*placed)
+
+    return call
+
+
+# TF names the op or the graph node it could not compile or run; JAX's tracing errors name
+# the traced function instead (kept in the message).
+_OP_PATTERNS = (
+    re.compile(r"No registered '([\w>.-]+)' OpKernel"),
+    re.compile(r"of '([\w>.-]+)' Op has type"),
+    re.compile(r"cannot compute (\w+) as input"),
+    re.compile(r"\{\{node ([^}]+)\}\}"),
+    re.compile(r"\[Op:(?!__)(\w+)\]"),
+)
+
+
+def failing_op(message: str) -> str | None:
+    """The op (or graph node) an error message names, where it names one."""
+    for pattern in _OP_PATTERNS:
+        m = pattern.search(message)
+        if m:
+            return m.group(1)
+    return None
 
 
 def _error_fields(adapter, r: ModeResult) -> dict[str, Any]:
     exc = r.error
     message = str(exc).strip() or repr(exc)
-    return {"status": adapter.classify(exc, r.error_phase), "error_type": type(exc).__name__,
-            "error": message[:4000], "error_phase": r.error_phase}
+    fields = {"status": adapter.classify(exc, r.error_phase), "error_type": type(exc).__name__,
+              "error": message[:4000], "error_phase": r.error_phase}
+    op = failing_op(message)
+    if op:
+        fields["failing_op"] = op
+    return fields
 
 
 def _slowed_for_tests(case: Case, fn):
@@ -71,10 +173,14 @@ def _peak_memory(adapter, timed: list[Timed], results, device: str) -> dict[str,
     return peaks
 
 
-def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, Any]]:
+def run_group(adapter, cases: list[Case], protocol: Protocol,
+              where: Where | None = None) -> list[dict[str, Any]]:
     """Measure the modes of one case group; one row per case, whatever happens."""
     import numpy as np
 
+    where = where or Where(None)
+    where.set(None, "setup: loading the workload, making inputs and the reference, "
+                    "building the modes")
     first = cases[0]
     started = time.time()
     wl = load_workload(first.source)
@@ -112,7 +218,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, 
             fn = adapter.build(builder(params, first.dtype, first.variant), case.mode,
                                first.device)
             fn = _slowed_for_tests(case, fn)
-            timed.append(Timed(case.mode, (lambda f=fn: f(*placed)), adapter.sync))
+            timed.append(Timed(case.mode, _marked(where, fn, placed, case.mode), adapter.sync))
     except Exception as exc:  # the workload's own setup failed: every case says so
         msg = f"setup failed: {type(exc).__name__}: {exc}"
         return [row(c, status="runtime_error", error_type=type(exc).__name__, error=msg[:4000],
@@ -131,6 +237,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, 
             baseline_out, baseline_mode = r.output, mode
             break
     else:
+        where.set(None, "computing the eager output the JIT modes are compared with")
         try:
             fn = adapter.build(builder(params, first.dtype, first.variant), "eager",
                                first.device)
@@ -138,6 +245,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, 
         except Exception:  # no JIT-off answer to compare with; the row says so (None)
             baseline_mode = None
 
+    where.set(None, "checking the outputs")
     flops = float(wl.flops(params, first.variant))
     rows = []
     for case in cases:
@@ -188,13 +296,32 @@ def run_group(adapter, cases: list[Case], protocol: Protocol) -> list[dict[str, 
     return rows
 
 
+def _die_with_parent() -> None:
+    """SIGKILL this worker when the runner exits, however it exits (Linux only)."""
+    parent = os.environ.get("JITBENCH_RUNNER_PID")
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the closed stdin still ends us later
+        return
+    if parent and os.getppid() != int(parent):  # the runner died before prctl took effect
+        os._exit(1)
+
+
 def main(argv: list[str]) -> int:
     framework, log_path = argv[0], argv[1]
+    where = Where(argv[2] if len(argv) > 2 else None)
+    _die_with_parent()
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
     sys.stdout = sys.stderr = os.fdopen(log_fd, "w", buffering=1)
+    # on SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL: the Python stack of every thread, in the log
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    print(f"[jitbench worker] pid {os.getpid()} starting ({framework})", flush=True)
 
     def send(msg: dict) -> None:
         proto.write(json.dumps(msg, default=str) + "\n")
@@ -211,9 +338,10 @@ def main(argv: list[str]) -> int:
             continue
         msg = json.loads(line)
         cases = [Case.from_dict(c) for c in msg["group"]]
-        print(f"[jitbench worker] group {cases[0].case_id}", flush=True)
+        print(f"[jitbench worker] group {cases[0].case_id} "
+              f"[{','.join(c.mode for c in cases)}]", flush=True)
         try:
-            rows = run_group(adapter, cases, Protocol(**msg.get("protocol", {})))
+            rows = run_group(adapter, cases, Protocol(**msg.get("protocol", {})), where)
         except Exception as exc:  # a bug of ours must still leave a row per case
             tb = traceback.format_exc()
             print(tb, flush=True)
@@ -222,6 +350,7 @@ def main(argv: list[str]) -> int:
         for r in rows:
             send({"type": "row", "row": r})
         send({"type": "group_done"})
+        where.set(None, "idle, between groups")
     return 0
 
 

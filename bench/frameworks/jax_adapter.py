@@ -92,7 +92,9 @@ class Adapter:
                             jax.errors.TracerBoolConversionError,
                             jax.errors.TracerIntegerConversionError)):
             return "compile_error"
-        if phase == "first_call" and ("XlaRuntimeError" in text and "compil" in text.lower()):
+        # JaxRuntimeError; named XlaRuntimeError in older JAX
+        if (phase == "first_call" and type(exc).__name__ in ("JaxRuntimeError", "XlaRuntimeError")
+                and "compil" in text.lower()):
             return "compile_error"
         return "runtime_error"
 
