@@ -108,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", metavar="RUN_DIR",
                    help="continue an interrupted run: measure only the cases RUN_DIR has no "
                         "row for, with its own settings, appending to its results.jsonl")
+    p.add_argument("--no-calibrate", action="store_true",
+                   help="skip the per-run calibration (matmul peak, dispatch floor of each "
+                        "mode; ~10 s): the report then shows no %% of peak or floors")
     _add_scale_out(p)
 
     p = sub.add_parser("nightly", help="run, add to the history, detect regressions "
@@ -144,7 +147,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="DIR",
                    help="output folder (default: reports/<run_id>)")
 
+    p = sub.add_parser("compare", help="per-case change from RUN_A to RUN_B with confidence "
+                                       "intervals; a table here and an HTML page")
+    p.add_argument("run_a", metavar="RUN_A", help="the reference run folder (or results.jsonl)")
+    p.add_argument("run_b", metavar="RUN_B", help="the new run folder (or results.jsonl)")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="output folder of the HTML page (default: reports/compare-A-vs-B)")
+    p.add_argument("--fail-on-regression", type=_percent("--fail-on-regression"),
+                   metavar="PCT", help="exit 1 when a significant regression is slower by more "
+                                       "than PCT percent, or a row that passed in A fails in B")
+    p.add_argument("--noise-floor", type=_percent("--noise-floor"), default=None, metavar="PCT",
+                   help="changes below this are never significant (default: 5)")
     return parser
+
+
+def _percent(name: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text.rstrip("%"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a percentage, got {text!r}")
+        if not (value >= 0 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite percentage >= 0, "
+                                             f"got {text!r}")
+        return value
+
+    return parse
 
 
 def _add_scale_out(p: argparse.ArgumentParser) -> None:
@@ -251,7 +279,7 @@ def cmd_run(args) -> int:
     run_dir = runner.run(cases, args.out, protocol=protocol,
                          case_timeout=args.case_timeout or 1800.0,
                          command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
-                         run_id=args.run_id)
+                         run_id=args.run_id, calibrate=not args.no_calibrate)
     return _after_run(args, run_dir)
 
 
@@ -308,6 +336,27 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_compare(args) -> int:
+    from .analysis import COMPARE_NOISE_FLOOR, regressions_over
+    from .compare import compare_paths
+    from .report.compare_page import compare_lines, write_compare_page
+
+    floor = COMPARE_NOISE_FLOOR if args.noise_floor is None else args.noise_floor / 100
+    cmp = compare_paths(args.run_a, args.run_b, noise_floor=floor)
+    for line in compare_lines(cmp):
+        print(line)
+    name = f"compare-{Path(args.run_a).name}-vs-{Path(args.run_b).name}"
+    out = Path(args.output) if args.output else Path("reports") / name
+    print(f"report: {write_compare_page(cmp, out)}")
+    if args.fail_on_regression is not None:
+        bad = regressions_over(cmp.table, args.fail_on_regression)
+        if len(bad):
+            print(f"FAIL: {len(bad)} row(s) regressed by more than {args.fail_on_regression:g}% "
+                  f"or newly fail", file=sys.stderr)
+            return 1
+    return 0
+
+
 def _format_warning(message, category, filename, lineno, line=None) -> str:
     if issubclass(category, DataWarning):
         return f"jitbench: warning: {message}\n"
@@ -325,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     handler = {"list": cmd_list, "run": cmd_run, "report": cmd_report,
-               "nightly": cmd_nightly, "merge": cmd_merge}[args.command]
+               "nightly": cmd_nightly, "merge": cmd_merge, "compare": cmd_compare}[args.command]
     try:
         return handler(args)
     except UserError as exc:

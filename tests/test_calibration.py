@@ -1,0 +1,108 @@
+"""bench.calibration: which cases it measures, the meta it writes, and one real (JAX) run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import analysis, calibration
+from bench.workload import Filters, expand, load_workload
+
+
+def test_calibration_cases_cover_the_runs_frameworks_and_modes_in_default_workers():
+    cases = expand(Filters(suite=("matmul_relu",), device=("cpu",), variant=("fused",)))
+    cal = calibration.calibration_cases(cases)
+    got = {(c.workload, c.framework, c.mode) for c in cal}
+    for wl in ("calibration_peak_matmul", "calibration_dispatch"):
+        assert {(wl, "jax", "eager"), (wl, "jax", "jit"), (wl, "tf", "eager"),
+                (wl, "tf", "graph"), (wl, "tf", "xla")} == {g for g in got if g[0] == wl}
+    # auto-clustering needs its own worker: derived from graph, never started for this
+    assert not any(c.mode == "autoclustering" for c in cal)
+    for c in cal:  # each is a loadable workload case
+        assert load_workload(c.source).name == c.workload
+
+
+def test_calibration_cases_follow_the_mode_filter():
+    cases = expand(Filters(suite=("matmul_relu",), framework=("tf",), mode=("autoclustering",),
+                           device=("cpu",)))
+    cal = calibration.calibration_cases(cases)
+    assert {c.mode for c in cal} == {"graph"}  # what autoclustering's floor is taken from
+
+
+def test_summarize_keeps_peaks_floors_and_says_what_was_not_measured():
+    rows = [
+        {"workload": "calibration_peak_matmul", "framework": "tf", "mode": "graph",
+         "device": "cpu", "status": "ok", "min_s": 0.01, "median_s": 0.012, "flops": 2e9,
+         "gflops": 2e9 / 0.012 / 1e9},
+        {"workload": "calibration_dispatch", "framework": "tf", "mode": "graph",
+         "device": "cpu", "status": "ok", "median_s": 3e-4},
+        {"workload": "calibration_dispatch", "framework": "tf", "mode": "xla",
+         "device": "cpu", "status": "crashed", "error": "worker died <oops>"},
+    ]
+    numpy_entry = {"source": "numpy", "framework": None, "mode": None, "device": "cpu",
+                   "gflops": 150.0, "status": "ok", "error": None}
+    modes = {("tf", "graph", "cpu"), ("tf", "xla", "cpu"), ("tf", "autoclustering", "cpu"),
+             ("jax", "jit", "cpu")}
+    cal = calibration.summarize(rows, numpy_entry, modes, elapsed_s=1.23456)
+    json.dumps(cal)  # goes to meta.json as is
+    assert cal["version"] == calibration.CALIBRATION_VERSION and cal["elapsed_s"] == 1.235
+    tf_peak = next(p for p in cal["peak"] if p["source"] == "tf")
+    assert tf_peak["gflops"] == pytest.approx(200.0)  # from the fastest call
+    assert tf_peak["gflops_median"] == pytest.approx(2e9 / 0.012 / 1e9)
+    floors = {(d["framework"], d["mode"]): d for d in cal["dispatch"]}
+    assert floors[("tf", "graph")]["floor_s"] == 3e-4
+    assert floors[("tf", "xla")]["status"] == "crashed" and floors[("tf", "xla")]["floor_s"] is None
+    auto = floors[("tf", "autoclustering")]
+    assert auto["status"] == "derived" and auto["floor_s"] == 3e-4 and "graph" in auto["note"]
+    assert floors[("jax", "jit")]["status"] == "not measured"
+    # the analysis reads it back: the best peak, and derived floors count
+    assert _best_peak(cal) == ("cpu", 200.0, "tf graph")
+
+
+def _best_peak(cal):
+    p = analysis.peak_gflops(cal).iloc[0]
+    return p["device"], p["peak_gflops"], p["peak_source"]
+
+
+def test_numpy_peak_with_a_fake_clock():
+    ticks = iter(range(100))
+    entry = calibration.numpy_peak(n=8, reps=3, clock=lambda: float(next(ticks)))
+    assert entry["min_s"] == 1.0 and entry["gflops"] == pytest.approx(2 * 8 ** 3 / 1e9)
+
+
+def test_a_real_calibration_of_jax(tmp_path):
+    cases = expand(Filters(suite=("matmul_relu",), framework=("jax",), device=("cpu",),
+                           variant=("fused",)))
+    seen = []
+    cal = calibration.measure(cases, tmp_path / "logs", on_progress=seen.append)
+    assert seen and all(p.current.startswith("calibration: ") for p in seen)
+    peaks = {p["source"]: p for p in cal["peak"]}
+    assert peaks["numpy"]["gflops"] > 1
+    assert {(p["framework"], p["mode"]) for p in cal["peak"] if p["source"] == "jax"} == \
+        {("jax", "eager"), ("jax", "jit")}
+    assert all(p["status"] == "ok" and p["gflops"] > 1 for p in cal["peak"])
+    floors = {d["mode"]: d for d in cal["dispatch"]}
+    assert set(floors) == {"eager", "jit"}
+    # a no-op dispatch is microseconds, far below the 1024^3 matmul's milliseconds
+    assert all(0 < d["floor_s"] < 1e-3 for d in floors.values())
+    assert (tmp_path / "logs" / "calibration-jax-cpu.log").exists()
+
+
+def test_a_run_with_calibration_keeps_it_in_meta_and_the_report_uses_it(tmp_path):
+    from bench import runner
+    from bench.report import write_report
+    from bench.timing import Protocol
+
+    cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
+                                       device=("cpu",), variant=("fused",)))
+             if c.size == "64x64x64"]
+    run_dir = runner.run(cases, tmp_path, calibrate=True,
+                         protocol=Protocol(min_time=0.02, min_samples=3, max_samples=20))
+    meta = json.loads((run_dir / "meta.json").read_text())
+    cal = meta["calibration"]
+    assert {d["mode"] for d in cal["dispatch"]} == {"eager", "jit"}
+    rows = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["case_id"] for r in rows) == sorted(c.case_id for c in cases)  # no extras
+    html = write_report(run_dir, tmp_path / "report").read_text()
+    assert "float32 matmul peak" in html and "dispatch floor per mode" in html
