@@ -143,8 +143,8 @@ def overview_speedups(sp) -> str | None:
 def speedup_vs_size(sp, crossings) -> str | None:
     """Speedup against work per call (log x), one panel per framework, every pair of modes;
     the nearest pair solid, the others dashed; crossovers marked."""
-    if sp.empty:
-        return None
+    if sp.empty or sp.groupby(["variant", "dtype"])["work"].nunique().max() < 2:
+        return None  # one size per series: the overview chart already shows these points
     frameworks = sorted(sp["framework"].unique())
     fig, axes = _grid(len(frameworks), 2, h=3.8)
     for ax, framework in zip(axes, frameworks):
@@ -208,7 +208,7 @@ def time_distributions(rows) -> str | None:
         ax.set_yscale("log")
         _time_axis(ax.yaxis)
         ax.set_ylabel("time per call (log)", fontsize=8)
-        ax.tick_params(axis="y", labelsize=7)
+        ax.tick_params(axis="y", which="both", labelsize=7)
         ax.set_title(_text(f"{variant} · {dtype} · {size} · {device}"), fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     fig.suptitle("time per call of every timed sample (box: quartiles; hatched: JIT on)",
@@ -268,7 +268,7 @@ def amortized(curves, sp) -> str | None:
         [["variant", "dtype", "size", "framework", "device"]]
         .drop_duplicates().itertuples(index=False, name=None))}
     panels.sort(key=lambda p: order.get(p[0], 1 << 30))
-    fig, axes = _grid(len(panels), 4, h=2.8)
+    fig, axes = _grid(len(panels), 4, h=2.8, wspace=0.42)
     for ax, (keys, g) in zip(axes, panels):
         variant, dtype, size, framework, device = keys
         for mode, m in g.groupby("mode", sort=True):
@@ -291,9 +291,9 @@ def amortized(curves, sp) -> str | None:
         ax.set_xscale("log")
         ax.set_yscale("log")
         _time_axis(ax.yaxis)
-        ax.tick_params(labelsize=7)
+        ax.tick_params(which="both", labelsize=7)
         ax.set_xlabel("calls N (log)", fontsize=8)
-        ax.set_ylabel("mean time per call\nover the first N (log)", fontsize=8)
+        ax.set_ylabel("mean time per call\nover N calls (log)", fontsize=7.5)
         title = _text(f"{framework} · {variant} {dtype} · {size}")
         if notes:
             title += "\nbreak-even " + "; ".join(notes)
@@ -310,8 +310,8 @@ def scaling(rows, crossings, floors) -> str | None:
     """Median time per call against work per call (log-log), every mode, IQR bars; the
     crossover of each JIT mode against its nearest baseline and each mode's dispatch floor."""
     ok = rows[(rows["status"] == "ok") & rows["median_s"].notna()]
-    if ok.empty:
-        return None
+    if ok.empty or ok.groupby(["variant", "dtype"])["work"].nunique().max() < 2:
+        return None  # one size per series: nothing scales
     panels = list(ok.groupby(["variant", "dtype", "framework", "device"], sort=True))
     fig, axes = _grid(len(panels), 3, h=3.3)
     for ax, (keys, g) in zip(axes, panels):
@@ -342,7 +342,7 @@ def scaling(rows, crossings, floors) -> str | None:
         ax.set_xscale("log")
         ax.set_yscale("log")
         _time_axis(ax.yaxis)
-        ax.tick_params(labelsize=7)
+        ax.tick_params(which="both", labelsize=7)
         _flop_axis(ax.xaxis)
         ax.set_xlabel("work per call (log)", fontsize=8)
         ax.set_ylabel("median time per call (log)", fontsize=8)
