@@ -63,7 +63,8 @@ class ResultWriter:
 
 
 def repair_tail(path: Path) -> bool:
-    """Cut a results file after its last complete line; True when something was cut."""
+    """Cut a results file after its last complete line; True when something was cut. A last
+    line that is a whole JSON object, only missing its newline, gets the newline instead."""
     path = Path(path)
     if not path.is_file():
         return False
@@ -85,6 +86,15 @@ def repair_tail(path: Path) -> bool:
                 keep = start + i + 1
                 break
             end = start
+        fh.seek(keep)
+        try:
+            whole = isinstance(json.loads(fh.read(size - keep)), dict)
+        except ValueError:  # includes a UnicodeDecodeError of a line cut mid-character
+            whole = False
+        if whole:
+            fh.seek(size)
+            fh.write(b"\n")
+            return False
         fh.truncate(keep)
     warnings.warn(f"{path}: dropped a truncated last line (a row cut off when a run was "
                   f"killed); its case will be measured again", DataWarning, stacklevel=3)
