@@ -661,7 +661,8 @@ def _measure_all(run_dir, run_id, meta, cases, total, protocol, case_timeout, on
                 # pin it on the mode that was running; its group-mates get a fresh worker
                 for case in culprits:
                     fail(case, exc)
-                what = "timed out" if exc.status == "timeout" else f"{exc.status} ({exc.exit})"
+                short_exit = (exc.exit or "").split(" (")[0]
+                what = "timed out" if exc.status == "timeout" else f"{exc.status} ({short_exit})"
                 why = (f"mode {exc.mode} of the same group {what}; measured again in a fresh "
                        f"worker without it")
                 for case in rest:
