@@ -88,16 +88,14 @@ def run_dirs(results_root: Path | str) -> list[Path]:
     return sorted(runs, key=lambda d: (load_meta(d).get("started_at") or "", d.name))
 
 
-def analyse(results_root: Path | str, thresholds: Thresholds = Thresholds(),
-            recheck_rows=None):
+def analyse(results_root: Path | str, thresholds: Thresholds = Thresholds()):
     """(history DataFrame, run order, regression table) for the runs under results_root."""
     runs = run_dirs(results_root)
     if not runs:
         raise UserError(f"no runs under {str(results_root)!r}")
     df = load_results(runs)
     order = [load_meta(d).get("run_id") or d.name for d in runs]
-    reg = detect_regressions(df, order, thresholds, latest_rows=recheck_rows) \
-        if len(order) > 1 else None
+    reg = detect_regressions(df, order, thresholds) if len(order) > 1 else None
     return df, order, reg
 
 
@@ -122,7 +120,8 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     results_root, reports_root = Path(results_root), Path(reports_root)
     if do_run:
         run_dir = runner.run(cases, results_root, protocol=protocol, case_timeout=case_timeout,
-                             command=command, on_progress=on_progress, run_id=run_id)
+                             command=command, on_progress=on_progress, run_id=run_id,
+                             calibrate=True)
         write_report(run_dir, reports_root / run_dir.name)
     df, order, suspects = analyse(results_root, thresholds)
     latest_dir = results_root / order[-1]
@@ -135,8 +134,9 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         latest = [Case.from_row(r) for r in read_rows(latest_dir / "results.jsonl")]
         keys = {c.group_key for c in latest if c.case_id in suspect_ids}
         again = [c for c in latest if c.group_key in keys]
-        recheck_dir = runner.run(again, latest_dir / "recheck", protocol=protocol,
-                                 case_timeout=case_timeout, run_id="recheck",
+        # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
+        recheck_dir = runner.run(again, latest_dir / "rechecks", protocol=protocol,
+                                 case_timeout=case_timeout, run_id=runner.new_run_id(),
                                  command=command, on_progress=on_progress)
         rows = load_results(recheck_dir)
         redo = detect_regressions(df, order, thresholds, latest_rows=rows)
