@@ -65,10 +65,9 @@ def flops(p, variant):
     return 3 * (2.0 * n * n * d) + 3 * n * n * (4.0 * N_BANDWIDTHS)
 
 
-def tf_stages(p, dtype, variant):
+def tf_mmd(inv):
+    """MMD² in TensorFlow with the kernel's 1/(2σ²) constants ``inv`` (a tf tensor)."""
     import tensorflow as tf
-
-    inv = tf.constant(1.0 / (2.0 * _bandwidths(dtype) ** 2), dtype=dtype)
 
     def sqdist(a, b):
         aa = tf.reduce_sum(a * a, axis=1)[:, None]
@@ -82,7 +81,13 @@ def tf_stages(p, dtype, variant):
     def mmd(x, y):
         return kernel_mean(x, x) + kernel_mean(y, y) - 2.0 * kernel_mean(x, y)
 
-    return [mmd]
+    return mmd
+
+
+def tf_stages(p, dtype, variant):
+    import tensorflow as tf
+
+    return [tf_mmd(tf.constant(1.0 / (2.0 * _bandwidths(dtype) ** 2), dtype=dtype))]
 
 
 def jax_stages(p, dtype, variant):

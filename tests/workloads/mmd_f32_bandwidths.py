@@ -12,48 +12,15 @@ So it is a ``runtime_error`` of the program in every mode, not an XLA compile er
 from __future__ import annotations
 
 from bench.workload import Workload
-
-
-def _bandwidths():
-    import numpy as np
-
-    return np.logspace(-6, 6, 19).astype(np.float32)  # float32, whatever the data
-
-
-def inputs(p, dtype, rng):
-    x = rng.standard_normal((p["n"], p["d"])).astype(dtype)
-    y = (rng.standard_normal((p["n"], p["d"])) * 1.1 + 0.1).astype(dtype)
-    return x, y
-
-
-def reference(xs, p, variant):
-    import numpy as np
-
-    x, y = xs
-    inv = 1.0 / (2.0 * _bandwidths().astype(np.float64) ** 2)
-
-    def k(a, b):
-        d2 = ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)
-        return np.exp(-d2[..., None] * inv).sum(-1).mean()
-
-    return np.array(k(x, x) + k(y, y) - 2.0 * k(x, y))
+from suites.mmd import _bandwidths, flops, inputs, reference, tf_mmd
 
 
 def tf_stages(p, dtype, variant):
+    import numpy as np
     import tensorflow as tf
 
-    inv = tf.constant(1.0 / (2.0 * _bandwidths() ** 2))  # float32: the reported mistake
-
-    def kernel_mean(a, b):
-        aa = tf.reduce_sum(a * a, axis=1)[:, None]
-        bb = tf.reduce_sum(b * b, axis=1)[None, :]
-        d2 = tf.maximum(aa + bb - 2.0 * tf.matmul(a, b, transpose_b=True), 0.0)
-        return tf.reduce_mean(tf.reduce_sum(tf.exp(-d2[..., None] * inv), axis=-1))
-
-    def mmd(x, y):
-        return kernel_mean(x, x) + kernel_mean(y, y) - 2.0 * kernel_mean(x, y)
-
-    return [mmd]
+    # float32 constants whatever the data: the reported mistake
+    return [tf_mmd(tf.constant(1.0 / (2.0 * _bandwidths(np.float32) ** 2)))]
 
 
 _REASON = "user-reported: float32 bandwidth constants against float64 data"
@@ -61,6 +28,6 @@ _REASON = "user-reported: float32 bandwidth constants against float64 data"
 WORKLOAD = Workload(
     name="mmd_f32_bandwidths", description="MMD² with float32 bandwidths on float64 data",
     grid={"quick": [dict(n=16, d=4)]}, dtypes=("float64",), inputs=inputs,
-    reference=reference, flops=lambda p, v: 1e4, tolerance={"float64": (1e-3, 1e-4)},
+    reference=reference, flops=flops, tolerance={"float64": (1e-3, 1e-4)},
     tf=tf_stages, size_label=lambda p: f"n{p['n']}-d{p['d']}",
     expected_failures={("tf", m): _REASON for m in ("eager", "graph", "xla", "autoclustering")})
