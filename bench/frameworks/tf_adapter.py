@@ -128,11 +128,7 @@ class Adapter:
     def device_info(self) -> list[dict[str, str]]:
         out = []
         for d in tf.config.list_physical_devices():
-            details = {}
-            try:
-                details = tf.config.experimental.get_device_details(d)
-            except Exception:  # details are optional metadata; CPUs often have none
-                pass
+            details = tf.config.experimental.get_device_details(d)  # {} for a CPU
             out.append({"framework": "tf", "device": d.device_type.lower(), "name": d.name,
                         "kind": str(details.get("device_name", ""))})
         return out
