@@ -22,7 +22,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def _add_filters(p: argparse.ArgumentParser) -> None:
+def _add_filters(p: argparse.ArgumentParser, size: str = "quick") -> None:
     g = p.add_argument_group("case filters (comma lists; default: all)")
     g.add_argument("--suite", help="workloads, e.g. matmul_relu,mmd")
     g.add_argument("--framework", help="tf, jax")
@@ -30,7 +30,8 @@ def _add_filters(p: argparse.ArgumentParser) -> None:
     g.add_argument("--device", help="cpu, gpu (gpu cases are 'skipped' rows where no GPU)")
     g.add_argument("--dtype", help="float32, float64")
     g.add_argument("--variant", help="workload variants, e.g. fused,split")
-    g.add_argument("--size", default="quick", help="parameter grid: quick (default) or full")
+    g.add_argument("--size", default=size,
+                   help=f"parameter grid: quick or full (default: {size})")
     g.add_argument("--suite-file", action="append", default=[], metavar="FILE.py",
                    help="also load the workload defined in this file (repeatable)")
 
@@ -115,8 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("nightly", help="run, add to the history, detect regressions "
                                        "(exit 1 on a confirmed one), write reports/index.html")
-    _add_filters(p)
-    p.set_defaults(size="full")
+    _add_filters(p, size="full")
     p.add_argument("--results", default="results", metavar="DIR",
                    help="results root holding the past runs (default: results)")
     p.add_argument("--reports", default="reports", metavar="DIR",
