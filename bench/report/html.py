@@ -147,8 +147,9 @@ def _findings(sp, gm, cross, facts, summ) -> list[str]:
     if len(sig):
         best = sig.loc[sig["speedup"].idxmax()]
         if best["speedup"] > 1:
+            ci = fmt.interval(best["ci_low"], best["ci_high"])
             out.append(f"Largest JIT win: {_case(best)} {best['mode']} vs {best['baseline']}, "
-                       f"{fmt.times(best['speedup'])} {fmt.interval(best['ci_low'], best['ci_high'])}"
+                       f"{fmt.times(best['speedup'])} {ci}"
                        f", paying off after {fmt.calls(best['break_even_calls'])}.")
         worst = sig.loc[sig["speedup"].idxmin()]
         if worst["speedup"] < 1:
