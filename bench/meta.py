@@ -18,8 +18,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Sequence
 
-ENV_PREFIXES = ("TF_", "XLA_", "JAX_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "NVIDIA_",
-                "TF_XLA_FLAGS")
+ENV_PREFIXES = ("TF_", "XLA_", "JAX_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "NVIDIA_")
 
 
 def cpu_model() -> str:

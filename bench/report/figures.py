@@ -26,7 +26,7 @@ MODE_COLORS = {
 VERDICT_COLORS = {"faster": "#1a7f37", "slower": "#c62828", "no difference": "#777777"}
 
 
-def _plt():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")  # no display; set before pyplot is imported
@@ -38,7 +38,7 @@ def _plt():
 def to_data_uri(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
-    _plt().close(fig)
+    pyplot().close(fig)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -87,7 +87,7 @@ def _grid(n: int, cols: int, w: float = FULL_WIDTH_IN, h: float = 3.0,
           hspace_in: float = 1.0, wspace: float = 0.32):
     """n panels in rows of ``cols``; spacing set by hand (tight_layout costs ~1 s a figure),
     ``hspace_in`` inches between rows for titles and x labels."""
-    plt = _plt()
+    plt = pyplot()
     cols = max(1, min(cols, n))
     rows = math.ceil(n / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(w, h * rows), squeeze=False)
@@ -110,7 +110,7 @@ def overview_speedups(sp) -> str | None:
     """Every case's speedup for its nearest pair, with its 95% interval, log x."""
     if sp.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     sp = sp.sort_values(["workload", "variant", "dtype", "framework", "mode", "flops", "size"])
     n = len(sp)
     fig, ax = plt.subplots(figsize=(FULL_WIDTH_IN * 0.75, 1.0 + 0.24 * n))
@@ -223,7 +223,7 @@ def compile_vs_steady(rows) -> str | None:
               & rows["compile_cost_s"].notna()]
     if ok.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(FULL_WIDTH_IN * 0.6, 4.6))
     floor = max(float(ok["median_s"].min()) * 0.1, 1e-7)
     for (framework, mode), g in ok.groupby(["framework", "mode"], sort=True):
@@ -362,7 +362,7 @@ def compare_chart(cmp) -> str | None:
     both = cmp[cmp["ratio"].notna()]
     if both.empty:
         return None
-    plt = _plt()
+    plt = pyplot()
     both = both.sort_values(["workload", "variant", "dtype", "size", "framework", "mode"])
     n = len(both)
     fig, ax = plt.subplots(figsize=(FULL_WIDTH_IN * 0.75, 1.0 + 0.2 * n))

@@ -12,7 +12,7 @@ from . import figures
 
 def trend_charts(df, order) -> list[dict]:
     """One chart per workload: median time per call over runs, one line per series."""
-    plt = figures._plt()
+    plt = figures.pyplot()
     charts = []
     wide = trend(df, order)
     if wide.empty:
