@@ -1,42 +1,26 @@
-"""The JIT axis: every (framework, mode) the harness knows, as plain data.
+"""The JIT axis: every (framework, mode) the harness knows, derived from the frameworks' own
+declarations (``bench/frameworks/<name>_modes.py``). Nothing else in ``bench`` names a mode.
 
 ``worker_group`` names the process environment a mode needs. Modes sharing a group run in one
-worker and are interleaved sample by sample; TF auto-clustering needs ``TF_XLA_FLAGS`` set before
-TensorFlow is imported, so it gets a worker of its own.
+worker and are interleaved; TF auto-clustering needs ``TF_XLA_FLAGS`` set before TensorFlow is
+imported, so it gets a worker of its own.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Mapping
+from .frameworks import FRAMEWORKS, ModeSpec, framework_specs
+from .frameworks.tf_modes import AUTOCLUSTER_FLAGS
 
-FRAMEWORKS = ("tf", "jax")
 DEVICES = ("cpu", "gpu")
+Mode = ModeSpec  # the name the rest of bench uses
 
-AUTOCLUSTER_FLAGS = "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"
-
-
-@dataclasses.dataclass(frozen=True)
-class Mode:
-    framework: str
-    name: str
-    jit: bool
-    how: str
-    worker_group: str = "default"
-    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
-
-
-_ALL = (
-    Mode("tf", "eager", False, "plain Python call on eager tensors"),
-    Mode("tf", "graph", False, "tf.function(fn)"),
-    Mode("tf", "xla", True, "tf.function(fn, jit_compile=True)"),
-    Mode("tf", "autoclustering", True, f"tf.function(fn) with TF_XLA_FLAGS='{AUTOCLUSTER_FLAGS}'",
-         worker_group="autoclustering", env={"TF_XLA_FLAGS": AUTOCLUSTER_FLAGS}),
-    Mode("jax", "eager", False, "op-by-op dispatch, no jax.jit"),
-    Mode("jax", "jit", True, "jax.jit(fn) of the whole function"),
-)
+_SPECS = framework_specs()
+_ALL: tuple[Mode, ...] = tuple(m for fw in FRAMEWORKS for m in _SPECS[fw].modes)
 
 MODES: dict[tuple[str, str], Mode] = {(m.framework, m.name): m for m in _ALL}
+
+__all__ = ["AUTOCLUSTER_FLAGS", "DEVICES", "FRAMEWORKS", "MODES", "Mode", "baselines_for",
+           "counts_in_process", "modes_for", "nearest_baseline"]
 
 
 def modes_for(framework: str) -> list[str]:
@@ -44,5 +28,18 @@ def modes_for(framework: str) -> list[str]:
 
 
 def baselines_for(framework: str) -> list[str]:
-    """The JIT-off modes a JIT-on mode is compared against."""
+    """The JIT-off modes a JIT-on mode is compared against, in declaration order."""
     return [m.name for m in _ALL if m.framework == framework and not m.jit]
+
+
+def nearest_baseline(framework: str) -> str:
+    """The JIT-off mode closest to this framework's JIT-on modes (TF: graph, JAX: eager)."""
+    for m in _ALL:
+        if m.framework == framework and m.jit and m.baseline:
+            return m.baseline
+    return next(m.name for m in _ALL if m.framework == framework and not m.jit)
+
+
+def counts_in_process(framework: str) -> bool:
+    """Whether the adapter's compile counters work in a process it does not own."""
+    return _SPECS[framework].counts_in_process

@@ -1,15 +1,126 @@
 """Framework adapters: how to place inputs, build each mode, sync and count compilations.
 
-Importing this package imports no framework; ``get_adapter`` imports the one asked for, inside
-a worker process (TensorFlow and JAX never share a process).
+A framework is two modules here:
+
+- ``<name>_modes.py`` declares its modes as :class:`ModeSpec` data. It imports no framework, so
+  the CLI, the registry and the report can read it anywhere.
+- ``<name>_adapter.py`` implements :class:`Adapter`. It imports the framework at module level
+  and is only ever imported inside a worker process (TensorFlow and JAX never share a process),
+  through :func:`get_adapter`.
+
+Adding a framework (say PyTorch with ``torch.compile``) is: ``torch_modes.py``,
+``torch_adapter.py``, its name in :data:`FRAMEWORKS`, and a ``torch`` builder in each suite.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+FRAMEWORKS = ("tf", "jax")  # each has <name>_modes.py and <name>_adapter.py beside this file
 
 
-def get_adapter(framework: str, log_path: str | None = None):
+@dataclasses.dataclass(frozen=True)
+class ModeSpec:
+    """One point on the JIT axis, as a framework declares it.
+
+    ``worker_group``: the process environment the mode needs; modes sharing a group run in one
+    worker and are interleaved. ``env``: variables that group's worker sets before importing the
+    framework. ``baseline``: for a JIT-on mode, the JIT-off mode it is compared with first.
+    ``floor_from``: a mode whose dispatch floor the calibration borrows (same program shape).
+    """
+
+    framework: str
+    name: str
+    jit: bool
+    how: str
+    worker_group: str = "default"
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    baseline: str | None = None
+    color: str = "#777777"
+    label: str = ""
+    floor_from: str | None = None
+
+    def __post_init__(self):
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameworkSpec:
+    """What a ``<name>_modes.py`` module exports as ``SPEC``.
+
+    ``modes``: in display order; the JIT-off ones in the order a JIT-on output is compared
+    with them. ``counts_in_process``: the adapter's compile counters work in a process it does
+    not own (pytest's); False when they need the worker's redirected log (TF)."""
+
+    name: str
+    modes: tuple[ModeSpec, ...]
+    counts_in_process: bool = True
+
+
+def framework_specs() -> dict[str, FrameworkSpec]:
+    """Every framework's declarations, by name (light: imports no framework)."""
+    return {name: importlib.import_module(f"bench.frameworks.{name}_modes").SPEC
+            for name in FRAMEWORKS}
+
+
+class Adapter(Protocol):
+    """What the harness needs from a framework; one instance per worker process.
+
+    The timing core never knows which framework it is timing: it calls ``build``'s callables
+    and ``sync``. Every method is called outside the timed region except ``sync``."""
+
+    framework: str
+
+    def device_available(self, device: str) -> tuple[bool, str]:
+        """(True, "") or (False, why), e.g. ``(False, "JAX sees no gpu device")``."""
+
+    def place(self, arrays: Sequence[Any], device: str) -> list[Any]:
+        """numpy arrays -> framework arrays on ``device``, transfer finished on return:
+        ``place([np.ones(3)], "cpu") -> [Array([1., 1., 1.])]``."""
+
+    def build(self, stages: Sequence[Callable], mode: str, device: str) -> Callable:
+        """A callable running ``stages`` chained (see :func:`compose`) in ``mode``:
+        ``build([f], "jit", "cpu")(*placed)`` is ``jax.jit(f)(*placed)``."""
+
+    def sync(self, out: Any) -> None:
+        """Wait until the device has finished everything, e.g. ``jax.block_until_ready(out)``;
+        never a device-to-host copy."""
+
+    def counters(self) -> dict[str, float]:
+        """Cumulative compile counters since the adapter started, e.g.
+        ``{"compiles": 3, "compile_s": 0.21}``; the timing core diffs them per phase."""
+
+    def reset(self) -> None:
+        """Forget compiled code before a new case group (``jax.clear_caches()``)."""
+
+    def to_numpy(self, out: Any) -> Any:
+        """A framework output (or a tuple of them) as numpy."""
+
+    def classify(self, exc: BaseException, phase: str) -> str:
+        """A row status for an exception: ``"compile_error"``, ``"oom"`` or
+        ``"runtime_error"``."""
+
+    def mode_facts(self, mode: str, counters_first: Mapping[str, float]) -> dict[str, Any]:
+        """Extra row fields about what a mode really did on its first call, e.g.
+        ``{"clusters_formed": 0, "note": "no XLA cluster formed ..."}``; ``{}`` if none."""
+
+    def versions(self) -> dict[str, str]:
+        """``{"jax": "0.4.35", "jaxlib": "0.4.35"}``."""
+
+    def device_info(self) -> list[dict[str, str]]:
+        """One dict per device: framework, device, name, kind."""
+
+    def reset_peak_memory(self, device: str) -> None:
+        """Start a new peak-memory window where the device supports it."""
+
+    def peak_memory_bytes(self, device: str) -> int | None:
+        """Peak device memory since :meth:`reset_peak_memory`; None where unknown (CPU)."""
+
+
+def get_adapter(framework: str, log_path: str | None = None) -> Adapter:
     module = importlib.import_module(f"bench.frameworks.{framework}_adapter")
     return module.Adapter(log_path=log_path)
 

@@ -98,6 +98,11 @@ class Adapter:
             return "compile_error"
         return "runtime_error"
 
+    @staticmethod
+    def mode_facts(mode: str, counters_first) -> dict:
+        """Nothing beyond the counters: jax.jit either compiles the whole function or fails."""
+        return {}
+
     def versions(self) -> dict[str, str]:
         import jaxlib
 

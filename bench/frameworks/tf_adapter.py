@@ -117,6 +117,17 @@ class Adapter:
             return "compile_error"
         return "runtime_error"
 
+    def mode_facts(self, mode: str, counters_first) -> dict:
+        if mode != "autoclustering":
+            return {}
+        # auto-clustering may silently cluster nothing: then "JIT on" was plain graph mode
+        formed = int(counters_first.get("clusters", 0))
+        facts = {"clusters_formed": formed}
+        if formed == 0:
+            facts["note"] = ("no XLA cluster formed: auto-clustering ran as plain graph mode "
+                             "(TF's minimum cluster size is 4 ops)")
+        return facts
+
     def versions(self) -> dict[str, str]:
         build = tf.sysconfig.get_build_info()
         out = {"tensorflow": tf.__version__}

@@ -1,0 +1,13 @@
+"""JAX's modes, as data (imports no JAX; the adapter is ``jax_adapter.py``)."""
+
+from . import FrameworkSpec, ModeSpec
+
+SPEC = FrameworkSpec(
+    name="jax",
+    counts_in_process=True,  # jax.monitoring events reach any listener in the process
+    modes=(
+        ModeSpec("jax", "eager", False, "op-by-op dispatch, no jax.jit", color="#66a61e"),
+        ModeSpec("jax", "jit", True, "jax.jit(fn) of the whole function", baseline="eager",
+                 color="#7b3294"),
+    ),
+)
