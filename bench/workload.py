@@ -33,7 +33,8 @@ class Workload:
 
     ``inputs(params, dtype, rng)``  -> tuple of numpy arrays (fixed seed given by the harness)
     ``reference(inputs64, params, variant)`` -> numpy array, computed in float64
-    ``tf(params, dtype, variant)`` / ``jax(...)`` -> list of *stages*: callables applied in
+    ``tf(params, dtype, variant)`` / ``jax(...)`` (or ``builders={"<framework>": fn}`` for a
+    framework without a field of its own) -> list of *stages*: callables applied in
     sequence, ``out = stage_k(*prev)``. The adapter applies the mode (tf.function, jax.jit…) to
     each stage separately, so a two-stage list is "jit each op apart", one stage is "fused".
     ``flops(params, variant)`` -> approximate floating point operations of one call.
@@ -55,6 +56,7 @@ class Workload:
     size_label: Callable[[Mapping[str, Any]], str] | None = None
     description: str = ""
     expected_failures: Mapping[tuple, str] = dataclasses.field(default_factory=dict)
+    builders: Mapping[str, Callable] = dataclasses.field(default_factory=dict)
 
     def label(self, params: Mapping[str, Any]) -> str:
         if self.size_label is not None:
@@ -62,7 +64,9 @@ class Workload:
         return "-".join(f"{k}{v}" for k, v in params.items())
 
     def builder(self, framework: str) -> Callable | None:
-        return {"tf": self.tf, "jax": self.jax}[framework]
+        if framework in self.builders:
+            return self.builders[framework]
+        return getattr(self, framework, None) if framework in FRAMEWORKS else None
 
 
 @dataclasses.dataclass(frozen=True, order=True)

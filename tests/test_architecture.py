@@ -1,0 +1,125 @@
+"""The architecture, checked: import-linter's contracts (pyproject.toml), no import cycle inside
+``bench``, no module over 400 lines, and mode names only where frameworks declare them."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+MAX_LINES = 400
+
+
+def test_import_linter_contracts_hold():
+    lint = Path(sys.executable).parent / "lint-imports"
+    if not lint.exists():
+        pytest.fail(f"{lint} is missing: install the dev extra (pip install -e '.[dev]')")
+    done = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    # the message names the broken contract and the import that breaks it
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+
+
+def _cycles(graph) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in graph.modules:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(
+                        child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def _parents_of(module: str) -> set[str]:
+    parts = module.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+def test_no_import_cycles_inside_bench():
+    graph = grimp.build_graph("bench")
+    # a package importing its own submodules (its __init__ re-exporting them) is no cycle
+    cycles = []
+    for comp in _cycles(graph):
+        rest = [m for m in comp if not any(m in _parents_of(o) for o in comp)]
+        if len(rest) > 1:
+            cycles.append(comp)
+    assert cycles == [], f"import cycles in bench: {cycles}"
+
+
+def test_cycle_finder_finds_a_cycle():
+    class Fake:
+        modules = {"a", "b", "c", "d"}
+        edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+
+        def find_modules_directly_imported_by(self, m):
+            return self.edges.get(m, set())
+
+    assert _cycles(Fake()) == [["a", "b", "c"]]
+
+
+def test_no_module_over_400_lines():
+    long = {str(p.relative_to(ROOT)): n for p in BENCH.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert long == {}, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_mode_names_live_only_in_the_declarations():
+    from bench.modes import MODES
+    from bench.results import COLUMNS
+
+    # "jit" is also the row's column saying whether JIT was on: that use is not a mode name
+    names = {m.name for m in MODES.values()} - set(COLUMNS)
+    allowed = {BENCH / "modes.py"} | set((BENCH / "frameworks").glob("*.py"))
+    offenders = []
+    for path in BENCH.rglob("*.py"):
+        if path in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in names:
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
+    assert offenders == [], "mode names outside the declarations:\n" + "\n".join(offenders)
