@@ -15,10 +15,11 @@ from typing import Any
 
 from .. import analysis
 from ..errors import UserError
-from ..modes import MODES, modes_for
+from ..modes import FRAMEWORKS, MODES, modes_for, nearest_baseline
 from ..results import load_meta, load_results
 from . import figures, fmt
 
+_NEAREST = {fw: nearest_baseline(fw) for fw in FRAMEWORKS}
 DEFAULT_MIN_TIME = 0.5  # `jitbench run --min-time` default: not repeated in commands
 
 
@@ -157,7 +158,7 @@ def _findings(sp, gm, cross, facts, summ) -> list[str]:
                        f"{worst['baseline']}, {fmt.times(worst['speedup'])} "
                        f"{fmt.interval(worst['ci_low'], worst['ci_high'])}.")
     for c in cross[cross["crossover"] & cross["baseline"].eq(
-            cross["framework"].map(analysis.NEAREST_BASELINE))].to_dict("records"):
+            cross["framework"].map(_NEAREST))].to_dict("records"):
         out.append(f"Crossover: {c['workload']} {c['variant']} {c['dtype']} {c['framework']} "
                    f"{c['mode']} vs {c['baseline']}: {c['summary']}.")
     bound = facts[facts["dispatch_bound"] & (facts["status"] == "ok")]
@@ -302,7 +303,7 @@ def build_context(df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT) ->
             })
         wcurves = curves[curves["workload"] == name]
         near_cross = wcross[wcross["baseline"].eq(wcross["framework"].map(
-            analysis.NEAREST_BASELINE))]
+            _NEAREST))]
         charts = [
             ("speedup vs size", figures.speedup_vs_size(wsp, wcross)),
             ("scaling with size", figures.scaling(rows, near_cross, floors)),
@@ -352,7 +353,7 @@ def build_context(df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT) ->
             "peaks": _records(peak_rows), "floors": _records(floors),
         },
         "noise_floor_pct": f"{100 * analysis.NOISE_FLOOR:g}",
-        "nearest": ", ".join(f"{k}: {v}" for k, v in analysis.NEAREST_BASELINE.items()),
+        "nearest": ", ".join(f"{k}: {v}" for k, v in _NEAREST.items()),
     }
 
 

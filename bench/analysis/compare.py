@@ -1,0 +1,126 @@
+"""Run-to-run comparison: per-row change from run A to run B, and the spread of the whole run."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .stats import CONFIDENCE, N_BOOT, bootstrap_ratio_ci, is_significant, noise_verdict
+from .values import ROW_KEYS, _median, _pd, _samples
+
+COMPARE_NOISE_FLOOR = 0.05  # a change inside ±5% between two runs is never flagged
+MIN_ROWS_FOR_SPREAD = 8  # fewer rows than this: no run-to-run spread can be estimated
+# Run-to-run moves are heavy-tailed (a burst of contention slows a few rows a lot), so a row
+# must stand out of the spread the way an outlier does: 3 robust standard deviations (the
+# Hampel identifier), not the 1.96 of a normal 95% interval.
+SPREAD_Z = 3.0
+
+
+def run_to_run_spread(log_ratios: Sequence[float]) -> dict[str, float]:
+    """How two runs differ as a whole, from the log of median_B / median_A of every row.
+
+    ``shift``: the median ratio − 1 (the whole run B faster or slower). ``spread``: a robust
+    standard deviation of the log ratios (1.4826 × MAD): how much rows move independently of
+    each other when nothing but the machine changed. NaN with fewer than MIN_ROWS_FOR_SPREAD.
+    """
+    x = np.asarray([v for v in log_ratios if v is not None and math.isfinite(v)], float)
+    if x.size < MIN_ROWS_FOR_SPREAD:
+        return {"n": int(x.size), "shift": math.nan, "spread": math.nan}
+    med = float(np.median(x))
+    return {"n": int(x.size), "shift": math.expm1(med),
+            "spread": 1.4826 * float(np.median(np.abs(x - med)))}
+
+
+def compare_runs(a, b, *, noise_floor: float = COMPARE_NOISE_FLOOR,
+                 confidence: float = CONFIDENCE, n_boot: int = N_BOOT, seed: int = 0,
+                 between_runs: bool = True):
+    """Per-row change from run A to run B, matched on ROW_KEYS.
+
+    ratio = median_B / median_A of the per-call time (> 1: B is slower). Its interval has two
+    parts, added in quadrature on the log scale:
+
+    - the bootstrap interval of the ratio of medians from both runs' raw samples (what the
+      samples of each run say), ``ci_low_samples`` / ``ci_high_samples``;
+    - the run-to-run spread (``run_to_run_spread`` of all rows measured ok in both): samples of
+      one run cannot show how much a shared machine drifts between runs minutes apart, but
+      the rows that moved together show it, SPREAD_Z robust standard deviations of it. Rows
+      that all moved alike (a real regression of everything) leave the spread small and are
+      flagged; rows that moved every which way (contention) widen every interval.
+      ``between_runs=False`` leaves it out.
+
+    *Significant* needs the interval to exclude 1 and the change to exceed ``noise_floor``.
+    verdict: "regression" | "improvement" | "unchanged" (both ok); "newly failing" (ok in A,
+    not in B); "fixed"; "failing in both"; "skipped"; "only in A"; "only in B".
+    Columns: ROW_KEYS, status_a, status_b, median_a_s, median_b_s, ratio, change_pct, ci_low,
+    ci_high, ci_low_samples, ci_high_samples, significant, verdict, noise_a, noise_b, error_b.
+    """
+    pd = _pd()
+
+    def index(df):
+        out = {}
+        for r in df.to_dict("records"):
+            out[tuple(r.get(k) for k in ROW_KEYS)] = r
+        return out
+
+    ia, ib = index(a), index(b)
+    rows = []
+    for key in sorted(set(ia) | set(ib), key=lambda k: tuple(str(x) for x in k)):
+        ra, rb = ia.get(key), ib.get(key)
+        rec = dict(zip(ROW_KEYS, key), status_a=ra.get("status") if ra else None,
+                   status_b=rb.get("status") if rb else None, median_a_s=math.nan,
+                   median_b_s=math.nan, ratio=math.nan, change_pct=math.nan, ci_low=math.nan,
+                   ci_high=math.nan, ci_low_samples=math.nan, ci_high_samples=math.nan,
+                   significant=False,
+                   noise_a=noise_verdict(ra)[0] if ra else "n/a",
+                   noise_b=noise_verdict(rb)[0] if rb else "n/a",
+                   error_b=(rb.get("error") if rb else None))
+        if ra is None or rb is None:
+            rec["verdict"] = "only in B" if ra is None else "only in A"
+        elif rec["status_a"] == "ok" and rec["status_b"] == "ok":
+            ma, mb = _median(ra), _median(rb)
+            lo, hi = bootstrap_ratio_ci(_samples(rb.get("samples")), _samples(ra.get("samples")),
+                                        confidence=confidence, n_boot=n_boot, seed=seed)
+            rec.update(median_a_s=ma, median_b_s=mb, ratio=mb / ma if ma > 0 else math.nan,
+                       ci_low_samples=lo, ci_high_samples=hi, verdict="unchanged")
+        elif rec["status_a"] == "ok":
+            rec["verdict"] = "skipped" if rec["status_b"] == "skipped" else "newly failing"
+        elif rec["status_b"] == "ok":
+            rec["verdict"] = "skipped" if rec["status_a"] == "skipped" else "fixed"
+        elif rec["status_a"] == rec["status_b"] == "skipped":
+            rec["verdict"] = "skipped"
+        else:
+            rec["verdict"] = "failing in both"
+        rows.append(rec)
+
+    both = [r for r in rows if r["ratio"] > 0]
+    spread = run_to_run_spread([math.log(r["ratio"]) for r in both])["spread"]
+    extra = SPREAD_Z * spread if between_runs and math.isfinite(spread) else 0.0
+    for r in both:
+        c = math.log(r["ratio"])
+        lo, hi = r["ci_low_samples"], r["ci_high_samples"]
+        if lo > 0 and hi > 0:
+            r["ci_low"] = math.exp(c - math.hypot(c - math.log(lo), extra))
+            r["ci_high"] = math.exp(c + math.hypot(math.log(hi) - c, extra))
+        r["change_pct"] = 100.0 * (r["ratio"] - 1.0)
+        r["significant"] = is_significant(r["ratio"], r["ci_low"], r["ci_high"], noise_floor)
+        if r["significant"]:
+            r["verdict"] = "regression" if r["ratio"] > 1 else "improvement"
+    cols = ROW_KEYS + ["status_a", "status_b", "median_a_s", "median_b_s", "ratio",
+                       "change_pct", "ci_low", "ci_high", "ci_low_samples", "ci_high_samples",
+                       "significant", "verdict", "noise_a", "noise_b", "error_b"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def compare_drift(cmp) -> dict[str, float]:
+    """``run_to_run_spread`` of a ``compare_runs`` table (the rows measured ok in both)."""
+    r = cmp["ratio"]
+    return run_to_run_spread([math.log(x) for x in r if x > 0])
+
+
+def regressions_over(cmp, pct: float):
+    """Rows of ``compare_runs`` that fail ``--fail-on-regression PCT``: significant regressions
+    slower by more than PCT percent, and rows that passed in A and fail in B."""
+    slow = (cmp["verdict"] == "regression") & (cmp["change_pct"] > pct)
+    return cmp[slow | (cmp["verdict"] == "newly failing")]

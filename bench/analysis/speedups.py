@@ -1,0 +1,134 @@
+"""Speedups of every JIT-on mode against every JIT-off baseline of the same case, and their
+geomeans per framework, device and pair."""
+
+from __future__ import annotations
+
+import math
+
+from ..modes import FRAMEWORKS, MODES, baselines_for, nearest_baseline
+from .costs import break_even_calls
+from .stats import (
+    CONFIDENCE,
+    N_BOOT,
+    NOISE_FLOOR,
+    bootstrap_ratio_ci,
+    geomean,
+    is_significant,
+    noise_verdict,
+)
+from .values import CASE_KEYS, _median, _num, _pd, _samples
+
+
+def is_nearest(framework, baseline) -> bool:
+    """``baseline`` is the JIT-off mode that differs from the framework's JIT modes by the JIT
+    switch alone (``bench.modes.nearest_baseline``); the headline tiles use these pairs."""
+    return framework in FRAMEWORKS and nearest_baseline(framework) == baseline
+
+
+def _case_groups(df):
+    ok = df[df["status"] == "ok"]
+    for keys, g in ok.groupby(CASE_KEYS, dropna=False, sort=False):
+        yield dict(zip(CASE_KEYS, keys)), {r["mode"]: r for r in g.to_dict("records")}
+
+
+def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFIDENCE,
+             n_boot: int = N_BOOT, seed: int = 0):
+    """One row per (case, JIT-on mode, JIT-off baseline) where both measured ``ok``.
+
+    Columns: CASE_KEYS, mode, baseline, jit_median_s, baseline_median_s, speedup, ci_low,
+    ci_high, significant, verdict ("faster" | "slower" | "no difference"), jit_first_call_s,
+    baseline_first_call_s, compile_cost_s, baseline_compile_cost_s, break_even_calls,
+    flops, interleaved (the two modes were measured sample by sample in one process),
+    nearest (``is_nearest``: the headline pair), noise (the worse of the two verdicts).
+    ``break_even_calls`` is only given where JIT is significantly faster; ``inf`` where it is
+    significantly slower ("never"), NaN where there is no significant difference ("unclear").
+    Rows with status ``mismatch`` never get a speedup: a wrong answer is not a speedup.
+    """
+    pd = _pd()
+    out = []
+    for keys, by_mode in _case_groups(df):
+        framework = keys["framework"]
+        for mode, r in by_mode.items():
+            spec = MODES.get((framework, mode))
+            if spec is None or not spec.jit:
+                continue
+            for base in baselines_for(framework):
+                b = by_mode.get(base)
+                if b is None:
+                    continue
+                t_on, t_off = _median(r), _median(b)
+                if not (t_on > 0 and t_off > 0):
+                    continue
+                ratio = t_off / t_on
+                lo, hi = bootstrap_ratio_ci(_samples(b.get("samples")),
+                                            _samples(r.get("samples")),
+                                            confidence=confidence, n_boot=n_boot, seed=seed)
+                sig = is_significant(ratio, lo, hi, noise_floor)
+                verdict = ("faster" if ratio > 1 else "slower") if sig else "no difference"
+                with_ = r.get("interleaved_with")
+                interleaved = isinstance(with_, (list, tuple)) and base in with_
+                levels = ["n/a", "quiet", "some noise", "noisy"]
+                noise = max(noise_verdict(r)[0], noise_verdict(b)[0], key=levels.index)
+                f_on, f_off = _num(r.get("first_call_s")), _num(b.get("first_call_s"))
+                out.append(dict(
+                    keys, mode=mode, baseline=base, jit_median_s=t_on, baseline_median_s=t_off,
+                    speedup=ratio, ci_low=lo, ci_high=hi, significant=sig, verdict=verdict,
+                    jit_first_call_s=f_on, baseline_first_call_s=f_off,
+                    compile_cost_s=f_on - t_on, baseline_compile_cost_s=f_off - t_off,
+                    break_even_calls=(break_even_calls(r, b) if verdict == "faster" else
+                                      math.inf if verdict == "slower" else math.nan),
+                    flops=_num(r.get("flops")),
+                    interleaved=interleaved, nearest=is_nearest(framework, base),
+                    noise=noise))
+    cols = CASE_KEYS + ["mode", "baseline", "jit_median_s", "baseline_median_s", "speedup",
+                        "ci_low", "ci_high", "significant", "verdict", "jit_first_call_s",
+                        "baseline_first_call_s", "compile_cost_s", "baseline_compile_cost_s",
+                        "break_even_calls", "flops", "interleaved", "nearest", "noise"]
+    return pd.DataFrame(out, columns=cols)
+
+
+def geomean_speedups(sp, df):
+    """Geomean speedup per (framework, device, mode, baseline) over the cases where both modes
+    passed correctness, with the counts of included and excluded cases.
+
+    A case is *excluded* when the JIT mode or the baseline has a row that is not ``ok``
+    (mismatch, compile error, crash, timeout, ...; ``skipped`` rows count apart as
+    ``n_skipped``). Columns: framework, device, mode, baseline, geomean, n_included,
+    n_excluded, n_skipped, n_faster, n_slower, n_same, min_speedup, max_speedup, nearest.
+    """
+    pd = _pd()
+    case_cols = [c for c in CASE_KEYS if c not in ("framework", "device")]
+    out = []
+    for (framework, device), g in df.groupby(["framework", "device"], sort=True, dropna=False):
+        for mode in sorted(set(g["mode"])):
+            spec = MODES.get((framework, mode))
+            if spec is None or not spec.jit:
+                continue
+            for base in baselines_for(framework):
+                if base not in set(g["mode"]):
+                    continue
+                pair = g[g["mode"].isin([mode, base])]
+                n_excl = n_skip = 0
+                for _, c in pair.groupby(case_cols, dropna=False, sort=False):
+                    statuses = dict(zip(c["mode"], c["status"]))
+                    if statuses.get(mode) == "ok" and statuses.get(base) == "ok":
+                        continue
+                    if "skipped" in statuses.values():
+                        n_skip += 1
+                    else:
+                        n_excl += 1
+                s = sp[(sp["framework"] == framework) & (sp["device"] == device)
+                       & (sp["mode"] == mode) & (sp["baseline"] == base)]
+                v = s["verdict"]
+                out.append(dict(
+                    framework=framework, device=device, mode=mode, baseline=base,
+                    geomean=geomean(s["speedup"]), n_included=len(s), n_excluded=n_excl,
+                    n_skipped=n_skip, n_faster=int((v == "faster").sum()),
+                    n_slower=int((v == "slower").sum()), n_same=int((v == "no difference").sum()),
+                    min_speedup=float(s["speedup"].min()) if len(s) else math.nan,
+                    max_speedup=float(s["speedup"].max()) if len(s) else math.nan,
+                    nearest=is_nearest(framework, base)))
+    cols = ["framework", "device", "mode", "baseline", "geomean", "n_included", "n_excluded",
+            "n_skipped", "n_faster", "n_slower", "n_same", "min_speedup", "max_speedup",
+            "nearest"]
+    return pd.DataFrame(out, columns=cols)

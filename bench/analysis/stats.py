@@ -1,0 +1,103 @@
+"""Statistics of raw samples: the bootstrap interval of a ratio of medians, significance,
+geomean, and the per-row noise verdict."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .values import _median, _num, _samples, _truthy
+
+NOISE_FLOOR = 0.02  # a speedup inside ±2% is "no difference" whatever its interval says
+CONFIDENCE = 0.95
+N_BOOT = 2000
+
+# Per-row noise verdict thresholds: relative IQR of the samples, CPU steal while it ran.
+QUIET_REL_IQR, NOISY_REL_IQR = 0.10, 0.25
+QUIET_STEAL_PCT, NOISY_STEAL_PCT = 1.0, 5.0
+FEW_SAMPLES = 10
+
+
+def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float], *,
+                       confidence: float = CONFIDENCE, n_boot: int = N_BOOT,
+                       seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of median(numerator) / median(denominator).
+
+    Each sample set is resampled on its own (the modes' samples are not paired). With fewer
+    than 2 samples on either side there is no interval: ``(nan, nan)``. Deterministic for a
+    given ``seed``.
+    """
+    a, b = _samples(numerator), _samples(denominator)
+    if a.size < 2 or b.size < 2:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    ma = np.median(a[rng.integers(0, a.size, size=(n_boot, a.size))], axis=1)
+    mb = np.median(b[rng.integers(0, b.size, size=(n_boot, b.size))], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = ma / mb
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(ratios, [alpha, 1.0 - alpha])
+    return (float(lo), float(hi))
+
+
+def is_significant(ratio: float, ci_low: float, ci_high: float,
+                   noise_floor: float = NOISE_FLOOR) -> bool:
+    """The interval excludes 1 and the ratio is outside ±noise_floor (symmetric in log)."""
+    if any(math.isnan(x) for x in (ratio, ci_low, ci_high)):
+        return False
+    if ci_low > 1.0 and ratio > 1.0 + noise_floor:
+        return True
+    return ci_high < 1.0 and ratio < 1.0 / (1.0 + noise_floor)
+
+
+def geomean(values: Sequence[float]) -> float:
+    v = np.asarray([x for x in values if x is not None and x > 0 and math.isfinite(x)], float)
+    return float(np.exp(np.mean(np.log(v)))) if v.size else math.nan
+
+
+# --------------------------------------------------------------------------- per-row facts
+
+def noise_verdict(row: Mapping[str, Any]) -> tuple[str, str]:
+    """("quiet" | "some noise" | "noisy" | "n/a", reason) from the spread of the samples, the
+    CPU steal while the case ran, the number of samples and whether warm-up settled."""
+    if row.get("status") not in ("ok", "mismatch"):
+        return "n/a", "not measured"
+    med, iqr = _median(row), _num(row.get("iqr_s"))
+    s = _samples(row.get("samples"))
+    if math.isnan(iqr) and s.size >= 2:
+        q1, q3 = np.percentile(s, [25, 75])
+        iqr = float(q3 - q1)
+    rel = iqr / med if med and med > 0 and not math.isnan(iqr) else math.nan
+    steal = _num(row.get("cpu_steal_pct"))
+    n = int(s.size)
+    if not n and not math.isnan(_num(row.get("n_samples"))):
+        n = int(_num(row.get("n_samples")))
+    reasons, level = [], 0
+    if not math.isnan(rel):
+        if rel > NOISY_REL_IQR:
+            level = 2
+        elif rel > QUIET_REL_IQR:
+            level = max(level, 1)
+        reasons.append(f"IQR {100 * rel:.0f}% of median")
+    if not math.isnan(steal):
+        if steal > NOISY_STEAL_PCT:
+            level = 2
+        elif steal > QUIET_STEAL_PCT:
+            level = max(level, 1)
+        if steal > QUIET_STEAL_PCT:
+            reasons.append(f"CPU steal {steal:.1f}%")
+    if n and n < FEW_SAMPLES:
+        level = max(level, 1)
+        reasons.append(f"only {n} samples")
+    if row.get("settled") is False:
+        level = max(level, 1)
+        reasons.append("warm-up did not settle")
+    if _truthy(row.get("steady_state_compiles")):
+        level = 2
+        reasons.append("still compiling in timed samples")
+    if math.isnan(rel) and math.isnan(steal) and not n:
+        return "n/a", "no samples"
+    return ("quiet", "some noise", "noisy")[level], "; ".join(reasons)

@@ -1,0 +1,58 @@
+"""Reading one result row: numbers that may be missing, raw samples, the median; the keys
+that identify a case and a row. Shared by every analysis module."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+CASE_KEYS = ["run_id", "workload", "variant", "size", "dtype", "framework", "device"]
+# what identifies a row across runs (compare): the case without its run, plus the mode
+ROW_KEYS = ["workload", "variant", "size", "dtype", "framework", "device", "mode"]
+
+
+def _pd():
+    import pandas as pd
+
+    return pd
+
+
+def _num(v) -> float:
+    """A float, NaN for missing values (None, NaN, strings that are not numbers)."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def _samples(v) -> np.ndarray:
+    if isinstance(v, (list, tuple, np.ndarray)):
+        a = np.asarray(v, dtype=float)
+        return a[np.isfinite(a)]
+    return np.zeros(0)
+
+
+def _calls(v) -> list[float]:
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [float(x) for x in v if x is not None and math.isfinite(float(x))]
+    return []
+
+
+def _median(row: Mapping[str, Any]) -> float:
+    m = _num(row.get("median_s"))
+    if math.isnan(m):
+        s = _samples(row.get("samples"))
+        m = float(np.median(s)) if s.size else math.nan
+    return m
+
+
+def _truthy(v) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
+        return v != 0
+    return False
