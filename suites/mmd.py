@@ -11,6 +11,11 @@ Numerics, on purpose: in float32 the expanded form leaves ‖x - x‖² at ~1e-4
 for the tiny bandwidths the diagonal terms of k(X, X) vanish instead of being 1. Every float32
 mode is therefore ~1e-2 away from the float64 reference; the float32 tolerance says so.
 
+Variant ``outer`` is the user-reported kernel as written in their code: the 19 ``SIGMAS`` below
+used as variances, ``beta = 1 / (2 * sigmas[:, None])`` an (S, 1) matrix,
+``s = beta @ reshape(dist, (1, -1))`` (an outer product done as a matmul),
+``K = reshape(sum(exp(-s), 0), dist.shape)``. Variant ``default`` is the broadcast form above.
+
 FLOPs: three n×n×d distance matmuls (2·n²·d each) + per pair and bandwidth ~3 ops and one exp
 (counted as 1): ≈ 3·(2n²d) + 3·n²·(4·19).
 """
@@ -20,6 +25,9 @@ from __future__ import annotations
 from bench.workload import Workload
 
 N_BANDWIDTHS = 19
+# the user's 19 kernel widths, verbatim (variant ``outer``: used as 2·sigma, not 2·sigma²)
+SIGMAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 5, 10, 15, 20, 25, 30, 35, 100, 1e3, 1e4, 1e5,
+          1e6)
 
 
 def _size(p):
@@ -38,6 +46,15 @@ def _bandwidths(np_like_dtype):
     return np.logspace(-6, 6, N_BANDWIDTHS).astype(np_like_dtype)
 
 
+def _inv(variant, dtype):
+    """The factors multiplying ‖x - y‖² in exp(): 1/(2σ²) (default) or 1/(2σ) (outer)."""
+    import numpy as np
+
+    if variant == "outer":
+        return 1.0 / (2.0 * np.asarray(SIGMAS, dtype=dtype))
+    return 1.0 / (2.0 * _bandwidths(dtype) ** 2)
+
+
 def inputs(p, dtype, rng):
     x = rng.standard_normal((p["n"], p["d"])).astype(dtype)
     y = (rng.standard_normal((p["n"], p["d"])) * 1.1 + 0.1).astype(dtype)
@@ -48,7 +65,7 @@ def reference(xs, p, variant):
     import numpy as np
 
     x, y = xs
-    inv = 1.0 / (2.0 * _bandwidths(np.float64) ** 2)
+    inv = _inv(variant, np.float64)
 
     def k(a, b, rows=64):  # exact distances (0 on the diagonal), in row blocks to bound memory
         total = 0.0
@@ -84,16 +101,37 @@ def tf_mmd(inv):
     return mmd
 
 
+def tf_mmd_outer(sigmas):
+    """The user's kernel (variant ``outer``), with ``sigmas`` a tf tensor of shape (S,)."""
+    import tensorflow as tf
+
+    def kernel_mean(a, b):
+        aa = tf.reduce_sum(a * a, axis=1)[:, None]
+        bb = tf.reduce_sum(b * b, axis=1)[None, :]
+        dist = tf.maximum(aa + bb - 2.0 * tf.matmul(a, b, transpose_b=True), 0.0)
+        beta = 1.0 / (2.0 * sigmas[:, None])
+        s = tf.matmul(beta, tf.reshape(dist, (1, -1)))
+        return tf.reduce_mean(tf.reshape(tf.reduce_sum(tf.exp(-s), 0), tf.shape(dist)))
+
+    def mmd(x, y):
+        return kernel_mean(x, x) + kernel_mean(y, y) - 2.0 * kernel_mean(x, y)
+
+    return mmd
+
+
 def tf_stages(p, dtype, variant):
     import tensorflow as tf
 
-    return [tf_mmd(tf.constant(1.0 / (2.0 * _bandwidths(dtype) ** 2), dtype=dtype))]
+    if variant == "outer":
+        return [tf_mmd_outer(tf.constant(SIGMAS, dtype=dtype))]
+    return [tf_mmd(tf.constant(_inv(variant, dtype), dtype=dtype))]
 
 
 def jax_stages(p, dtype, variant):
     import jax.numpy as jnp
 
-    inv = jnp.asarray(1.0 / (2.0 * _bandwidths(dtype) ** 2), dtype=dtype)
+    inv = jnp.asarray(_inv(variant, dtype), dtype=dtype)
+    sigmas = jnp.asarray(SIGMAS, dtype=dtype)
 
     def sqdist(a, b):
         aa = jnp.sum(a * a, axis=1)[:, None]
@@ -101,6 +139,10 @@ def jax_stages(p, dtype, variant):
         return jnp.maximum(aa + bb - 2.0 * a @ b.T, 0.0)
 
     def kernel_mean(a, b):
+        if variant == "outer":
+            dist = sqdist(a, b)
+            s = (1.0 / (2.0 * sigmas[:, None])) @ jnp.reshape(dist, (1, -1))
+            return jnp.mean(jnp.reshape(jnp.sum(jnp.exp(-s), 0), dist.shape))
         return jnp.mean(jnp.sum(jnp.exp(-sqdist(a, b)[..., None] * inv), axis=-1))
 
     def mmd(x, y):
@@ -111,7 +153,8 @@ def jax_stages(p, dtype, variant):
 
 WORKLOAD = Workload(
     name="mmd",
-    description="MMD² with a 19-bandwidth Gaussian kernel (1e-6…1e6), float32 and float64",
+    description="MMD² with a 19-bandwidth Gaussian kernel (1e-6…1e6), float32 and float64; "
+                "variant outer: the user-reported kernel as written (beta @ dist outer product)",
     grid=GRID,
     dtypes=("float32", "float64"),
     inputs=inputs,
@@ -124,4 +167,5 @@ WORKLOAD = Workload(
     tf=tf_stages,
     jax=jax_stages,
     size_label=_size,
+    variants=("default", "outer"),
 )
