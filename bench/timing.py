@@ -7,8 +7,12 @@ For each mode of one case group:
 3. **warm-up** until a few calls in a row compile nothing and their times settle;
 4. **calibration**: calls per sample (``loops``) so timer + sync overhead stays below
    ``target_overhead`` of a sample;
-5. **timed samples**, modes interleaved sample by sample, each sample ``loops`` calls then one
-   sync; a sample during which anything compiled is set apart, not mixed into the statistics.
+5. **timed samples**, modes interleaved (``Protocol.interleave``, :data:`INTERLEAVE_SCHEMES`),
+   each sample ``loops`` calls then one sync; a sample during which anything compiled is set
+   apart, not mixed into the statistics;
+6. **interference check**: when several modes were interleaved, a short block of each mode
+   alone (after an untimed call), so a row can say whether interleaving moved its median
+   (:func:`interference`).
 
 The core takes its clock and its compile counter as arguments, so the arithmetic is tested
 exactly with a fake clock (tests/test_timing.py).
@@ -18,11 +22,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 import statistics
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 Counters = Callable[[], Mapping[str, float]]
+
+# How the timed phase alternates the modes of a group. Drift (thermal, other processes) hits
+# interleaved modes alike, so their ratio survives it; but a mode may also disturb the next one
+# (a thread pool still spinning, evicted caches), which the interference check measures.
+INTERLEAVE_SCHEMES = {
+    "sample": "one sample of each mode in turn, always in the same order",
+    "block": "block_samples samples of a mode in a row, then the next mode",
+    "random": "one sample of each mode per round, in a new random order each round",
+}
+AA_CONTROL = ("first", "every", "off")  # which groups of a worker carry the A/A control
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +52,28 @@ class Protocol:
     settle_tolerance: float = 0.25  # last warm-up call within 25% of the median of the last few
     target_overhead: float = 0.01  # timer + sync overhead per sample, as a fraction
     max_loops: int = 10_000
+    interleave: str = "sample"  # a key of INTERLEAVE_SCHEMES
+    block_samples: int = 5  # samples per turn, "block" only
+    switch_calls: int = 0  # untimed calls of a mode each time the timed loop switches to it
+    alone_samples: int = 5  # interference check: samples of each mode alone (0: no check)
+    alone_max_time: float = 2.0  # per mode; at least 3 samples are taken anyway
+    interference_tolerance: float = 0.03  # a smaller shift is never called interference
+    seed: int = 0  # of the "random" order
+    # the worker measures its framework's nearest JIT-off mode a second time, built afresh and
+    # interleaved like a JIT mode, in the first group it runs ("every": in each group)
+    aa_control: str = "first"
+
+    def __post_init__(self):
+        if self.interleave not in INTERLEAVE_SCHEMES:
+            raise ValueError(f"unknown interleave scheme {self.interleave!r}; valid: "
+                             f"{', '.join(INTERLEAVE_SCHEMES)}")
+        if self.aa_control not in AA_CONTROL:
+            raise ValueError(f"unknown aa_control {self.aa_control!r}; valid: "
+                             f"{', '.join(AA_CONTROL)}")
+        if self.block_samples < 1 or self.switch_calls < 0 or self.alone_samples < 0:
+            raise ValueError(f"block_samples must be >= 1, switch_calls and alone_samples "
+                             f">= 0; got {self.block_samples}, {self.switch_calls}, "
+                             f"{self.alone_samples}")
 
 
 @dataclasses.dataclass
@@ -67,6 +104,8 @@ class ModeResult:
     counters_first: dict[str, float] = dataclasses.field(default_factory=dict)
     counters_warmup: dict[str, float] = dataclasses.field(default_factory=dict)
     counters_samples: dict[str, float] = dataclasses.field(default_factory=dict)
+    alone_samples: list[float] = dataclasses.field(default_factory=list)  # interference check
+    alone_error: str | None = None  # the check failed; the interleaved samples still stand
 
     @property
     def ok(self) -> bool:
@@ -150,8 +189,8 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
     return r
 
 
-def _take_sample(t: Timed, r: ModeResult, counters: Counters,
-                 clock: Callable[[], float]) -> float:
+def _take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[], float],
+                 alone: bool = False) -> float:
     before = dict(counters())
     t0 = clock()
     out = None
@@ -164,9 +203,79 @@ def _take_sample(t: Timed, r: ModeResult, counters: Counters,
     per_call = elapsed / r.loops
     if delta.get("compiles", 0) > 0:
         r.compiling_samples.append(per_call)
+    elif alone:
+        r.alone_samples.append(per_call)
     else:
         r.samples.append(per_call)
     return elapsed
+
+
+def _untimed(t: Timed, r: ModeResult, counters: Counters, n: int) -> None:
+    """``n`` calls after a switch to ``t``: whatever the previous mode left running or evicted
+    is paid here, outside any sample. Compiles are still counted."""
+    for _ in range(n):
+        before = dict(counters())
+        t.sync(t.call())
+        _add(r.counters_samples, _diff(counters(), before))
+
+
+def _done(r: ModeResult, p: Protocol, spent: float) -> bool:
+    valid_time = sum(r.samples) * r.loops
+    n_all = len(r.samples) + len(r.compiling_samples)
+    return ((valid_time >= p.min_time and len(r.samples) >= p.min_samples)
+            or n_all >= p.max_samples
+            # its steady state *is* compilation: more samples will not change that
+            or len(r.compiling_samples) >= p.min_samples
+            or (spent >= p.max_time and n_all >= min(3, p.min_samples)))
+
+
+def _interleaved(modes: list[Timed], results: dict[str, ModeResult], p: Protocol,
+                 counters: Counters, clock: Callable[[], float]) -> None:
+    """Phase 5: turns of the live modes in the order ``p.interleave`` says, until each is
+    done; ``p.switch_calls`` untimed calls whenever the loop moves to another mode."""
+    live = [t for t in modes if results[t.name].ok]
+    spent = {t.name: 0.0 for t in live}
+    per_turn = p.block_samples if p.interleave == "block" else 1
+    rng = random.Random(p.seed)
+    last = live[-1].name if live else None  # the warm-up of the last mode ran just before
+    while live:
+        order = list(live)
+        if p.interleave == "random":
+            rng.shuffle(order)
+        for t in order:
+            r = results[t.name]
+            try:
+                if t.name != last:
+                    _untimed(t, r, counters, p.switch_calls)
+                last = t.name
+                for _ in range(per_turn):
+                    spent[t.name] += _take_sample(t, r, counters, clock)
+                    if _done(r, p, spent[t.name]):
+                        live.remove(t)
+                        break
+            except Exception as exc:
+                r.error, r.error_phase = exc, "timed_samples"
+                live.remove(t)
+
+
+def _alone(modes: list[Timed], results: dict[str, ModeResult], p: Protocol,
+           counters: Counters, clock: Callable[[], float]) -> None:
+    """Phase 6: each mode that ran fine, alone for a short block after one untimed call (at
+    least one, ``p.switch_calls`` if more), so its interleaved median can be compared with
+    itself not interleaved. A failure here is noted; the interleaved samples stand."""
+    for t in modes:
+        r = results[t.name]
+        if not r.ok or not r.samples:
+            continue
+        try:
+            _untimed(t, r, counters, max(1, p.switch_calls))
+            start = clock()
+            while len(r.alone_samples) < p.alone_samples:
+                _take_sample(t, r, counters, clock, alone=True)
+                if clock() - start > p.alone_max_time and len(r.alone_samples) >= 3:
+                    break
+        except Exception as exc:  # noqa: BLE001 -- extra information, never a failure
+            r.alone_error = f"{type(exc).__name__}: {exc}"
 
 
 def measure(modes: list[Timed], protocol: Protocol = Protocol(),
@@ -174,28 +283,45 @@ def measure(modes: list[Timed], protocol: Protocol = Protocol(),
             clock: Callable[[], float] = time.perf_counter) -> dict[str, ModeResult]:
     """Run the whole protocol on the modes of one case group; one ``ModeResult`` per mode."""
     results = {t.name: first_and_warmup(t, protocol, counters, clock) for t in modes}
-    live = [t for t in modes if results[t.name].ok]
-    spent = {t.name: 0.0 for t in live}
-    while live:
-        for t in list(live):  # one sample of each live mode per round: drift hits all alike
-            r = results[t.name]
-            try:
-                spent[t.name] += _take_sample(t, r, counters, clock)
-            except Exception as exc:
-                r.error, r.error_phase = exc, "timed_samples"
-                live.remove(t)
-                continue
-            valid_time = sum(r.samples) * r.loops
-            n_all = len(r.samples) + len(r.compiling_samples)
-            done = ((valid_time >= protocol.min_time and len(r.samples) >= protocol.min_samples)
-                    or n_all >= protocol.max_samples
-                    # its steady state *is* compilation: more samples will not change that
-                    or len(r.compiling_samples) >= protocol.min_samples
-                    or (spent[t.name] >= protocol.max_time
-                        and n_all >= min(3, protocol.min_samples)))
-            if done:
-                live.remove(t)
+    _interleaved(modes, results, protocol, counters, clock)
+    if protocol.alone_samples and sum(1 for r in results.values() if r.samples) > 1:
+        _alone(modes, results, protocol, counters, clock)
     return results
+
+
+def median_ci(samples: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """Distribution-free interval of the median from order statistics: the widest ranks
+    (k, n+1-k) whose binomial(n, 1/2) coverage is still >= ``confidence``; with too few
+    samples for that, (min, max). ``median_ci([3, 1, 2]) -> (1, 3)``."""
+    s = sorted(samples)
+    n = len(s)
+    if n == 0:
+        return (math.nan, math.nan)
+    alpha = (1.0 - confidence) / 2.0
+    k, tail = 0, 0.0  # tail = P(Binom(n, 1/2) <= k - 1)
+    while k < n // 2:
+        nxt = tail + math.comb(n, k) / 2 ** n
+        if nxt > alpha:
+            break
+        tail, k = nxt, k + 1
+    k = max(k, 1)
+    return (s[k - 1], s[n - k])
+
+
+def interference(interleaved: Sequence[float], alone: Sequence[float],
+                 tolerance: float = 0.03) -> dict[str, Any]:
+    """Did interleaving move this mode? ``interference`` = median interleaved / median alone;
+    ``interference_flag`` when the two medians' intervals (:func:`median_ci`) do not overlap
+    and the ratio is off 1 by more than ``tolerance``. ``{}`` without samples on both sides."""
+    if not interleaved or not alone:
+        return {}
+    mi, ma = statistics.median(interleaved), statistics.median(alone)
+    lo_i, hi_i = median_ci(interleaved)
+    lo_a, hi_a = median_ci(alone)
+    apart = hi_i < lo_a or hi_a < lo_i
+    ratio = mi / ma if ma > 0 else math.nan
+    return {"alone_median_s": ma, "alone_samples": list(alone), "interference": ratio,
+            "interference_flag": bool(apart and abs(ratio - 1.0) > tolerance)}
 
 
 def summarize(samples: list[float]) -> dict[str, float | None]:

@@ -6,7 +6,15 @@ import itertools
 
 import pytest
 
-from bench.timing import Protocol, Timed, first_and_warmup, measure, summarize
+from bench.timing import (
+    Protocol,
+    Timed,
+    first_and_warmup,
+    interference,
+    measure,
+    median_ci,
+    summarize,
+)
 
 
 class FakeClock:
@@ -69,7 +77,7 @@ def test_compiles_in_first_call_and_warmup_are_counted_apart():
 def test_modes_are_interleaved_sample_by_sample():
     clock = FakeClock()
     log: list[str] = []
-    p = Protocol(min_time=1.0, min_samples=3, max_samples=3, max_loops=1)
+    p = Protocol(min_time=1.0, min_samples=3, max_samples=3, max_loops=1, alone_samples=0)
     modes = [make_mode(n, clock, log=log) for n in ("a", "b")]
     results = measure(modes, p, clock=clock)
     timed = log[-6:]  # the six timed calls come last
@@ -128,3 +136,93 @@ def test_summarize():
     assert s["median_s"] == 3.0 and s["mean_s"] == 3.0 and s["min_s"] == 1.0
     assert s["iqr_s"] == pytest.approx(2.0)
     assert summarize([])["median_s"] is None
+
+
+# ------------------------------------------------------------- interleaving schemes
+
+def _timed_log(scheme, n_modes=2, **kw):
+    clock = FakeClock()
+    log: list[str] = []
+    names = "abc"[:n_modes]
+    p = Protocol(min_time=1e9, min_samples=4, max_samples=4, max_loops=1, alone_samples=0,
+                 interleave=scheme, early_calls=1, warmup_min_calls=1, **kw)
+    modes = [make_mode(n, clock, log=log) for n in names]
+    # first call + 1 warm-up call per mode (the fake clock settles at once)
+    results = measure(modes, p, clock=clock)
+    return log[2 * n_modes:], results
+
+
+def test_block_scheme_takes_samples_in_runs_with_untimed_calls_after_each_switch():
+    timed, results = _timed_log("block", block_samples=2, switch_calls=1)
+    # b was warmed up last: a's first turn is a switch (1 untimed call), then 2 samples, ...
+    assert timed == ["a", "a", "a", "b", "b", "b", "a", "a", "a", "b", "b", "b"]
+    assert all(len(r.samples) == 4 for r in results.values())
+
+
+def test_random_scheme_shuffles_each_round_with_its_seed_and_keeps_every_mode():
+    timed, _ = _timed_log("random", n_modes=3, seed=3)
+    rounds = [timed[i:i + 3] for i in range(0, 12, 3)]
+    assert all(sorted(r) == ["a", "b", "c"] for r in rounds)
+    assert len({tuple(r) for r in rounds}) > 1  # not the same order every round
+    assert timed == _timed_log("random", n_modes=3, seed=3)[0]  # reproducible
+
+
+def test_an_unknown_scheme_names_the_valid_ones():
+    with pytest.raises(ValueError, match="'zigzag'; valid: sample, block, random"):
+        Protocol(interleave="zigzag")
+
+
+# ------------------------------------------------------------- the interference check
+
+def test_each_mode_is_measured_alone_after_the_interleaved_phase():
+    clock = FakeClock()
+    log: list[str] = []
+    p = Protocol(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
+                 early_calls=1, warmup_min_calls=1)
+    results = measure([make_mode(n, clock, log=log) for n in ("a", "b")], p, clock=clock)
+    # interleaved a b a b a b, then a alone (1 untimed call + 2 samples), then b the same
+    assert log[4:] == ["a", "b"] * 3 + ["a"] * 3 + ["b"] * 3
+    assert all(len(r.samples) == 3 and len(r.alone_samples) == 2 for r in results.values())
+
+
+def test_a_mode_that_is_slower_interleaved_than_alone_is_flagged():
+    """Mode b pays 2.0 extra on each call that follows a call of a (a spinning thread pool)."""
+    clock = FakeClock()
+    last = [None]
+
+    def mode(name, cost):
+        def call():
+            clock.spend(cost + (2.0 if name == "b" and last[0] == "a" else 0.0))
+            last[0] = name
+        return Timed(name, call, sync=lambda out: None)
+
+    p = Protocol(min_time=1e9, min_samples=9, max_samples=9, max_loops=1, max_time=1e9,
+                 alone_samples=9, alone_max_time=1e9, early_calls=1, warmup_min_calls=1,
+                 warmup_max_time=0)
+    r = measure([mode("a", 1.0), mode("b", 1.0)], p, clock=clock)
+    # a sample is 2 clock reads around one call: 1 + cost (+2 for b after a)
+    assert r["a"].samples == [2.0] * 9 and r["b"].samples == [4.0] * 9
+    assert r["b"].alone_samples == [2.0] * 9
+    b = interference(r["b"].samples, r["b"].alone_samples)
+    assert b["interference"] == pytest.approx(2.0) and b["interference_flag"]
+    a = interference(r["a"].samples, r["a"].alone_samples)
+    assert a["interference"] == pytest.approx(1.0) and not a["interference_flag"]
+
+
+def test_interference_needs_both_a_separation_and_a_shift_beyond_the_tolerance():
+    base = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01]
+    shifted = [x * 1.02 + 0.5 for x in base]
+    assert interference(base, [x + 0.5 for x in base])["interference_flag"]
+    # 2% apart but the intervals overlap: noise, not interference
+    assert not interference(base, [x * 1.02 for x in base])["interference_flag"]
+    # intervals apart, but within the tolerance
+    tight = [1.0] * 7
+    assert not interference(tight, [1.02] * 7, tolerance=0.03)["interference_flag"]
+    assert interference(tight, [1.05] * 7, tolerance=0.03)["interference_flag"]
+    assert interference([], shifted) == {} and interference(base, []) == {}
+
+
+def test_median_interval_from_order_statistics():
+    assert median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0)  # too few for 95%: the range
+    # n = 10: P(Binom(10, 1/2) <= 1) = 0.0107 <= 0.025 < P(<= 2): ranks 2 and 9
+    assert median_ci([float(i) for i in range(10, 0, -1)]) == (2.0, 9.0)
