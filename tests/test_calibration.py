@@ -15,7 +15,8 @@ def test_calibration_cases_cover_the_runs_frameworks_and_modes_in_default_worker
     cal = calibration.calibration_cases(cases)
     got = {(c.workload, c.framework, c.mode) for c in cal}
     for wl in ("calibration_peak_matmul", "calibration_dispatch"):
-        assert {(wl, "jax", "eager"), (wl, "jax", "jit"), (wl, "tf", "eager"),
+        assert {(wl, "jax", "eager"), (wl, "jax", "jit"), (wl, "jax", "aot"),
+                (wl, "tf", "eager"),
                 (wl, "tf", "graph"), (wl, "tf", "xla")} == {g for g in got if g[0] == wl}
     # auto-clustering needs its own worker: derived from graph, never started for this
     assert not any(c.mode == "autoclustering" for c in cal)
@@ -80,10 +81,10 @@ def test_a_real_calibration_of_jax(tmp_path):
     peaks = {p["source"]: p for p in cal["peak"]}
     assert peaks["numpy"]["gflops"] > 1
     assert {(p["framework"], p["mode"]) for p in cal["peak"] if p["source"] == "jax"} == \
-        {("jax", "eager"), ("jax", "jit")}
+        {("jax", "eager"), ("jax", "jit"), ("jax", "aot")}
     assert all(p["status"] == "ok" and p["gflops"] > 1 for p in cal["peak"])
     floors = {d["mode"]: d for d in cal["dispatch"]}
-    assert set(floors) == {"eager", "jit"}
+    assert set(floors) == {"eager", "jit", "aot"}
     # a no-op dispatch is microseconds, far below the 1024^3 matmul's milliseconds
     assert all(0 < d["floor_s"] < 1e-3 for d in floors.values())
     assert (tmp_path / "logs" / "calibration-jax-cpu.log").exists()

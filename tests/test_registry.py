@@ -16,7 +16,7 @@ def test_every_workload_framework_and_mode_is_expanded():
     assert {c.workload for c in cases} == {"matmul_relu", "mmd", "rnn"}
     assert {(c.framework, c.mode) for c in cases} == {
         ("tf", "eager"), ("tf", "graph"), ("tf", "xla"), ("tf", "autoclustering"),
-        ("jax", "eager"), ("jax", "jit")}
+        ("jax", "eager"), ("jax", "jit"), ("jax", "aot")}
     assert {c.dtype for c in cases if c.workload == "mmd"} == {"float32", "float64"}
     assert {c.variant for c in cases if c.workload == "matmul_relu"} == {"fused", "split"}
     assert len(cases) == len(set(cases))  # frozen, hashable, no duplicates
@@ -27,7 +27,7 @@ def test_filters_select_and_count():
                            dtype=("float64",)))
     assert cases and all(c.workload == "mmd" and c.framework == "jax" and c.dtype == "float64"
                          for c in cases)
-    assert {c.mode for c in cases} == {"eager", "jit"}
+    assert {c.mode for c in cases} == {"eager", "jit", "aot"}
     full = expand(Filters(suite=("matmul_relu",), size="full", device=("cpu",)))
     assert any(c.size == "1000x10000x20000" for c in full)
     assert not any(c.size == "1000x10000x20000"
@@ -74,7 +74,7 @@ def test_a_workload_is_one_file(tmp_path):
         "    reference=lambda xs, p, v: 2 * xs[0], flops=lambda p, v: p['n'],\n"
         "    tolerance={'float32': (1e-6, 1e-6)}, jax=lambda p, d, v: [lambda x: 2 * x])\n")
     cases = expand(Filters(suite=("double",), device=("cpu",), suite_files=(str(f),)))
-    assert [c.mode for c in cases] == ["eager", "jit"]
+    assert [c.mode for c in cases] == ["eager", "jit", "aot"]
 
 
 def test_import_bench_imports_no_framework():
@@ -88,7 +88,7 @@ def test_cli_list_prints_the_count_and_rejects_unknown_names():
     ok = subprocess.run([sys.executable, "-m", "bench", "list", "--suite", "rnn",
                          "--device", "cpu"], capture_output=True, text=True)
     assert ok.returncode == 0
-    assert ok.stdout.strip().splitlines()[-1].startswith("12 cases")
+    assert ok.stdout.strip().splitlines()[-1].startswith("14 cases")
     bad = subprocess.run([sys.executable, "-m", "bench", "list", "--framework", "tf,torch"],
                          capture_output=True, text=True)
     assert bad.returncode == 2

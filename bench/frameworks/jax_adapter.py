@@ -1,8 +1,19 @@
-"""JAX: op-by-op (``eager``) and ``jax.jit`` of the whole function (or of each stage)."""
+"""JAX: op-by-op (``eager``), ``jax.jit`` of the whole function (or of each stage), and ``aot``
+(``jax.jit(f).lower(*args).compile()`` on the first call, then the compiled executable called
+directly: no per-call signature check or cache lookup).
+
+What compiled and why: JAX's own compile events (``jax.monitoring``) are counted per phase, and
+``jax_explain_cache_misses`` is on, its log records (logger ``jax``) kept as short reasons for
+:meth:`Adapter.compile_notes`. With ``JITBENCH_COMPILE_CACHE`` set (``--compile-cache``), JAX's
+persistent compilation cache lives there with both thresholds lowered, so every program is
+cached (by default programs compiling in under 1 s are not), and its hits/misses are counted.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import threading
 
 # Before JAX starts: do not grab most of the GPU up front, so peak memory means something and
@@ -20,7 +31,42 @@ _EVENTS = {
     "/jax/core/compile/jaxpr_trace_duration": "trace_s",
     "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_s",
     "/jax/core/compile/backend_compile_duration": "compile_s",
+    "/jax/compilation_cache/cache_retrieval_time_sec": "cache_retrieval_s",
 }
+# persistent compilation cache events (no duration)
+_CACHE_EVENTS = {"/jax/compilation_cache/cache_hits": "cache_hits",
+                 "/jax/compilation_cache/cache_misses": "cache_misses"}
+MAX_NOTES = 50  # reasons kept between two compile_notes() calls
+
+
+def _reason(message: str) -> str:
+    """The informative part of an explain-cache-misses record, on one line: "TRACING CACHE
+    MISS at f.py:12 (g): for h defined at f.py:3; different input types: * at x, now f32[4]
+    and before f32[3]" -> "h: different input types: at x, now f32[4] and before f32[3]"."""
+    lines = [ln.strip(" *|") for ln in message.splitlines()[1:] if ln.strip()]
+    head = ""
+    keep = []
+    for ln in lines:
+        m = re.match(r"for (\S+) defined at", ln) or re.match(r"(\S+) id=\d+ defined at", ln)
+        if m and not head:
+            head = m.group(1)
+        elif not ln.startswith(("all previously seen", "For the closest")):
+            keep.append(ln)
+    text = "; ".join(keep) or message.splitlines()[0]
+    return f"{head}: {text}" if head else text
+
+
+class _Notes(logging.Handler):
+    """Keeps JAX's cache-miss explanations (WARNING records of ``jax._src.*``)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.notes: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if "CACHE MISS" in msg and len(self.notes) < MAX_NOTES:
+            self.notes.append(_reason(msg))
 
 
 class Adapter:
@@ -30,17 +76,46 @@ class Adapter:
         # float64 workloads must really run in float64 (JAX silently downcasts otherwise)
         jax.config.update("jax_enable_x64", True)
         self._lock = threading.Lock()
-        self._counters = {"compiles": 0, "compile_s": 0.0, "trace_s": 0.0, "lower_s": 0.0}
+        self._counters = {"compiles": 0, "compile_s": 0.0, "trace_s": 0.0, "lower_s": 0.0,
+                          "traces": 0}
         jax.monitoring.register_event_duration_secs_listener(self._on_event)
+        jax.config.update("jax_explain_cache_misses", True)
+        self._notes = _Notes()
+        jax_logger = logging.getLogger("jax")
+        jax_logger.addHandler(self._notes)
+        # the explanations are data for the row, not chatter for the worker's log
+        jax_logger.propagate = False
+        self.compile_cache = os.environ.get("JITBENCH_COMPILE_CACHE") or None
+        if self.compile_cache:
+            jax.config.update("jax_compilation_cache_dir", self.compile_cache)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+            jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+            self._counters.update(cache_hits=0, cache_misses=0, cache_retrieval_s=0.0)
+            jax.monitoring.register_event_listener(self._on_cache_event)
 
     def _on_event(self, event: str, duration: float, **kwargs) -> None:
         key = _EVENTS.get(event)
         if key is None:
             return
         with self._lock:
-            self._counters[key] += duration
-            if key == "compile_s":
+            self._counters[key] = self._counters.get(key, 0.0) + duration
+            if key == "compile_s":  # also emitted around a persistent-cache hit
                 self._counters["compiles"] += 1
+            elif key == "trace_s":
+                self._counters["traces"] += 1
+
+    def _on_cache_event(self, event: str, **kwargs) -> None:
+        key = _CACHE_EVENTS.get(event)
+        if key is not None:
+            with self._lock:
+                self._counters[key] += 1
+
+    def compile_notes(self) -> list[str]:
+        """Why JAX traced or compiled since the last call, one short line per cache miss,
+        e.g. ``"<lambda>: different input types: at x, now f32[4] and before f32[3]"``."""
+        with self._lock:
+            notes, self._notes.notes = self._notes.notes, []
+        return notes
 
     def counters(self) -> dict[str, float]:
         with self._lock:
@@ -67,7 +142,9 @@ class Adapter:
         if mode == "eager":
             return compose(stages)
         if mode == "jit":
-            return compose([jax.jit(s) for s in stages])
+            return compose([jax.jit(s, static_argnums=_static(s)) for s in stages])
+        if mode == "aot":
+            return compose([_aot(s) for s in stages])
         raise ValueError(f"unknown JAX mode {mode!r}")
 
     @staticmethod
@@ -127,3 +204,32 @@ class Adapter:
     def _memory_stats(self, device: str):
         devs = self._devices(device)
         return devs[0].memory_stats() if devs else None
+
+
+def _static(stage) -> tuple[int, ...]:
+    """The positions of a stage's static arguments (``stage.static_argnums``, see
+    ``bench.workload.static_args``): jax.jit compiles once per distinct value there."""
+    return tuple(getattr(stage, "static_argnums", ()))
+
+
+def _aot(stage):
+    """``stage`` compiled ahead of time on its first call's arguments, then called as the
+    compiled executable. Lowering and compiling show in the usual counters (trace_s, lower_s,
+    compile_s); a later call with another signature raises, as AOT executables do."""
+    static = _static(stage)
+    compiled = None
+
+    def own(*xs):  # a function of its own: jit's caches, keyed on identity, do not serve it
+        return stage(*xs)
+
+    own.__name__ = f"aot_{getattr(stage, '__name__', 'stage')}"
+
+    def call(*xs):
+        nonlocal compiled
+        if compiled is None:
+            compiled = jax.jit(own, static_argnums=static).lower(*xs).compile()
+        if static:
+            xs = tuple(x for i, x in enumerate(xs) if i not in static)
+        return compiled(*xs)
+
+    return call

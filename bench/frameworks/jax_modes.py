@@ -9,5 +9,9 @@ SPEC = FrameworkSpec(
         ModeSpec("jax", "eager", False, "op-by-op dispatch, no jax.jit", color="#66a61e"),
         ModeSpec("jax", "jit", True, "jax.jit(fn) of the whole function", baseline="eager",
                  color="#7b3294"),
+        # ahead of time: lower + compile on the first call, then the executable called
+        # directly, so jit's per-call signature check and cache lookup show beside it
+        ModeSpec("jax", "aot", True, "jax.jit(fn).lower(*args).compile(), executable called "
+                 "directly", baseline="eager", color="#c2a5cf", label="AOT"),
     ),
 )

@@ -4,17 +4,33 @@ XLA's own log lines are the source of truth for what JIT did. The worker points 
 file before TensorFlow is imported; this adapter sets the verbosity that makes XLA log
 "Built N clusters, size a / b" and "Compiled <cluster> n times, compile time: t us", and reads
 the new lines each time ``counters()`` is called (never inside a timed sample).
+
+Tracing is counted apart from compiling: ``traces`` sums ``experimental_get_tracing_count()``
+of every ``tf.function`` this adapter built (graph-mode retracing shows there), and the first
+call of each built function traces explicitly (``get_concrete_function``), timed as ``trace_s``,
+so a first call splits into trace | XLA compile (from the log) | first run.
+
+With ``JITBENCH_COMPILE_CACHE`` set (``--compile-cache``), TF's XLA persistent cache
+(``--tf_xla_persistent_cache_directory``, TF >= 2.12) is pointed there: entries loaded count as
+``cache_hits``, entries compiled and saved as ``cache_misses``.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
+import weakref
 
 # Must be set before TensorFlow is imported (the worker imports this module first thing).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
-os.environ.setdefault("TF_CPP_VMODULE",
-                      "mark_for_compilation_pass=2,device_compilation_profiler=2")
+os.environ.setdefault("TF_CPP_VMODULE", "mark_for_compilation_pass=2,"
+                      "device_compilation_profiler=2,device_executable_persistor=1")
+COMPILE_CACHE = os.environ.get("JITBENCH_COMPILE_CACHE") or None
+if COMPILE_CACHE:  # appended to what the worker group set (auto-clustering's flags)
+    os.environ["TF_XLA_FLAGS"] = " ".join(filter(None, (
+        os.environ.get("TF_XLA_FLAGS", ""),
+        f"--tf_xla_persistent_cache_directory={COMPILE_CACHE}")))
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -23,6 +39,8 @@ from . import compose  # noqa: E402
 
 _COMPILED = re.compile(r"Compiled (\S+) \d+ times, compile time: (\d+) us")
 _BUILT = re.compile(r"Built (\d+) clusters, size (\d+) / (\d+)")
+_CACHE_HIT = "Loading cached entry for:"
+_CACHE_SAVED = "Serializing and saving cache entry:"
 
 _COMPILE_MARKERS = ("XLA compilation", "JIT compilation failed", "jit_compile",
                     "Detected unsupported operations", "XLA can't deduce compile time constant",
@@ -36,7 +54,12 @@ class Adapter:
         self._log_path = log_path
         self._offset = 0
         self._counters = {"compiles": 0, "compile_s": 0.0, "clusters": 0,
-                          "clustered_nodes": 0, "graph_nodes": 0}
+                          "clustered_nodes": 0, "graph_nodes": 0, "trace_s": 0.0}
+        if COMPILE_CACHE:
+            self._counters.update(cache_hits=0, cache_misses=0)
+        # (weak ref to a tf.function, its tracing count when last read): a function that
+        # is gone keeps its last count, so the total never goes down
+        self._functions: list[list] = []
         for gpu in tf.config.list_physical_devices("GPU"):
             tf.config.experimental.set_memory_growth(gpu, True)
 
@@ -59,7 +82,42 @@ class Adapter:
                     self._counters["clusters"] += int(m.group(1))
                     self._counters["clustered_nodes"] += int(m.group(2))
                     self._counters["graph_nodes"] += int(m.group(3))
-        return dict(self._counters)
+                elif COMPILE_CACHE and _CACHE_HIT in line:
+                    self._counters["cache_hits"] += 1
+                elif COMPILE_CACHE and _CACHE_SAVED in line:
+                    self._counters["cache_misses"] += 1
+        out = dict(self._counters)
+        out["traces"] = self._traces()
+        return out
+
+    def _traces(self) -> int:
+        for entry in self._functions:
+            fn = entry[0]()
+            if fn is not None:
+                entry[1] = fn.experimental_get_tracing_count()
+        return sum(entry[1] for entry in self._functions)
+
+    def _function(self, stage, **kwargs):
+        """``tf.function(stage, **kwargs)``, its tracing counted, its first call split: the
+        trace (``get_concrete_function``) timed apart, then the call (compile + run)."""
+        fn = tf.function(stage, **kwargs)
+        self._functions.append([weakref.ref(fn), 0])
+        pending = [True]
+        counters = self._counters
+
+        def call(*xs):
+            if pending[0]:
+                pending[0] = False
+                t0 = time.perf_counter()
+                fn.get_concrete_function(*xs)
+                counters["trace_s"] += time.perf_counter() - t0
+            return fn(*xs)
+
+        def split_next_call():
+            pending[0] = True
+
+        call.split_next_call = split_next_call
+        return call
 
     @staticmethod
     def _tf_device(device: str) -> str:
@@ -80,20 +138,24 @@ class Adapter:
 
     def build(self, stages, mode: str, device: str):
         if mode == "eager":
-            fn = compose(stages)
+            parts = list(stages)
         elif mode in ("graph", "autoclustering"):
             # auto-clustering is graph mode in a process whose TF_XLA_FLAGS turn it on
-            fn = compose([tf.function(s) for s in stages])
+            parts = [self._function(s) for s in stages]
         elif mode == "xla":
-            fn = compose([tf.function(s, jit_compile=True) for s in stages])
+            parts = [self._function(s, jit_compile=True) for s in stages]
         else:
             raise ValueError(f"unknown TensorFlow mode {mode!r}")
+        fn = compose(parts)
         dev = self._tf_device(device)
 
         def on_device(*xs):
             with tf.device(dev):
                 return fn(*xs)
 
+        if all(hasattr(p, "split_next_call") for p in parts):
+            # a sweep calls this before each new signature: its trace is timed apart too
+            on_device.split_next_call = lambda: [p.split_next_call() for p in parts]
         return on_device
 
     @staticmethod
