@@ -28,6 +28,10 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 Counters = Callable[[], Mapping[str, float]]
+# why the framework compiled since the last read (e.g. JAX's explained cache misses); read
+# after every call or sample, so each reason lands on the mode that caused it
+Notes = Callable[[], list[str]]
+MAX_NOTES = 20  # per mode
 
 # How the timed phase alternates the modes of a group. Drift (thermal, other processes) hits
 # interleaved modes alike, so their ratio survives it; but a mode may also disturb the next one
@@ -106,6 +110,13 @@ class ModeResult:
     counters_samples: dict[str, float] = dataclasses.field(default_factory=dict)
     alone_samples: list[float] = dataclasses.field(default_factory=list)  # interference check
     alone_error: str | None = None  # the check failed; the interleaved samples still stand
+    first_notes: list[str] = dataclasses.field(default_factory=list)  # why the first call
+    later_notes: list[str] = dataclasses.field(default_factory=list)  # ...and later ones
+
+    def note(self, notes: Notes | None, first: bool = False) -> None:
+        if notes is not None:
+            kept = self.first_notes if first else self.later_notes
+            kept.extend(notes()[:MAX_NOTES - len(kept)])
 
     @property
     def ok(self) -> bool:
@@ -144,15 +155,18 @@ def _sync_overhead(t: Timed, out: Any, clock: Callable[[], float], reps: int = 2
 
 
 def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
-                     clock: Callable[[], float]) -> ModeResult:
+                     clock: Callable[[], float], notes: Notes | None = None) -> ModeResult:
     """Phases 1-4 for one mode. Exceptions are kept in the result, never raised."""
     r = ModeResult(t.name)
     phase = "first_call"
     try:
+        if notes is not None:
+            notes()  # what earlier work left unread is no reason of this mode's
         c0 = dict(counters())
         r.first_call_s, r.output = _one_call(t, clock)
         c1 = dict(counters())
         r.counters_first = _diff(c1, c0)
+        r.note(notes, first=True)
 
         phase = "warmup"
         times: list[float] = []
@@ -163,6 +177,7 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
             dt, _ = _one_call(t, clock)
             delta = _diff(counters(), before)
             _add(r.counters_warmup, delta)
+            r.note(notes)
             times.append(dt)
             if len(r.early_calls_s) < p.early_calls:
                 r.early_calls_s.append(dt)
@@ -190,7 +205,7 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
 
 
 def _take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[], float],
-                 alone: bool = False) -> float:
+                 alone: bool = False, notes: Notes | None = None) -> float:
     before = dict(counters())
     t0 = clock()
     out = None
@@ -200,6 +215,7 @@ def _take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[]
     elapsed = clock() - t0
     delta = _diff(counters(), before)
     _add(r.counters_samples, delta)
+    r.note(notes)
     per_call = elapsed / r.loops
     if delta.get("compiles", 0) > 0:
         r.compiling_samples.append(per_call)
@@ -210,13 +226,15 @@ def _take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[]
     return elapsed
 
 
-def _untimed(t: Timed, r: ModeResult, counters: Counters, n: int) -> None:
+def _untimed(t: Timed, r: ModeResult, counters: Counters, n: int,
+             notes: Notes | None = None) -> None:
     """``n`` calls after a switch to ``t``: whatever the previous mode left running or evicted
     is paid here, outside any sample. Compiles are still counted."""
     for _ in range(n):
         before = dict(counters())
         t.sync(t.call())
         _add(r.counters_samples, _diff(counters(), before))
+        r.note(notes)
 
 
 def _done(r: ModeResult, p: Protocol, spent: float) -> bool:
@@ -230,7 +248,8 @@ def _done(r: ModeResult, p: Protocol, spent: float) -> bool:
 
 
 def _interleaved(modes: list[Timed], results: dict[str, ModeResult], p: Protocol,
-                 counters: Counters, clock: Callable[[], float]) -> None:
+                 counters: Counters, clock: Callable[[], float],
+                 notes: Notes | None = None) -> None:
     """Phase 5: turns of the live modes in the order ``p.interleave`` says, until each is
     done; ``p.switch_calls`` untimed calls whenever the loop moves to another mode."""
     live = [t for t in modes if results[t.name].ok]
@@ -246,10 +265,10 @@ def _interleaved(modes: list[Timed], results: dict[str, ModeResult], p: Protocol
             r = results[t.name]
             try:
                 if t.name != last:
-                    _untimed(t, r, counters, p.switch_calls)
+                    _untimed(t, r, counters, p.switch_calls, notes)
                 last = t.name
                 for _ in range(per_turn):
-                    spent[t.name] += _take_sample(t, r, counters, clock)
+                    spent[t.name] += _take_sample(t, r, counters, clock, notes=notes)
                     if _done(r, p, spent[t.name]):
                         live.remove(t)
                         break
@@ -259,7 +278,7 @@ def _interleaved(modes: list[Timed], results: dict[str, ModeResult], p: Protocol
 
 
 def _alone(modes: list[Timed], results: dict[str, ModeResult], p: Protocol,
-           counters: Counters, clock: Callable[[], float]) -> None:
+           counters: Counters, clock: Callable[[], float], notes: Notes | None = None) -> None:
     """Phase 6: each mode that ran fine, alone for a short block after one untimed call (at
     least one, ``p.switch_calls`` if more), so its interleaved median can be compared with
     itself not interleaved. A failure here is noted; the interleaved samples stand."""
@@ -268,10 +287,10 @@ def _alone(modes: list[Timed], results: dict[str, ModeResult], p: Protocol,
         if not r.ok or not r.samples:
             continue
         try:
-            _untimed(t, r, counters, max(1, p.switch_calls))
+            _untimed(t, r, counters, max(1, p.switch_calls), notes)
             start = clock()
             while len(r.alone_samples) < p.alone_samples:
-                _take_sample(t, r, counters, clock, alone=True)
+                _take_sample(t, r, counters, clock, alone=True, notes=notes)
                 if clock() - start > p.alone_max_time and len(r.alone_samples) >= 3:
                     break
         except Exception as exc:  # noqa: BLE001 -- extra information, never a failure
@@ -280,12 +299,15 @@ def _alone(modes: list[Timed], results: dict[str, ModeResult], p: Protocol,
 
 def measure(modes: list[Timed], protocol: Protocol = Protocol(),
             counters: Counters = lambda: {},
-            clock: Callable[[], float] = time.perf_counter) -> dict[str, ModeResult]:
-    """Run the whole protocol on the modes of one case group; one ``ModeResult`` per mode."""
-    results = {t.name: first_and_warmup(t, protocol, counters, clock) for t in modes}
-    _interleaved(modes, results, protocol, counters, clock)
+            clock: Callable[[], float] = time.perf_counter,
+            notes: Notes | None = None) -> dict[str, ModeResult]:
+    """Run the whole protocol on the modes of one case group; one ``ModeResult`` per mode.
+    ``notes``: the framework's reasons for compiling (``adapter.compile_notes``), kept per
+    mode in ``first_notes`` and ``later_notes``."""
+    results = {t.name: first_and_warmup(t, protocol, counters, clock, notes) for t in modes}
+    _interleaved(modes, results, protocol, counters, clock, notes)
     if protocol.alone_samples and sum(1 for r in results.values() if r.samples) > 1:
-        _alone(modes, results, protocol, counters, clock)
+        _alone(modes, results, protocol, counters, clock, notes)
     return results
 
 
