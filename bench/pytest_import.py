@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UserError
-from .results import SCHEMA_VERSION
+from .rows import SCHEMA_VERSION
 
 EXTRA_INFO_SCHEMA = 1
 

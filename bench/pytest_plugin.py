@@ -3,7 +3,7 @@
 ``suites/conftest.py`` re-exports the hooks below and ``suites/test_bench.py`` holds the one
 test function; everything else is the harness itself: ``expand``/``Filters`` choose the cases,
 the adapters place, build and sync, ``timing.first_and_warmup`` runs the first call and the
-warm-up (outside the timed region), ``correctness.compare`` checks the answer, and only the
+warm-up (outside the timed region), ``casework`` checks the answer, and only the
 steady-state calls go through ``benchmark.pedantic`` -- each one ending with the adapter's sync.
 
 Differences from ``jitbench run``, on purpose or by necessity:
@@ -35,8 +35,9 @@ from typing import Any, NoReturn
 
 import pytest
 
+from . import rows
 from .errors import UserError
-from .modes import DEVICES, FRAMEWORKS, MODES
+from .modes import DEVICES, FRAMEWORKS, MODES, counts_in_process, modes_for
 from .pytest_import import EXTRA_INFO_SCHEMA  # the reader owns the format's version
 from .workload import SIZE_SETS, Case, Filters, discover, expand, load_workload
 
@@ -45,9 +46,6 @@ FIXTURE = "jitbench_case"
 FILTER_NAMES = ("suite", "framework", "mode", "device", "dtype", "variant")
 MAX_ROUNDS = 10_000  # beyond this, more iterations per round instead (bounds the JSON's size)
 XLA_ENV_PREFIXES = ("TF_XLA_", "XLA_", "JAX_", "TF_ENABLE_ONEDNN_OPTS", "CUDA_VISIBLE_DEVICES")
-# Whether an adapter's compile counters work inside pytest: TF counts from its log, which only
-# a `jitbench run` worker redirects to a file; here TF's counters would read 0, so none are kept.
-COUNTS_IN_PROCESS = {"jax": True, "tf": False}
 _UNUSED_FIXTURE = "ignore:Benchmark fixture was not used at all"
 
 _STATE = pytest.StashKey["_Session"]()
@@ -60,7 +58,7 @@ def pytest_addoption(parser) -> None:
     g.addoption("--jitbench-size", choices=SIZE_SETS, default=None,
                 help=f"parameter grid: quick (default) or full; also ${SIZE_ENV}")
     helps = {"suite": "workloads, e.g. matmul_relu,mmd", "framework": "tf, jax",
-             "mode": "eager, graph, xla, autoclustering (tf); eager, jit (jax)",
+             "mode": "; ".join(f"{', '.join(modes_for(f))} ({f})" for f in FRAMEWORKS),
              "device": "cpu, gpu (gpu cases skip where no GPU is seen)",
              "dtype": "float32, float64", "variant": "workload variants, e.g. fused,split"}
     for name in FILTER_NAMES:
@@ -81,13 +79,12 @@ def filters_from(config) -> Filters:
 
 @dataclasses.dataclass
 class _Group:
-    """What the modes of one case group share: placed inputs and the answers to check."""
+    """What the modes of one case group share: placed inputs, the reference
+    (``bench.casework.Casework``) and the JIT-off answers to check the JIT-on modes with."""
 
     key: tuple
-    placed: Any = None
-    reference: Any = None
-    nojit_output: Any = None  # numpy output of a JIT-off mode of the group, once one ran
-    nojit_mode: str | None = None
+    work: Any = None
+    nojit_outputs: dict[str, Any] = dataclasses.field(default_factory=dict)  # mode -> numpy
 
 
 @dataclasses.dataclass
@@ -104,8 +101,8 @@ class _Session:
         if framework not in self.adapters:
             from .frameworks import get_adapter
 
-            if framework == "tf":
-                # Nothing here reads TF's log (the counters need the worker's log file), so
+            if not counts_in_process(framework):
+                # Nothing here reads TF's log (its counters need the worker's log file), so
                 # keep its INFO/VLOG chatter out of captured output.
                 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
             self.adapters[framework] = get_adapter(framework)
@@ -254,11 +251,6 @@ def pytest_benchmark_update_machine_info(config, machine_info: dict) -> None:
 
 # --------------------------------------------------------------------------- one case
 
-def _expected_failure(wl, case: Case) -> str | None:
-    return (wl.expected_failures.get((case.framework, case.mode, case.variant))
-            or wl.expected_failures.get((case.framework, case.mode)))
-
-
 def _fail(case: Case, status: str, text: str, expected: str | None) -> NoReturn:
     text = text.strip()[:4000]
     if expected:
@@ -273,19 +265,18 @@ def _error_text(exc: BaseException, phase: str) -> str:
 def _prepare(state: _Session, case: Case, wl, adapter) -> _Group:
     """Inputs, reference and placement, shared by the modes of a group (kept one group at a
     time: a full-size case's inputs are large)."""
-    import numpy as np
+    from .casework import Casework, workload_inputs, workload_reference
 
     if state.group is None or state.group.key != case.group_key:
         state.group = None  # free the previous group's device buffers first
-        rng = np.random.default_rng(case.seed)
-        inputs = wl.inputs(case.params, case.dtype, rng)
+        inputs = workload_inputs(wl, case)
         ref_key = (case.source, case.variant, case.params_json, case.dtype)
         if state.reference_key != ref_key:  # the same for every framework and mode
-            state.reference = wl.reference([np.asarray(a, dtype=np.float64) for a in inputs],
-                                           case.params, case.variant)
+            state.reference = workload_reference(wl, case, inputs)
             state.reference_key = ref_key
-        state.group = _Group(case.group_key, placed=adapter.place(inputs, case.device),
-                             reference=state.reference)
+        rtol, atol = wl.tolerance[case.dtype]
+        state.group = _Group(case.group_key, Casework(adapter, case.framework, case.device,
+                                                      inputs, state.reference, rtol, atol))
     return state.group
 
 
@@ -308,8 +299,7 @@ def run_case(benchmark, case_id: str, config) -> None:
     steady-state, synced calls."""
     import statistics
 
-    from .correctness import compare
-    from .timing import Protocol, Timed, first_and_warmup
+    from .timing import Protocol, first_and_warmup
 
     state: _Session = config.stash[_STATE]
     case = state.cases[case_id]
@@ -317,7 +307,7 @@ def run_case(benchmark, case_id: str, config) -> None:
     benchmark.group = (f"{case.workload}-{case.variant}-{case.framework}-{case.device}-"
                        f"{case.dtype}-{case.size}")
     wl = load_workload(case.source)
-    expected = _expected_failure(wl, case)
+    expected = rows.expected_failure(case, wl)
     adapter = state.adapter(case.framework)
     available, why = adapter.device_available(case.device)
     if not available:
@@ -326,18 +316,14 @@ def run_case(benchmark, case_id: str, config) -> None:
     try:
         group = _prepare(state, case, wl, adapter)
         adapter.reset()  # this mode's first call pays its own compilation
-        fn = adapter.build(wl.builder(case.framework)(case.params, case.dtype, case.variant),
-                           case.mode, case.device)
+        timed = group.work.timed(case.mode, group.work.build(
+            wl.builder(case.framework)(case.params, case.dtype, case.variant), case.mode))
     except Exception as exc:  # noqa: BLE001 -- the workload's setup: this case fails
         _fail(case, "runtime_error", "setup failed: " + _error_text(exc, "setup"), expected)
-    rtol, atol = wl.tolerance[case.dtype]
-    placed = group.placed
-
-    def call():
-        return fn(*placed)
+    work = group.work
 
     def synced_call():
-        out = call()
+        out = timed.call()
         adapter.sync(out)
         return out
 
@@ -347,28 +333,21 @@ def run_case(benchmark, case_id: str, config) -> None:
         except Exception as exc:  # noqa: BLE001 -- a framework error is the outcome
             _fail(case, adapter.classify(exc, "first_call"), _error_text(exc, "first_call"),
                   expected)
-        check = compare(adapter.to_numpy(output), group.reference, rtol, atol)
-        if not check["within"]:
-            _fail(case, "mismatch", _mismatch_text(check, rtol, atol), expected)
+        checked = work.check(output)
+        if checked.mismatch:
+            _fail(case, "mismatch", checked.mismatch, expected)
         return
 
-    r = first_and_warmup(Timed(case.mode, call, adapter.sync), Protocol(), adapter.counters,
-                         time.perf_counter)
+    r = first_and_warmup(timed, Protocol(), adapter.counters, time.perf_counter)
     if not r.ok:
         _fail(case, adapter.classify(r.error, r.error_phase),
               _error_text(r.error, r.error_phase), expected)
-    out_np = adapter.to_numpy(r.output)
-    check = compare(out_np, group.reference, rtol, atol)
-    if not check["within"]:
-        _fail(case, "mismatch", _mismatch_text(check, rtol, atol), expected)
-
-    vs_nojit: dict[str, Any] = {}
+    # a JIT-on mode is compared with the group's JIT-off answers that ran before it
+    checked = work.check(r.output, *(work.nojit(group.nojit_outputs) if case.jit else ()))
+    if checked.mismatch:
+        _fail(case, "mismatch", checked.mismatch, expected)
     if not case.jit:
-        group.nojit_output, group.nojit_mode = out_np, case.mode
-    elif group.nojit_output is not None:
-        c = compare(out_np, group.nojit_output, rtol, atol)
-        vs_nojit = {"max_abs_err_vs_nojit": c["max_abs_err"],
-                    "max_rel_err_vs_nojit": c["max_rel_err"], "nojit_mode": group.nojit_mode}
+        group.nojit_outputs[case.mode] = checked.output
 
     per_call = statistics.median(r.early_calls_s) if r.early_calls_s else r.first_call_s
     rounds, iterations = _rounds(per_call, config)
@@ -383,27 +362,12 @@ def run_case(benchmark, case_id: str, config) -> None:
     flops = float(wl.flops(case.params, case.variant))
     median = benchmark.stats.stats.median
     info = benchmark.extra_info
-    info.update(
-        jitbench_schema=EXTRA_INFO_SCHEMA, case_id=case.case_id, workload=case.workload,
-        variant=case.variant, size=case.size, size_set=case.size_set, params=case.params,
-        dtype=case.dtype, framework=case.framework, mode=case.mode, jit=case.jit,
-        device=case.device, source=case.source, status="ok",
-        first_call_s=r.first_call_s, early_calls_s=r.early_calls_s,
-        warmup_calls=r.warmup_calls, warmup_s=r.warmup_s, settled=r.settled,
-        sync_overhead_s=r.overhead_s, flops=flops,
-        gflops=flops / median / 1e9 if median else None,
-        max_abs_err=check["max_abs_err"], max_rel_err=check["max_rel_err"],
-        rtol=rtol, atol=atol, **vs_nojit)
-    if COUNTS_IN_PROCESS.get(case.framework):
-        info.update({f"first_{k}": v for k, v in r.counters_first.items()})
-        info.update({f"warmup_{k}": v for k, v in r.counters_warmup.items()})
-        info.update({f"samples_{k}": after.get(k, 0) - before.get(k, 0) for k in after})
+    info.update(jitbench_schema=EXTRA_INFO_SCHEMA, **rows.case_fields(case), status="ok",
+                **rows.timing_fields(r), sync_overhead_s=r.overhead_s, flops=flops,
+                gflops=flops / median / 1e9 if median else None, rtol=work.rtol,
+                atol=work.atol, **checked.fields)
+    if counts_in_process(case.framework):
+        info.update(rows.counter_fields(r.counters_first, r.counters_warmup,
+                                        {k: after.get(k, 0) - before.get(k, 0) for k in after}))
         info["steady_state_compiles"] = bool(info.get("samples_compiles", 0))
-    if expected:
-        info["expected_failure"] = expected
-
-
-def _mismatch_text(check: dict, rtol: float, atol: float) -> str:
-    return (f"output differs from the float64 reference: max abs err "
-            f"{check['max_abs_err']:.3g}, max rel err {check['max_rel_err']:.3g} "
-            f"(tolerance rtol={rtol:g}, atol={atol:g})")
+    info.update(rows.expected_fields(case, wl))

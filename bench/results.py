@@ -1,7 +1,6 @@
 """Result files: writing rows as they come, loading runs into one tidy DataFrame.
 
-Format history of results.jsonl (``schema_version`` in every row):
-  1 — first format: one JSON object per case × mode (see README, "Result rows").
+The row and its format history (``schema_version``) belong to ``bench.rows``.
 """
 
 from __future__ import annotations
@@ -14,8 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .errors import DataWarning, UserError
-
-SCHEMA_VERSION = 1
+from .rows import SCHEMA_VERSION  # noqa: F401 -- also re-exported: readers import it from here
 
 # The columns every loaded DataFrame has, in this order (then any extra ones).
 COLUMNS = [

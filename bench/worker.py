@@ -30,20 +30,16 @@ import faulthandler
 import json
 import mmap
 import os
-import re
 import signal
 import sys
 import time
 import traceback
 from typing import Any
 
-from . import noise
-from .correctness import compare
-from .modes import baselines_for
-from .timing import ModeResult, Protocol, Timed, measure, summarize
+from . import casework, noise, rows
+from .timing import Protocol, Timed, measure
 from .workload import Case, load_workload
 
-SCHEMA_VERSION = 1
 WHERE_SIZE = 256
 
 
@@ -107,51 +103,36 @@ def _marked(where: Where, fn, placed, mode: str):
     return call
 
 
-# TF names the op or the graph node it could not compile or run; JAX's tracing errors name
-# the traced function instead (kept in the message).
-_OP_PATTERNS = (
-    re.compile(r"No registered '([\w>.-]+)' OpKernel"),
-    re.compile(r"of '([\w>.-]+)' Op has type"),
-    re.compile(r"cannot compute (\w+) as input"),
-    re.compile(r"\{\{node ([^}]+)\}\}"),
-    re.compile(r"\[Op:(?!__)(\w+)\]"),
-)
-
-
-def failing_op(message: str) -> str | None:
-    """The op (or graph node) an error message names, where it names one."""
-    for pattern in _OP_PATTERNS:
-        m = pattern.search(message)
-        if m:
-            return m.group(1)
-    return None
-
-
-def _error_fields(adapter, r: ModeResult) -> dict[str, Any]:
-    exc = r.error
-    message = str(exc).strip() or repr(exc)
-    fields = {"status": adapter.classify(exc, r.error_phase), "error_type": type(exc).__name__,
-              "error": message[:4000], "error_phase": r.error_phase}
-    op = failing_op(message)
-    if op:
-        fields["failing_op"] = op
-    return fields
-
-
-def _slowed_for_tests(case: Case, fn):
+def _slowed_for_tests(case: Case, fn, sync=None):
     """Test hook: JITBENCH_TEST_SLOWDOWN='<case_id glob>=<seconds>' adds that much to every
-    call of the matching cases, so regression detection can be tested end to end."""
+    call of the matching cases, so regression detection can be tested end to end;
+    '<glob>=x1.3' makes each call 1.3x as long as it takes (the call is waited for with
+    ``sync``, then the CPU is kept busy for the extra 30%, as slower code would)."""
     spec = os.environ.get("JITBENCH_TEST_SLOWDOWN")
     if not spec:
         return fn
     import fnmatch
 
-    pattern, _, seconds = spec.rpartition("=")
+    pattern, _, amount = spec.rpartition("=")
     if not fnmatch.fnmatch(case.case_id, pattern):
         return fn
+    if amount.startswith("x"):
+        factor = float(amount[1:])
+
+        def scaled(*xs):
+            start = time.perf_counter()
+            out = fn(*xs)
+            if sync is not None:
+                sync(out)
+            until = start + factor * (time.perf_counter() - start)
+            while time.perf_counter() < until:  # busy: a sleep is too coarse for µs calls
+                pass
+            return out
+
+        return scaled
 
     def slowed(*xs):
-        time.sleep(float(seconds))
+        time.sleep(float(amount))
         return fn(*xs)
 
     return slowed
@@ -176,49 +157,38 @@ def _peak_memory(adapter, timed: list[Timed], results, device: str) -> dict[str,
 def run_group(adapter, cases: list[Case], protocol: Protocol,
               where: Where | None = None) -> list[dict[str, Any]]:
     """Measure the modes of one case group; one row per case, whatever happens."""
-    import numpy as np
-
     where = where or Where(None)
     where.set(None, "setup: loading the workload, making inputs and the reference, "
                     "building the modes")
     first = cases[0]
     started = time.time()
     wl = load_workload(first.source)
-    params = first.params
-    base = {"schema_version": SCHEMA_VERSION, "workload": first.workload,
-            "variant": first.variant, "size": first.size, "size_set": first.size_set,
-            "params": params, "dtype": first.dtype, "framework": first.framework,
-            "device": first.device, "source": first.source}
 
     def row(case: Case, **fields) -> dict[str, Any]:
-        out = dict(base, case_id=case.case_id, mode=case.mode, jit=case.jit,
-                   worker_pid=os.getpid(), started_at=started, finished_at=time.time())
-        reason = (wl.expected_failures.get((case.framework, case.mode, case.variant))
-                  or wl.expected_failures.get((case.framework, case.mode)))
-        if reason:
-            out["expected_failure"] = reason
-        out.update(fields)
-        return out
+        return rows.new_row(case, worker_pid=os.getpid(), started_at=started,
+                            finished_at=time.time(), **rows.expected_fields(case, wl),
+                            **fields)
 
     available, why = adapter.device_available(first.device)
     if not available:
         return [row(c, status="skipped", error=why) for c in cases]
 
+    def stages():
+        return wl.builder(first.framework)(first.params, first.dtype, first.variant)
+
+    def marked(mode, fn, placed):
+        return _marked(where, fn, placed, mode)
+
     try:
-        rng = np.random.default_rng(first.seed)
-        inputs = wl.inputs(params, first.dtype, rng)
-        reference = wl.reference([np.asarray(a, dtype=np.float64) for a in inputs], params,
-                                 first.variant)
+        inputs = casework.workload_inputs(wl, first)
+        reference = casework.workload_reference(wl, first, inputs)
         rtol, atol = wl.tolerance[first.dtype]
-        builder = wl.builder(first.framework)
         adapter.reset()
-        placed = adapter.place(inputs, first.device)
-        timed = []
-        for case in cases:
-            fn = adapter.build(builder(params, first.dtype, first.variant), case.mode,
-                               first.device)
-            fn = _slowed_for_tests(case, fn)
-            timed.append(Timed(case.mode, _marked(where, fn, placed, case.mode), adapter.sync))
+        work = casework.Casework(adapter, first.framework, first.device, inputs, reference,
+                                 rtol, atol)
+        timed = [work.timed(case.mode, _slowed_for_tests(case, work.build(stages(), case.mode),
+                                                         adapter.sync), marked)
+                 for case in cases]
     except Exception as exc:  # the workload's own setup failed: every case says so
         msg = f"setup failed: {type(exc).__name__}: {exc}"
         return [row(c, status="runtime_error", error_type=type(exc).__name__, error=msg[:4000],
@@ -230,70 +200,40 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
     peak_mem = _peak_memory(adapter, timed, results, first.device)
 
     # JIT-off output of the same framework, to tell "JIT changed the answer" from "float32"
-    baseline_out = None
-    for mode in baselines_for(first.framework):
-        r = results.get(mode)
-        if r is not None and r.ok:
-            baseline_out, baseline_mode = r.output, mode
-            break
-    else:
-        where.set(None, "computing the eager output the JIT modes are compared with")
-        try:
-            fn = adapter.build(builder(params, first.dtype, first.variant), "eager",
-                               first.device)
-            baseline_out, baseline_mode = fn(*placed), "eager"
-        except Exception:  # no JIT-off answer to compare with; the row says so (None)
-            baseline_mode = None
+    nojit_out, nojit_mode = work.nojit(
+        {m: r.output for m, r in results.items() if r.ok}, stages,
+        announce=lambda mode: where.set(None, f"computing the {mode} output the JIT modes "
+                                              f"are compared with"))
 
     where.set(None, "checking the outputs")
-    flops = float(wl.flops(params, first.variant))
-    rows = []
+    flops = float(wl.flops(first.params, first.variant))
+    out = []
     for case in cases:
         r = results[case.mode]
-        counters = {f"first_{k}": v for k, v in r.counters_first.items()}
-        counters.update({f"warmup_{k}": v for k, v in r.counters_warmup.items()})
-        counters.update({f"samples_{k}": v for k, v in r.counters_samples.items()})
-        common = dict(peak_mem_bytes=peak_mem.get(case.mode),
-                      first_call_s=r.first_call_s, early_calls_s=r.early_calls_s,
-                      warmup_calls=r.warmup_calls, warmup_s=r.warmup_s, settled=r.settled,
+        common = dict(peak_mem_bytes=peak_mem.get(case.mode), **rows.timing_fields(r),
                       loops=r.loops, sync_overhead_s=r.overhead_s, flops=flops,
                       interleaved_with=[c.mode for c in cases if c.mode != case.mode],
-                      rtol=rtol, atol=atol, **counters, **machine)
-        if case.mode == "autoclustering":
-            # auto-clustering may silently cluster nothing: then "JIT on" was plain graph mode
-            formed = int(r.counters_first.get("clusters", 0))
-            common["clusters_formed"] = formed
-            if formed == 0:
-                common["note"] = ("no XLA cluster formed: auto-clustering ran as plain graph "
-                                  "mode (TF's minimum cluster size is 4 ops)")
+                      rtol=rtol, atol=atol,
+                      **rows.counter_fields(r.counters_first, r.counters_warmup,
+                                            r.counters_samples),
+                      **machine)
+        # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
+        common.update(adapter.mode_facts(case.mode, r.counters_first))
         if not r.ok:
-            rows.append(row(case, **common, **_error_fields(adapter, r)))
+            status = adapter.classify(r.error, r.error_phase)
+            out.append(row(case, **common, **rows.error_fields(status, r.error, r.error_phase)))
             continue
         samples = r.samples or r.compiling_samples
-        stats = summarize(samples)
-        out_np = adapter.to_numpy(r.output)
-        vs_ref = compare(out_np, reference, rtol, atol)
+        checked = work.check(r.output, nojit_out, nojit_mode)
         vs_off: dict[str, Any] = {}
-        if peak_mem.get(case.mode) and baseline_mode and peak_mem.get(baseline_mode):
-            vs_off["peak_mem_ratio_vs_nojit"] = peak_mem[case.mode] / peak_mem[baseline_mode]
-        if baseline_out is not None:
-            c = compare(out_np, adapter.to_numpy(baseline_out), rtol, atol)
-            vs_off.update(max_abs_err_vs_nojit=c["max_abs_err"],
-                          max_rel_err_vs_nojit=c["max_rel_err"], nojit_mode=baseline_mode)
-        status, error = "ok", None
-        if not vs_ref["within"]:
-            status = "mismatch"
-            error = (f"output differs from the float64 reference: max abs err "
-                     f"{vs_ref['max_abs_err']:.3g}, max rel err {vs_ref['max_rel_err']:.3g} "
-                     f"(tolerance rtol={rtol:g}, atol={atol:g})")
-        rows.append(row(case, **common, **stats, status=status, error=error,
-                        samples=samples, n_samples=len(samples),
-                        compiling_samples=len(r.compiling_samples),
-                        steady_state_compiles=r.steady_state_compiles,
-                        gflops=(flops / stats["median_s"] / 1e9) if stats["median_s"] else None,
-                        max_abs_err=vs_ref["max_abs_err"], max_rel_err=vs_ref["max_rel_err"],
-                        **vs_off))
-    return rows
+        if peak_mem.get(case.mode) and nojit_mode and peak_mem.get(nojit_mode):
+            vs_off["peak_mem_ratio_vs_nojit"] = peak_mem[case.mode] / peak_mem[nojit_mode]
+        out.append(row(case, **common, **rows.sample_fields(samples, flops),
+                       status="mismatch" if checked.mismatch else "ok", error=checked.mismatch,
+                       compiling_samples=len(r.compiling_samples),
+                       steady_state_compiles=r.steady_state_compiles, **checked.fields,
+                       **vs_off))
+    return out
 
 
 def _die_with_parent() -> None:
@@ -341,13 +281,13 @@ def main(argv: list[str]) -> int:
         print(f"[jitbench worker] group {cases[0].case_id} "
               f"[{','.join(c.mode for c in cases)}]", flush=True)
         try:
-            rows = run_group(adapter, cases, Protocol(**msg.get("protocol", {})), where)
+            out = run_group(adapter, cases, Protocol(**msg.get("protocol", {})), where)
         except Exception as exc:  # a bug of ours must still leave a row per case
             tb = traceback.format_exc()
             print(tb, flush=True)
-            rows = [{"case_id": c.case_id, "status": "runtime_error",
-                     "error_type": type(exc).__name__, "error": tb[-4000:]} for c in cases]
-        for r in rows:
+            out = [rows.failure(c, "runtime_error", tb[-4000:], error_type=type(exc).__name__)
+                   for c in cases]
+        for r in out:
             send({"type": "row", "row": r})
         send({"type": "group_done"})
         where.set(None, "idle, between groups")

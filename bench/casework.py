@@ -1,0 +1,126 @@
+"""The work around a measurement, shared by every front door: inputs, modes, numerics.
+
+Contract: a :class:`Casework` is one computation (``stages``, as a framework builder returns
+them, or ``[fn]`` for a user's own function) on one set of inputs, for one framework adapter
+and device. It
+
+- places the numpy ``inputs`` on the device once (:attr:`Casework.placed`), for every mode;
+- builds each mode as a :class:`~bench.timing.Timed` the timing core can call with no argument
+  (:meth:`timed`), optionally wrapped by the caller (the worker marks which mode is running);
+- picks the JIT-off answer the JIT-on modes are compared with (:meth:`nojit`), in the order
+  ``bench.modes.baselines_for`` gives, computing one when no JIT-off mode ran;
+- checks an output (:meth:`check`) against the float64 ``reference`` (when there is one) and
+  against that JIT-off answer: the row fields ``max_abs_err``, ``max_rel_err``,
+  ``max_abs_err_vs_nojit``, ``max_rel_err_vs_nojit``, ``nojit_mode``, and the mismatch text.
+
+It measures nothing and writes no row: the caller times the :class:`Timed` modes
+(``bench.timing``) and builds the row (``bench.rows``). For a registered workload,
+:func:`workload_inputs` and :func:`workload_reference` make the inputs from the case's seed and
+the float64 reference; a user's function brings its own inputs and, optionally, a reference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping, Sequence
+
+from .correctness import compare
+from .modes import baselines_for
+from .timing import Timed
+from .workload import Case
+
+
+def workload_inputs(workload, case: Case) -> list:
+    """The case's inputs, as numpy arrays, from its seed (the same in every mode and worker)."""
+    import numpy as np
+
+    return workload.inputs(case.params, case.dtype, np.random.default_rng(case.seed))
+
+
+def workload_reference(workload, case: Case, inputs: Sequence[Any]) -> Any:
+    """The workload's answer computed by numpy in float64 from the same inputs."""
+    import numpy as np
+
+    return workload.reference([np.asarray(a, dtype=np.float64) for a in inputs], case.params,
+                              case.variant)
+
+
+def mismatch_text(check: Mapping[str, Any], rtol: float, atol: float) -> str:
+    return (f"output differs from the float64 reference: max abs err "
+            f"{check['max_abs_err']:.3g}, max rel err {check['max_rel_err']:.3g} "
+            f"(tolerance rtol={rtol:g}, atol={atol:g})")
+
+
+@dataclasses.dataclass
+class Checked:
+    """An output checked: ``fields`` for the row, ``mismatch`` the error text when it is
+    outside the tolerance of the reference (None when within, or when there is no
+    reference), ``output`` the output as numpy."""
+
+    fields: dict[str, Any]
+    mismatch: str | None
+    output: Any
+
+
+class Casework:
+    """One computation on one set of placed inputs (see the module docstring)."""
+
+    def __init__(self, adapter, framework: str, device: str, inputs: Sequence[Any],
+                 reference: Any = None, rtol: float = 0.0, atol: float = 0.0):
+        self.adapter = adapter
+        self.framework = framework
+        self.device = device
+        self.reference = reference
+        self.rtol, self.atol = rtol, atol
+        self.placed = adapter.place(inputs, device)
+
+    def build(self, stages: Sequence[Callable], mode: str) -> Callable:
+        """``stages`` built in ``mode``; call it with ``*self.placed``."""
+        return self.adapter.build(stages, mode, self.device)
+
+    def timed(self, mode: str, fn: Callable,
+              wrap: Callable[[str, Callable, Sequence[Any]], Callable[[], Any]] | None = None
+              ) -> Timed:
+        """``fn`` (a built mode) on the placed inputs, ready for ``bench.timing``;
+        ``wrap(mode, fn, placed)`` replaces the plain ``lambda: fn(*placed)``."""
+        placed = self.placed
+        call = wrap(mode, fn, placed) if wrap else (lambda: fn(*placed))
+        return Timed(mode, call, self.adapter.sync)
+
+    def nojit(self, outputs: Mapping[str, Any],
+              stages: Callable[[], Sequence[Callable]] | None = None,
+              announce: Callable[[str], None] | None = None) -> tuple[Any, str | None]:
+        """(numpy output, mode) of the first JIT-off mode in ``outputs`` (mode -> output of
+        the modes that ran fine), in ``baselines_for`` order. With none there and ``stages``
+        given (a function returning them), the first JIT-off mode is built and called once
+        (``announce(mode)`` first); (None, None) when that fails too: the row then has no
+        ``*_vs_nojit`` fields."""
+        order = baselines_for(self.framework)
+        for mode in order:
+            if mode in outputs:
+                return self.adapter.to_numpy(outputs[mode]), mode
+        if stages is None or not order:
+            return None, None
+        mode = order[0]
+        if announce:
+            announce(mode)
+        try:
+            return self.adapter.to_numpy(self.build(stages(), mode)(*self.placed)), mode
+        except Exception:  # noqa: BLE001 -- no JIT-off answer to compare with; rows say so
+            return None, None
+
+    def check(self, output: Any, nojit: Any = None, nojit_mode: str | None = None) -> Checked:
+        """``output`` (a framework output) against the reference and the JIT-off answer."""
+        out = self.adapter.to_numpy(output)
+        fields: dict[str, Any] = {}
+        mismatch = None
+        if self.reference is not None:
+            vs_ref = compare(out, self.reference, self.rtol, self.atol)
+            fields.update(max_abs_err=vs_ref["max_abs_err"], max_rel_err=vs_ref["max_rel_err"])
+            if not vs_ref["within"]:
+                mismatch = mismatch_text(vs_ref, self.rtol, self.atol)
+        if nojit is not None:
+            c = compare(out, nojit, self.rtol, self.atol)
+            fields.update(max_abs_err_vs_nojit=c["max_abs_err"],
+                          max_rel_err_vs_nojit=c["max_rel_err"], nojit_mode=nojit_mode)
+        return Checked(fields, mismatch, out)

@@ -1,0 +1,137 @@
+"""The result row: the one module that knows its fields.
+
+A row is one case × mode, whatever happened to it. Every writer builds it here: the worker (a
+measured mode, a mode that failed, a group whose setup failed), the runner (a worker that died
+or hung: :func:`failure`, then :func:`stamp` with the run id), the pytest plugin (the same
+fields in pytest-benchmark's ``extra_info``) and the pytest-benchmark importer.
+
+Format history of results.jsonl (``schema_version`` in every row):
+  1 — first format: one JSON object per case × mode (see README, "Result rows").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from .workload import Case
+
+SCHEMA_VERSION = 1
+
+
+def case_fields(case: Case) -> dict[str, Any]:
+    """What was measured: the case's identity, the same in every row of it."""
+    return {"case_id": case.case_id, "workload": case.workload, "variant": case.variant,
+            "size": case.size, "size_set": case.size_set, "params": case.params,
+            "dtype": case.dtype, "framework": case.framework, "mode": case.mode,
+            "jit": case.jit, "device": case.device, "source": case.source}
+
+
+def new_row(case: Case, **fields: Any) -> dict[str, Any]:
+    """A row of ``case``: version, identity, then ``fields`` (which win)."""
+    row: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+    row.update(case_fields(case))
+    row.update(fields)
+    return row
+
+
+def stamp(row: Mapping[str, Any], run_id: str, retried_after: str | None = None
+          ) -> dict[str, Any]:
+    """The row as the run records it: with its run id (and why it was measured again, when a
+    group-mate's failure sent it to a fresh worker)."""
+    out = {"schema_version": row.get("schema_version", SCHEMA_VERSION), "run_id": run_id}
+    out.update(row)
+    if retried_after:
+        out["retried_after"] = retried_after
+    return out
+
+
+def expected_failure(case: Case, workload=None) -> str | None:
+    """The workload's reason to expect ``case`` to fail, or None. ``workload``: the loaded
+    :class:`~bench.workload.Workload` when the caller has it (else it is loaded from
+    ``case.source``; a workload that no longer loads expects nothing: the row is written
+    anyway, the reason is extra information)."""
+    if workload is None:
+        from .workload import load_workload
+
+        try:
+            workload = load_workload(case.source)
+        except Exception:  # noqa: BLE001 -- see the docstring
+            return None
+    failures = workload.expected_failures
+    return (failures.get((case.framework, case.mode, case.variant))
+            or failures.get((case.framework, case.mode)))
+
+
+def failure(case: Case, status: str, error: str, *, workload=None, **fields: Any
+            ) -> dict[str, Any]:
+    """The row of a case that produced no measurement: ``status`` (``runtime_error``,
+    ``crashed``, ``timeout``, ``skipped``, ...), the ``error`` text, extra ``fields``
+    (error_type, error_phase, worker_exit, ...), and the expected-failure reason if any."""
+    return new_row(case, status=status, error=error, **fields,
+                   **expected_fields(case, workload))
+
+
+def expected_fields(case: Case, workload=None) -> dict[str, str]:
+    """``{"expected_failure": reason}`` where the workload expects ``case`` to fail, else {}."""
+    reason = expected_failure(case, workload)
+    return {"expected_failure": reason} if reason else {}
+
+
+# --------------------------------------------------------------------------- measured fields
+
+def timing_fields(result) -> dict[str, Any]:
+    """First call and warm-up of a :class:`~bench.timing.ModeResult` (outside the samples)."""
+    return {"first_call_s": result.first_call_s, "early_calls_s": result.early_calls_s,
+            "warmup_calls": result.warmup_calls, "warmup_s": result.warmup_s,
+            "settled": result.settled}
+
+
+def counter_fields(first: Mapping[str, float], warmup: Mapping[str, float],
+                   samples: Mapping[str, float]) -> dict[str, Any]:
+    """The adapter's counters per phase: ``first_compiles``, ``warmup_...``, ``samples_...``."""
+    out = {f"first_{k}": v for k, v in first.items()}
+    out.update({f"warmup_{k}": v for k, v in warmup.items()})
+    out.update({f"samples_{k}": v for k, v in samples.items()})
+    return out
+
+
+def sample_fields(samples: Sequence[float], flops: float) -> dict[str, Any]:
+    """Statistics of the timed samples and the GFLOP/s their median gives."""
+    from .timing import summarize
+
+    stats = summarize(list(samples))
+    median = stats["median_s"]
+    return dict(stats, samples=list(samples), n_samples=len(samples),
+                gflops=(flops / median / 1e9) if median else None)
+
+
+# TF names the op or the graph node it could not compile or run; JAX's tracing errors name
+# the traced function instead (kept in the message).
+_OP_PATTERNS = (
+    re.compile(r"No registered '([\w>.-]+)' OpKernel"),
+    re.compile(r"of '([\w>.-]+)' Op has type"),
+    re.compile(r"cannot compute (\w+) as input"),
+    re.compile(r"\{\{node ([^}]+)\}\}"),
+    re.compile(r"\[Op:(?!__)(\w+)\]"),
+)
+
+
+def failing_op(message: str) -> str | None:
+    """The op (or graph node) an error message names, where it names one."""
+    for pattern in _OP_PATTERNS:
+        m = pattern.search(message)
+        if m:
+            return m.group(1)
+    return None
+
+
+def error_fields(status: str, exc: BaseException, phase: str) -> dict[str, Any]:
+    """A mode that raised: ``status`` as the adapter classified it, the error and its op."""
+    message = str(exc).strip() or repr(exc)
+    fields = {"status": status, "error_type": type(exc).__name__, "error": message[:4000],
+              "error_phase": phase}
+    op = failing_op(message)
+    if op:
+        fields["failing_op"] = op
+    return fields
