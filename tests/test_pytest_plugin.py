@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.modes import AUTOCLUSTER_FLAGS
+from bench.modes import AUTOCLUSTER_FLAGS, MODES, modes_for
 from bench.pytest_plugin import _rounds, environment_skip
 from bench.workload import Filters, expand
 
@@ -91,18 +91,19 @@ def test_matmul_relu_tf_and_jax_table_json_dataframe_and_report(pytester, tmp_pa
     result = pytester.runpytest_subprocess(
         SUITES, "--benchmark-only", "-k", "matmul_relu and 64x64x64 and fused and cpu",
         f"--benchmark-json={out}", *FAST)
-    result.assert_outcomes(passed=5, skipped=1)
+    n = {fw: len(modes_for(fw)) for fw in ("tf", "jax")}  # every mode runs, none skips
+    result.assert_outcomes(passed=n["tf"] + n["jax"])
     result.stdout.fnmatch_lines_random([
-        "*benchmark 'matmul_relu-fused-tf-cpu-float32-64x64x64': 3 tests*",
-        "*benchmark 'matmul_relu-fused-jax-cpu-float32-64x64x64': 2 tests*",
+        f"*benchmark 'matmul_relu-fused-tf-cpu-float32-64x64x64': {n['tf']} tests*",
+        f"*benchmark 'matmul_relu-fused-jax-cpu-float32-64x64x64': {n['jax']} tests*",
         "test_bench[[]matmul_relu-fused-tf-xla-cpu-float32-64x64x64[]]*",
         "test_bench[[]matmul_relu-fused-jax-jit-cpu-float32-64x64x64[]]*",
-        "SKIPPED*tf autoclustering needs TF_XLA_FLAGS=*jitbench run --mode autoclustering*",
+        "test_bench[[]matmul_relu-fused-tf-autoclustering-cpu-float32-64x64x64[]]*",
     ])
 
     doc = json.loads(out.read_text())
     benches = doc["benchmarks"]
-    assert len(benches) == 5
+    assert len(benches) == n["tf"] + n["jax"]
     for b in benches:
         info = b["extra_info"]
         assert ISSUE_KEYS <= set(info), ISSUE_KEYS - set(info)
@@ -112,8 +113,8 @@ def test_matmul_relu_tf_and_jax_table_json_dataframe_and_report(pytester, tmp_pa
         assert b["stats"]["rounds"] >= 3
     modes = {(b["extra_info"]["framework"], b["extra_info"]["mode"], b["extra_info"]["jit"])
              for b in benches}
-    assert modes == {("tf", "eager", False), ("tf", "graph", False), ("tf", "xla", True),
-                     ("jax", "eager", False), ("jax", "jit", True)}
+    assert modes == {(fw, m, MODES[(fw, m)].jit) for fw in ("tf", "jax") for m in modes_for(fw)}
+    assert ("tf", "autoclustering", True) in modes
     mi = doc["machine_info"]["jitbench"]
     assert mi["tensorflow"] and mi["jax"] and mi["jaxlib"] and mi["cpu_model"]
     assert "gpus" in mi and "xla_env" in mi
@@ -123,10 +124,10 @@ def test_matmul_relu_tf_and_jax_table_json_dataframe_and_report(pytester, tmp_pa
     summary = pytester.run(sys.executable, "-c", LOAD_AND_SUMMARIZE, str(out))
     assert summary.ret == 0, summary.stderr.str()
     got = json.loads(summary.outlines[-1])
-    assert got["columns_first"] and got["n"] == 5 and got["statuses"] == ["ok"]
+    assert got["columns_first"] and got["n"] == n["tf"] + n["jax"] and got["statuses"] == ["ok"]
     assert got["median_positive"]
-    assert got["speedups"] == [["jax", "jit", "eager"], ["tf", "xla", "eager"],
-                               ["tf", "xla", "graph"]]
+    assert {("jax", "jit", "eager"), ("tf", "xla", "eager"), ("tf", "xla", "graph"),
+            ("tf", "autoclustering", "graph")} <= {tuple(s) for s in got["speedups"]}
 
     report = pytester.run(sys.executable, "-m", "bench", "report", str(out), "-o",
                           str(tmp_path / "rep"))
@@ -207,16 +208,13 @@ def _case(framework: str, mode: str):
                                           mode=(mode,), device=("cpu",))))
 
 
-def test_autoclustering_runs_only_in_its_own_environment():
-    plain: dict[str, str] = {}
-    flags = {"TF_XLA_FLAGS": AUTOCLUSTER_FLAGS + " --tf_xla_clustering_debug"}
-    why = environment_skip(_case("tf", "autoclustering"), plain)
-    assert "TF_XLA_FLAGS" in why and "jitbench run --mode autoclustering" in why
-    assert environment_skip(_case("tf", "autoclustering"), flags) is None
-    for mode in ("eager", "graph", "xla"):
-        assert environment_skip(_case("tf", mode), plain) is None
-        assert "would not be measured as itself" in environment_skip(_case("tf", mode), flags)
-    assert environment_skip(_case("jax", "jit"), flags) is None
+def test_autoclustering_shares_the_process_of_the_other_tf_modes():
+    """It is switched on per call (the adapter's call options), so no mode needs an
+    environment of its own: none is skipped, with or without the flag the adapter adds."""
+    flags = {"TF_XLA_FLAGS": AUTOCLUSTER_FLAGS}
+    for mode in ("eager", "graph", "xla", "autoclustering"):
+        assert environment_skip(_case("tf", mode), {}) is None
+        assert environment_skip(_case("tf", mode), flags) is None
 
 
 class _Config:

@@ -40,8 +40,8 @@ def test_groups_hold_the_modes_that_are_interleaved():
     for g in groups:
         assert len({(c.workload, c.variant, c.params_json, c.dtype, c.framework) for c in g}) == 1
     tf_groups = [sorted(c.mode for c in g) for g in groups if g[0].framework == "tf"]
-    # auto-clustering needs its own process, so its own group
-    assert ["autoclustering"] in tf_groups and ["eager", "graph", "xla"] in tf_groups
+    # auto-clustering is switched on per call: interleaved with graph mode in one group
+    assert ["autoclustering", "eager", "graph", "xla"] in tf_groups
 
 
 @pytest.mark.parametrize("kind,value", [("suite", "nope"), ("framework", "torch"),

@@ -22,6 +22,8 @@ import re
 import time
 import weakref
 
+from .tf_modes import CPU_GLOBAL_JIT
+
 # Must be set before TensorFlow is imported (the worker imports this module first thing).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
 os.environ.setdefault("TF_CPP_VMODULE", "mark_for_compilation_pass=2,"
@@ -32,8 +34,17 @@ if COMPILE_CACHE:  # appended to what the worker group set (auto-clustering's fl
         os.environ.get("TF_XLA_FLAGS", ""),
         f"--tf_xla_persistent_cache_directory={COMPILE_CACHE}")))
 
+# Auto-clustering runs in the same process as graph mode, so the two are interleaved: this flag
+# lets CPU clusters form at all, and each call says whether it wants them (_call_options).
+# Without a global jit level (graph, xla) it changes nothing: no cluster forms.
+if CPU_GLOBAL_JIT not in os.environ.get("TF_XLA_FLAGS", "").split():
+    os.environ["TF_XLA_FLAGS"] = " ".join(filter(None, (os.environ.get("TF_XLA_FLAGS", ""),
+                                                       CPU_GLOBAL_JIT)))
+
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from tensorflow.core.protobuf import config_pb2  # noqa: E402
+from tensorflow.python.eager import context as tf_context  # noqa: E402
 
 from . import compose  # noqa: E402
 
@@ -41,6 +52,22 @@ _COMPILED = re.compile(r"Compiled (\S+) \d+ times, compile time: (\d+) us")
 _BUILT = re.compile(r"Built (\d+) clusters, size (\d+) / (\d+)")
 _CACHE_HIT = "Loading cached entry for:"
 _CACHE_SAVED = "Serializing and saving cache entry:"
+
+# global_jit_level each mode's calls carry; the others run with OFF. ON_2 is what
+# --tf_xla_auto_jit=2 sets for a whole process.
+_JIT_LEVEL = {"autoclustering": config_pb2.OptimizerOptions.ON_2}
+
+
+def _call_options(level):
+    """This thread's default tf.function call options with ``global_jit_level`` = ``level``.
+    TF reads them at each call (``context.call_function``) and instantiates a function once
+    per distinct options, so two modes' functions get two programs (tf 2.21)."""
+    base = tf_context.context().function_call_options
+    config = config_pb2.ConfigProto.FromString(base.config_proto_serialized)
+    config.graph_options.optimizer_options.global_jit_level = level
+    return tf_context.FunctionCallOptions(executor_type=base.executor_type,
+                                          config_proto=config)
+
 
 _COMPILE_MARKERS = ("XLA compilation", "JIT compilation failed", "jit_compile",
                     "Detected unsupported operations", "XLA can't deduce compile time constant",
@@ -62,6 +89,8 @@ class Adapter:
         self._functions: list[list] = []
         for gpu in tf.config.list_physical_devices("GPU"):
             tf.config.experimental.set_memory_growth(gpu, True)
+        self._options = {level: _call_options(level) for level in set(_JIT_LEVEL.values())
+                         | {config_pb2.OptimizerOptions.OFF}}
 
     def counters(self) -> dict[str, float]:
         if self._log_path and os.path.exists(self._log_path):
@@ -140,7 +169,7 @@ class Adapter:
         if mode == "eager":
             parts = list(stages)
         elif mode in ("graph", "autoclustering"):
-            # auto-clustering is graph mode in a process whose TF_XLA_FLAGS turn it on
+            # auto-clustering is graph mode called with a global jit level (on_device below)
             parts = [self._function(s) for s in stages]
         elif mode == "xla":
             parts = [self._function(s, jit_compile=True) for s in stages]
@@ -148,8 +177,13 @@ class Adapter:
             raise ValueError(f"unknown TensorFlow mode {mode!r}")
         fn = compose(parts)
         dev = self._tf_device(device)
+        options = self._options[_JIT_LEVEL.get(mode, config_pb2.OptimizerOptions.OFF)]
+        ctx = tf_context.context()
 
         def on_device(*xs):
+            # every mode sets its own call options (one attribute store, ~0.2 us), so
+            # auto-clustering is on for its calls only, in the same process as graph mode
+            ctx.function_call_options = options
             with tf.device(dev):
                 return fn(*xs)
 
@@ -160,7 +194,20 @@ class Adapter:
 
     @staticmethod
     def reset() -> None:
-        """Nothing to forget: each mode is built as fresh tf.function objects per group."""
+        """Forget the eager op kernels, so a group's first eager call creates its kernels
+        whatever ran before in this process (each mode is built as fresh tf.function objects
+        per group anyway)."""
+        tf_context.context().clear_kernel_cache()
+
+    @staticmethod
+    def warmup_stages():
+        """A tiny function unrelated to any workload (matmul and a few elementwise ops:
+        enough for auto-clustering to form a cluster), on a (8, 8) float32 input; the worker
+        runs it in each of its modes before its first group (process start-up cost)."""
+        def tiny(x):
+            return tf.reduce_sum(tf.tanh(tf.matmul(x, x) * 0.5 + 1.0) - x)
+
+        return [tiny], [np.ones((8, 8), np.float32)]
 
     @staticmethod
     def sync(out) -> None:
@@ -180,13 +227,18 @@ class Adapter:
         return "runtime_error"
 
     def mode_facts(self, mode: str, counters_first) -> dict:
+        formed = int(counters_first.get("clusters", 0))
         if mode != "autoclustering":
+            if formed and mode == "graph":  # a user's TF_XLA_FLAGS turned it on everywhere
+                return {"clusters_formed": formed,
+                        "note": f"auto-clustering formed {formed} XLA cluster(s) in graph mode: "
+                                f"TF_XLA_FLAGS='{os.environ.get('TF_XLA_FLAGS', '')}' turns it "
+                                f"on for every function"}
             return {}
         # auto-clustering may silently cluster nothing: then "JIT on" was plain graph mode
-        formed = int(counters_first.get("clusters", 0))
-        facts = {"clusters_formed": formed}
+        facts = {"clusters_formed": formed, "jit_happened": formed > 0}
         if formed == 0:
-            facts["note"] = ("no XLA cluster formed: auto-clustering ran as plain graph mode "
+            facts["note"] = ("no JIT happened (same program as graph): no XLA cluster formed "
                              "(TF's minimum cluster size is 4 ops)")
         return facts
 

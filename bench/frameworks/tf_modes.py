@@ -2,9 +2,12 @@
 
 from . import FrameworkSpec, ModeSpec
 
-# auto-clustering needs these set before TensorFlow is imported: a worker of its own.
-# --tf_xla_cpu_global_jit lets clusters form on CPU too (auto_jit alone is GPU only).
-AUTOCLUSTER_FLAGS = "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"
+# The TF worker runs with this flag (the adapter adds it before importing TensorFlow): CPU
+# clusters can form at all. Auto-clustering is then switched on per call, for its own
+# functions only (global_jit_level in their call options), so it shares the worker of graph
+# mode and the two are interleaved; graph and xla are unchanged by it (no cluster forms).
+CPU_GLOBAL_JIT = "--tf_xla_cpu_global_jit"
+AUTOCLUSTER_FLAGS = CPU_GLOBAL_JIT  # the TF_XLA_FLAGS auto-clustering needs in a process
 
 SPEC = FrameworkSpec(
     name="tf",
@@ -16,8 +19,8 @@ SPEC = FrameworkSpec(
         ModeSpec("tf", "xla", True, "tf.function(fn, jit_compile=True)", baseline="graph",
                  color="#e6550d"),
         ModeSpec("tf", "autoclustering", True,
-                 f"tf.function(fn) with TF_XLA_FLAGS='{AUTOCLUSTER_FLAGS}'",
-                 worker_group="autoclustering", env={"TF_XLA_FLAGS": AUTOCLUSTER_FLAGS},
+                 "tf.function(fn) called with global_jit_level ON_2 (what "
+                 "--tf_xla_auto_jit=2 sets), in the worker of graph mode",
                  baseline="graph", color="#b2182b", label="auto-\nclustering",
                  floor_from="graph"),
     ),
