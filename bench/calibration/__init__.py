@@ -20,7 +20,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from .. import rows as rows_mod
 from ..modes import MODES
+from ..procs import Worker, WorkerFailed
+from ..progress import Progress
 from ..timing import Protocol
 from ..workload import Case, group_cases
 
@@ -33,10 +36,13 @@ PROTOCOL = Protocol(min_time=0.1, min_samples=5, max_samples=200, max_time=2.0,
                     warmup_max_time=1.0)
 GROUP_TIMEOUT_S = 120.0
 
-# Modes that need a worker process of their own would cost another TensorFlow start (~5 s)
-# for a number known in advance: a no-op or a single matmul never forms an XLA cluster (TF's
-# minimum cluster size is 4 ops), so auto-clustering dispatches exactly as graph mode does.
-DERIVED = {("tf", "autoclustering"): "graph"}
+
+def _floor_from(framework: str, mode: str) -> str | None:
+    """The mode whose dispatch floor ``mode`` borrows (``Mode.floor_from``): a mode needing a
+    worker process of its own would cost another framework start (~5 s) for a number known in
+    advance (TF auto-clustering forms no XLA cluster around a no-op or a single matmul, so it
+    dispatches exactly as graph mode does)."""
+    return MODES[(framework, mode)].floor_from
 
 
 def _load(source: str):
@@ -51,7 +57,7 @@ def calibration_cases(cases: Iterable[Case]) -> list[Case]:
     wanted: dict[tuple[str, str], set[str]] = {}
     for c in cases:
         wanted.setdefault((c.framework, c.device), set()).add(c.mode)
-        derived = DERIVED.get((c.framework, c.mode))
+        derived = _floor_from(c.framework, c.mode)
         if derived:
             wanted[(c.framework, c.device)].add(derived)
     out = []
@@ -130,7 +136,7 @@ def summarize(rows: Sequence[dict[str, Any]], numpy_entry: dict[str, Any] | None
     for framework, mode, device in sorted(set(modes)):
         if (framework, mode, device) in measured:
             continue
-        source = DERIVED.get((framework, mode))
+        source = _floor_from(framework, mode)
         base = measured.get((framework, source, device)) if source else None
         if base is not None and base["status"] == "ok":
             dispatch.append({"framework": framework, "mode": mode, "device": device,
@@ -147,19 +153,12 @@ def summarize(rows: Sequence[dict[str, Any]], numpy_entry: dict[str, Any] | None
             "peak": peak, "dispatch": dispatch}
 
 
-def _case_fields(case: Case) -> dict[str, Any]:
-    return {"workload": case.workload, "framework": case.framework, "mode": case.mode,
-            "device": case.device}
-
-
 def measure(cases: Sequence[Case], log_dir: Path | str,
             on_progress: Callable[[Any], None] | None = None,
             timeout: float = GROUP_TIMEOUT_S) -> dict[str, Any]:
     """Run the calibration for the frameworks/devices/modes of ``cases``; return the
     ``meta["calibration"]`` dict. A worker that fails gives rows saying so; it never stops
     the run."""
-    from ..runner import Progress, Worker, WorkerFailed  # the runner imports us lazily too
-
     started = time.monotonic()
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -187,15 +186,12 @@ def measure(cases: Sequence[Case], log_dir: Path | str,
                     worker = Worker(framework, {},
                                     log_dir / f"calibration-{framework}-{device}.log")
                 for row in worker.run_group(group, PROTOCOL, timeout):
-                    case = next((c for c in group if c.case_id == row.get("case_id")), None)
-                    if case is None:
-                        continue
-                    seen.add(case.case_id)
-                    rows.append(dict(_case_fields(case), **row))
+                    seen.add(row["case_id"])  # a whole row (bench.rows), of this group
+                    rows.append(row)
             except WorkerFailed as exc:
                 worker = None
-                rows.extend(dict(_case_fields(c), status=exc.status, error=str(exc))
-                            for c in group if c.case_id not in seen)
+                rows.extend(rows_mod.failure(c, exc.status, str(exc)) for c in group
+                            if c.case_id not in seen)
         if worker is not None:
             worker.close()
     modes = {(c.framework, c.mode, c.device) for c in cases}
