@@ -12,6 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from . import sweep_cli
 from .errors import DataWarning, Interrupted, UserError
 
 
@@ -26,12 +27,11 @@ def _add_filters(p: argparse.ArgumentParser, size: str = "quick") -> None:
     g = p.add_argument_group("case filters (comma lists; default: all)")
     g.add_argument("--suite", help="workloads, e.g. matmul_relu,mmd")
     g.add_argument("--framework", help="tf, jax")
-    g.add_argument("--mode", help="eager, graph, xla, autoclustering (tf); eager, jit (jax)")
+    g.add_argument("--mode", help="eager, graph, xla, autoclustering (tf); eager, jit, aot (jax)")
     g.add_argument("--device", help="cpu, gpu (gpu cases are 'skipped' rows where no GPU)")
     g.add_argument("--dtype", help="float32, float64")
     g.add_argument("--variant", help="workload variants, e.g. fused,split")
-    g.add_argument("--size", default=size,
-                   help=f"parameter grid: quick or full (default: {size})")
+    g.add_argument("--size", default=size, help=f"parameter grid: quick or full (default: {size})")
     g.add_argument("--suite-file", action="append", default=[], metavar="FILE.py",
                    help="also load the workload defined in this file (repeatable)")
 
@@ -137,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="confirm suspected regressions without re-measuring them")
     _add_scale_out(p)
 
+    sweep_cli.add_parser(sub, _add_filters, _filters)
     p = sub.add_parser("merge", help="merge the runs of several shards into one run folder")
     p.add_argument("shard_dirs", nargs="+", metavar="SHARD_RUN_DIR")
     p.add_argument("-o", "--output", required=True, metavar="RUN_DIR",
@@ -299,8 +300,7 @@ def _resume(args) -> int:
     if not args.no_report:
         runner.check_writable(args.reports, "--reports")
     run_dir = runner.resume(args.resume, case_timeout=args.case_timeout,
-                            command=["jitbench", *sys.argv[1:]],
-                            on_progress=_progress_printer())
+                            command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer())
     return _after_run(args, run_dir)
 
 
@@ -373,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
-    handler = {"list": cmd_list, "run": cmd_run, "report": cmd_report,
+    handler = {"list": cmd_list, "run": cmd_run, "report": cmd_report, "sweep": sweep_cli.cmd,
                "nightly": cmd_nightly, "merge": cmd_merge, "compare": cmd_compare}[args.command]
     try:
         return handler(args)

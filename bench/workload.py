@@ -27,6 +27,36 @@ from .modes import DEVICES, FRAMEWORKS, MODES, modes_for
 SIZE_SETS = ("quick", "full")
 
 
+def static_args(stage: Callable, *argnums: int) -> Callable:
+    """Mark arguments of ``stage`` as static: JAX jits it with ``static_argnums=argnums`` (one
+    compilation per distinct value); TF's tf.function traces once per Python value anyway.
+    Returns ``stage`` itself."""
+    stage.static_argnums = tuple(argnums)
+    return stage
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    """A recompile sweep: one function, built once per mode, called with ``points`` in turn
+    (then each point again when ``revisit``), recording what compiled on each call.
+
+    ``points``: parameter overrides of the workload's first quick size, e.g.
+    ``[{"seq": 10}, {"seq": 20}]``; a point's ``"dtype"`` changes the input dtype. ``static``:
+    parameters passed as trailing Python arguments after the inputs (static: a new value means
+    a new program), in this order. ``variant``: the variant built (default: the first).
+    ``builders``: framework -> builder used instead of the workload's (e.g. one taking the
+    static arguments). Run with ``jitbench sweep``.
+    """
+
+    name: str
+    points: Sequence[Mapping[str, Any]]
+    static: Sequence[str] = ()
+    variant: str | None = None
+    builders: Mapping[str, Callable] = dataclasses.field(default_factory=dict)
+    revisit: bool = True
+    description: str = ""
+
+
 @dataclasses.dataclass(frozen=True)
 class Workload:
     """The contract a suite file fulfils.
@@ -41,6 +71,7 @@ class Workload:
     ``tolerance[dtype]`` -> (rtol, atol) against the float64 reference.
     ``expected_failures`` maps (framework, mode) or (framework, mode, variant) to a reason:
     the harness still runs the case but marks the failure as expected.
+    ``sweeps``: recompile sweeps (:class:`Sweep`), run by ``jitbench sweep`` only.
     """
 
     name: str
@@ -57,6 +88,7 @@ class Workload:
     description: str = ""
     expected_failures: Mapping[tuple, str] = dataclasses.field(default_factory=dict)
     builders: Mapping[str, Callable] = dataclasses.field(default_factory=dict)
+    sweeps: Sequence[Sweep] = ()
 
     def label(self, params: Mapping[str, Any]) -> str:
         if self.size_label is not None:

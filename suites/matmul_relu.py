@@ -10,7 +10,7 @@ FLOPs: 2·m·k·n for the matmul (one multiply and one add per term) + m·n for 
 
 from __future__ import annotations
 
-from bench.workload import Workload
+from bench.workload import Sweep, Workload
 
 
 def _size(p):
@@ -74,4 +74,6 @@ WORKLOAD = Workload(
     tf=tf_stages,
     jax=jax_stages,
     size_label=_size,
+    sweeps=(Sweep("size", [dict(m=s, k=s, n=s) for s in (32, 64, 128)], variant="fused",
+                  description="square sizes, then the old ones again"),),
 )

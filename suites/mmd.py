@@ -22,7 +22,7 @@ FLOPs: three n×n×d distance matmuls (2·n²·d each) + per pair and bandwidth 
 
 from __future__ import annotations
 
-from bench.workload import Workload
+from bench.workload import Sweep, Workload
 
 N_BANDWIDTHS = 19
 # the user's 19 kernel widths, verbatim (variant ``outer``: used as 2·sigma, not 2·sigma²)
@@ -127,6 +127,17 @@ def tf_stages(p, dtype, variant):
     return [tf_mmd(tf.constant(_inv(variant, dtype), dtype=dtype))]
 
 
+def tf_stages_any_dtype(p, dtype, variant):
+    """The default kernel with its constants cast to the inputs' dtype at trace time, so one
+    function serves a dtype sweep (``tf_stages`` bakes them in the case's dtype)."""
+    import tensorflow as tf
+
+    def mmd(x, y):
+        return tf_mmd(tf.constant(_inv(variant, x.dtype.as_numpy_dtype), dtype=x.dtype))(x, y)
+
+    return [mmd]
+
+
 def jax_stages(p, dtype, variant):
     import jax.numpy as jnp
 
@@ -168,4 +179,11 @@ WORKLOAD = Workload(
     jax=jax_stages,
     size_label=_size,
     variants=("default", "outer"),
+    sweeps=(
+        Sweep("n", [dict(n=64, d=16), dict(n=128, d=16), dict(n=256, d=16)],
+              variant="default", description="sample sizes, then the old ones again"),
+        Sweep("dtype", [dict(n=64, d=16, dtype="float32"), dict(n=64, d=16, dtype="float64")],
+              variant="default", builders={"tf": tf_stages_any_dtype},
+              description="float32 then float64 inputs to one function"),
+    ),
 )

@@ -9,13 +9,17 @@ to differentiate through the loop. JAX uses ``lax.scan`` with its step function 
 (weights in the carry), so op-by-op mode reuses the traced step instead of recompiling a fresh
 closure on every call.
 
+Recompile sweeps (``jitbench sweep --suite rnn``): ``seq``, the classic trap, one function called
+with new sequence lengths and then the old ones again; ``steps-static``, the number of steps
+passed as a static Python argument (``static_argnums`` in JAX) over the same inputs.
+
 FLOPs per step: 2·B·I·H + 2·B·H·H (two matmuls) + 3·B·H (two adds, tanh as 1);
 forward+grad counted as 3× forward (the backward pass is about twice the forward).
 """
 
 from __future__ import annotations
 
-from bench.workload import Workload
+from bench.workload import Sweep, Workload, static_args
 
 
 def _size(p):
@@ -69,10 +73,10 @@ def flops(p, variant):
 def tf_stages(p, dtype, variant):
     import tensorflow as tf
 
-    steps = p["seq"]
-
-    def forward(xs, wx, wh, b):
-        h0 = tf.zeros((p["batch"], p["hidden"]), dtype=dtype)
+    def forward(xs, wx, wh, b, steps=None):
+        # static: tf.function traces once per input shape (and once per Python value of steps)
+        steps = xs.shape[0] if steps is None else steps
+        h0 = tf.zeros((xs.shape[1], wh.shape[0]), dtype=xs.dtype)
 
         def body(t, h):
             return t + 1, tf.tanh(tf.matmul(xs[t], wx) + tf.matmul(h, wh) + b)
@@ -83,6 +87,8 @@ def tf_stages(p, dtype, variant):
 
     if variant == "forward":
         return [forward]
+    if variant == "steps-static":
+        return [forward]  # steps: a trailing Python int (the sweep passes it)
 
     def forward_and_grad(xs, wx, wh, b):
         with tf.GradientTape() as tape:
@@ -115,11 +121,17 @@ def _jax_loss(xs, wx, wh, b):
     return (h * h).mean()
 
 
+def _jax_forward_steps(xs, wx, wh, b, steps):
+    return _jax_forward(xs[:steps], wx, wh, b)
+
+
 def jax_stages(p, dtype, variant):
     import jax
 
     if variant == "forward":
         return [_jax_forward]
+    if variant == "steps-static":
+        return [static_args(_jax_forward_steps, 4)]
     value_and_grad = jax.value_and_grad(_jax_loss, argnums=(1, 2, 3))
 
     def forward_and_grad(xs, wx, wh, b):
@@ -142,4 +154,12 @@ WORKLOAD = Workload(
     tf=tf_stages,
     jax=jax_stages,
     size_label=_size,
+    sweeps=(
+        Sweep("seq", [dict(seq=8), dict(seq=16), dict(seq=32)], variant="forward",
+              description="new sequence lengths, then the old ones again"),
+        Sweep("steps-static", [dict(seq=16, steps=4), dict(seq=16, steps=8),
+                               dict(seq=16, steps=16)], static=("steps",),
+              variant="steps-static",
+              description="number of steps as a static argument, same inputs"),
+    ),
 )

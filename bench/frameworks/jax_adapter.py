@@ -41,7 +41,7 @@ MAX_NOTES = 50  # reasons kept between two compile_notes() calls
 
 def _reason(message: str) -> str:
     """The informative part of an explain-cache-misses record, on one line: "TRACING CACHE
-    MISS at f.py:12 (g): for h defined at f.py:3; different input types: * at x, now f32[4]
+    MISS at f.py:12 (g): | for h defined at f.py:3 | different input types: | * at x, now f32[4]
     and before f32[3]" -> "h: different input types: at x, now f32[4] and before f32[3]"."""
     lines = [ln.strip(" *|") for ln in message.splitlines()[1:] if ln.strip()]
     head = ""
@@ -52,7 +52,7 @@ def _reason(message: str) -> str:
             head = m.group(1)
         elif not ln.startswith(("all previously seen", "For the closest")):
             keep.append(ln)
-    text = "; ".join(keep) or message.splitlines()[0]
+    text = " ".join(keep) or message.splitlines()[0]
     return f"{head}: {text}" if head else text
 
 
@@ -224,11 +224,17 @@ def _aot(stage):
 
     own.__name__ = f"aot_{getattr(stage, '__name__', 'stage')}"
 
+    values = None
+
     def call(*xs):
-        nonlocal compiled
+        nonlocal compiled, values
         if compiled is None:
             compiled = jax.jit(own, static_argnums=static).lower(*xs).compile()
+            values = tuple(xs[i] for i in static)
         if static:
+            if tuple(xs[i] for i in static) != values:
+                raise TypeError(f"AOT executable compiled for static arguments {values}, "
+                                f"called with {tuple(xs[i] for i in static)}")
             xs = tuple(x for i, x in enumerate(xs) if i not in static)
         return compiled(*xs)
 

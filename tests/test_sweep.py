@@ -1,0 +1,115 @@
+"""Recompile sweeps, reasons and pitfalls, with real JAX and TF at tiny sizes.
+
+One sweep run (two worker processes, ~15 s) serves the sweep tests; the pitfall workload runs
+in this process through the same timing core the worker uses.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import sweep
+from bench.analysis.recompilation import summary, verdict
+from bench.workload import Filters
+
+ROOT = Path(__file__).resolve().parent.parent
+PITFALLS = str(ROOT / "tests" / "workloads" / "pitfalls.py")
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("sweep")
+    jobs = sweep.plan(Filters(suite=("rnn",), mode=("jit", "graph", "xla")), ["seq"])
+    jobs += sweep.plan(Filters(suite=("rnn",), framework=("jax",), mode=("jit", "aot")),
+                       ["steps-static"])
+    rows = sweep.run(jobs, run_dir, timeout=300)
+    return run_dir, rows, {(s["sweep"], s["framework"], s["mode"]): s for s in summary(rows)}
+
+
+def test_one_compile_per_new_sequence_length_and_none_on_revisit(swept):
+    run_dir, rows, s = swept
+    assert sweep.load(run_dir) == rows  # sweep.jsonl holds every call
+    for key in (("seq", "jax", "jit"), ("seq", "tf", "xla")):
+        assert s[key]["compiles_new"] == [1, 1, 1], s[key]
+        assert s[key]["compiles_revisit"] == 0 and s[key]["revisit_free"], s[key]
+        assert s[key]["errors"] == 0
+        assert verdict(s[key]) == "1 compile(s) per new signature; revisits free"
+    # a compile of a new length costs far more than calling an old one again
+    assert s[("seq", "tf", "xla")]["new_s"] > 5 * s[("seq", "tf", "xla")]["revisit_s"]
+
+
+def test_tf_graph_retraces_are_counted_and_timed(swept):
+    _, rows, s = swept
+    graph = s[("seq", "tf", "graph")]
+    assert graph["traces_new"] == [1, 1, 1] and graph["traces_revisit"] == 0
+    assert graph["compiles_new"] == [0, 0, 0]
+    assert "retrace(s) per new signature" in verdict(graph)
+    new = [r for r in rows if r["mode"] == "graph" and not r["revisit"]]
+    assert all(r["trace_s"] > 0 for r in new)  # the trace, timed apart from the run
+
+
+def test_jax_says_why_it_compiled_again(swept):
+    _, rows, _ = swept
+    second = next(r for r in rows if (r["sweep"], r["mode"], r["step"]) == ("seq", "jit", 1))
+    assert second["compiles"] == 1
+    assert any("different input types" in x and "f32[16" in x for x in second["reasons"])
+
+
+def test_static_argument_compiles_once_per_value_and_aot_is_fixed(swept):
+    _, rows, s = swept
+    jit = s[("steps-static", "jax", "jit")]
+    assert jit["compiles_new"] == [1, 1, 1] and jit["revisit_free"]
+    aot = [r for r in rows if r["sweep"] == "steps-static" and r["mode"] == "aot"]
+    assert [r["status"] for r in aot] == ["ok", "error", "error", "ok", "error", "error"]
+    assert "AOT executable compiled for static arguments (4,)" in aot[1]["error"]
+
+
+def test_cli_sweep_writes_rows_a_page_and_a_table(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "sweep", "--suite", "matmul_relu", "--framework", "jax",
+         "--mode", "jit", "--out", str(tmp_path / "r"), "--reports", str(tmp_path / "p"),
+         "--run-id", "s1"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "matmul_relu/size" in done.stdout and "revisits free" in done.stdout
+    rows = [json.loads(ln) for ln in (tmp_path / "r" / "s1" / "sweep.jsonl").open()]
+    assert len(rows) == 6 and {r["signature"] for r in rows} == {"m=32 k=32 n=32",
+                                                                 "m=64 k=64 n=64",
+                                                                 "m=128 k=128 n=128"}
+    assert "Recompilation" in (tmp_path / "p" / "s1" / "index.html").read_text()
+
+
+def test_pitfalls_compile_in_steady_state_with_a_reason():
+    pytest.importorskip("jax")
+    from bench import casework
+    from bench.frameworks import get_adapter
+    from bench.timing import Protocol, measure
+    from bench.workload import expand, load_workload
+
+    adapter = get_adapter("jax")
+    wl = load_workload(PITFALLS)
+    quick = Protocol(min_time=0.01, min_samples=3, max_samples=6, max_time=1.0,
+                     warmup_max_time=0.3, alone_samples=0, aa_control="off")
+    got = {}
+    for variant in wl.variants:
+        cases = [c for c in expand(Filters(suite=("pitfalls",), device=("cpu",),
+                                           suite_files=(PITFALLS,))) if c.variant == variant]
+        work = casework.Casework(adapter, "jax", "cpu", casework.workload_inputs(wl, cases[0]))
+        timed = [work.timed(c.mode, work.build(wl.jax(c.params, c.dtype, variant), c.mode))
+                 for c in cases]
+        for mode, r in measure(timed, quick, counters=adapter.counters,
+                               notes=adapter.compile_notes).items():
+            got[(variant, mode)] = r
+    for variant in ("jit-lambda-per-call", "scan-closure"):
+        r = got[(variant, "eager")]
+        assert r.ok and r.steady_state_compiles, variant
+        assert any("re-defined repeatedly" in n for n in r.later_notes), r.later_notes
+        # jitted as a whole (jit, aot), the inner jit or scan is traced once: no recompiles
+        assert not got[(variant, "jit")].steady_state_compiles
+        assert not got[(variant, "aot")].steady_state_compiles
+    # jax.jit(f) of the same module-level f inside the call hits JAX's cache (JAX 0.10)
+    assert not got[("jit-inside-call", "eager")].steady_state_compiles
