@@ -1,0 +1,162 @@
+"""One section per workload: its crossovers, five figures, and every mode of every case with
+the command that measures it again."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from ...errors import UserError
+from ...modes import FRAMEWORKS, MODES, modes_for
+from .. import fmt
+from ..draw import Job
+from ..facts import isnan, nearest_only
+from . import Section, register
+from . import workload_figures as W
+
+DEFAULT_MIN_TIME = 0.5  # `jitbench run --min-time` default: not repeated in commands
+
+# (title, figure function) per workload, in page order
+CHARTS = [("speedup vs size", W.speedup_vs_size), ("scaling with size", W.scaling),
+          ("time distribution per mode", W.time_distributions),
+          ("compile cost vs steady-state time", W.compile_vs_steady),
+          ("amortized cost and break-even", W.amortized)]
+
+
+def _mode_rank(framework: str, mode: str) -> tuple:
+    order = modes_for(framework) if framework in FRAMEWORKS else []
+    return (MODES[(framework, mode)].jit if (framework, mode) in MODES else True,
+            order.index(mode) if mode in order else 99, mode)
+
+
+def reproduce_command(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    """The `jitbench run` line that measures this case again, with the modes it was measured
+    with (so speedups can be recomputed). It runs every size of the row's size set: the CLI
+    selects sizes by set."""
+    r = rows[0]
+    modes = sorted({x["mode"] for x in rows}, key=lambda m: _mode_rank(r["framework"], m))
+    source = str(r.get("source") or "")
+    parts = ["jitbench", "run"]
+    if source.endswith(".py"):
+        parts += ["--suite-file", source]
+    parts += ["--suite", str(r["workload"]), "--variant", str(r["variant"]),
+              "--dtype", str(r["dtype"]), "--framework", str(r["framework"]),
+              "--mode", ",".join(map(str, modes)), "--device", str(r["device"]),
+              "--size", str(r.get("size_set") or "quick")]
+    min_time = (meta.get("protocol") or {}).get("min_time")
+    if min_time and min_time != DEFAULT_MIN_TIME:
+        parts += ["--min-time", f"{min_time:g}"]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def _descriptions(df) -> dict[str, str]:
+    from ...workload import load_workload
+
+    out = {}
+    for name, source in df[["workload", "source"]].drop_duplicates().itertuples(index=False):
+        if name in out or not isinstance(source, str) or not source:
+            continue
+        try:
+            out[name] = load_workload(source).description
+        except (ImportError, UserError, OSError):  # report made where the suite is absent
+            out[name] = ""
+    return out
+
+
+def _speedup_cells(sp_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    cells = []
+    for s in sorted(sp_rows, key=lambda s: (not s["nearest"], s["baseline"])):
+        cells.append({
+            "baseline": s["baseline"], "text": fmt.times(s["speedup"]),
+            "ci": fmt.interval(s["ci_low"], s["ci_high"]), "verdict": s["verdict"],
+            "css": {"faster": "faster", "slower": "slower"}.get(s["verdict"], "same"),
+            "nearest": s["nearest"], "interleaved": s["interleaved"],
+            "break_even": (fmt.calls(s["break_even_calls"])
+                           if not isnan(s["break_even_calls"]) else "unclear"),
+        })
+    return cells
+
+
+def _mode_row(r: dict[str, Any], sp_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    counters = r.get("first_compile_s")
+    share = r.get("floor_share")
+    return {
+        "mode": r["mode"], "jit": bool(r.get("jit")), "status": r["status"],
+        "expected_failure": r.get("expected_failure") if isinstance(
+            r.get("expected_failure"), str) else None,
+        "median": fmt.secs(r.get("median_s")), "iqr": fmt.secs(r.get("iqr_s")),
+        "n_samples": fmt.num(r.get("n_samples"), ".0f"),
+        "first_call": fmt.secs(r.get("first_call_s")),
+        "compile_cost": fmt.secs(r.get("compile_cost_s")),
+        "xla_compile": fmt.secs(counters) if not isnan(counters) and counters else None,
+        "speedups": _speedup_cells(sp_rows),
+        "gflops": fmt.num(r.get("gflops"), ".3g"),
+        "peak_pct": fmt.pct(r.get("fraction_of_peak")),
+        "rel_err": fmt.num(r.get("max_rel_err"), ".2g"),
+        "rtol": fmt.num(r.get("rtol"), "g"),
+        "noise": r.get("noise"), "noise_reason": r.get("noise_reason") or "",
+        "dispatch_bound": bool(r.get("dispatch_bound")),
+        "floor": fmt.secs(r.get("dispatch_floor_s")), "floor_share": fmt.pct(share),
+        "note": r.get("note") if isinstance(r.get("note"), str) else None,
+    }
+
+
+def _by_workload(run):
+    for name, rows in run.rows.groupby("workload", sort=True):
+        yield (name, rows, run.sp[run.sp["workload"] == name],
+               run.cross[run.cross["workload"] == name])
+
+
+def _figures(run) -> dict[str, Job]:
+    jobs = {}
+    for name, rows, wsp, wcross in _by_workload(run):
+        wcurves = run.curves[run.curves["workload"] == name]
+        args = {W.speedup_vs_size: (wsp, wcross),
+                W.scaling: (rows, nearest_only(wcross), run.floors),
+                W.time_distributions: (rows,), W.compile_vs_steady: (rows,),
+                W.amortized: (wcurves, wsp)}
+        for i, (_, fn) in enumerate(CHARTS):
+            # amortized and time distributions draw a panel per case, the others fewer
+            weight = len(rows) / (1 if fn in (W.amortized, W.time_distributions) else 3)
+            jobs[f"{name}/{i}"] = Job(fn, args[fn], weight=weight)
+    return jobs
+
+
+def _data(run, images) -> dict[str, Any]:
+    descriptions = _descriptions(run.df)
+    workloads = []
+    for name, rows, wsp, wcross in _by_workload(run):
+        cases = []
+        case_keys = ["variant", "dtype", "work", "size", "framework", "device"]
+        for keys, g in rows.groupby(case_keys, sort=True, dropna=False):
+            variant, dtype, _, size, framework, device = keys
+            recs = sorted(g.to_dict("records"),
+                          key=lambda r: _mode_rank(r["framework"], r["mode"]))
+            csp = wsp[(wsp["variant"] == variant) & (wsp["dtype"] == dtype)
+                      & (wsp["size"] == size) & (wsp["framework"] == framework)
+                      & (wsp["device"] == device)].to_dict("records")
+            skipped = all(r["status"] == "skipped" for r in recs)
+            cases.append({
+                "label": f"{variant} · {dtype} · {size} · {framework} · {device}",
+                "work": fmt.flop(keys[2]),
+                "skipped": (recs[0].get("error") or "skipped") if skipped else None,
+                "command": reproduce_command(recs, run.meta),
+                "rows": [_mode_row(r, [s for s in csp if s["mode"] == r["mode"]])
+                         for r in recs],
+            })
+        charts = [(title, images.get(f"{name}/{i}")) for i, (title, _) in enumerate(CHARTS)]
+        workloads.append({
+            "name": name, "description": descriptions.get(name, ""), "cases": cases,
+            "n_rows": len(rows), "n_ok": int((rows["status"] == "ok").sum()),
+            "crossovers": [{
+                "series": f"{c['variant']} {c['dtype']} {c['framework']} {c['device']} "
+                          f"{c['mode']} vs {c['baseline']}",
+                "summary": c["summary"], "crossover": bool(c["crossover"])}
+                for c in wcross.to_dict("records")],
+            "charts": [{"title": t, "img": img} for t, img in charts if img],
+        })
+    return {"workloads": workloads}
+
+
+register(Section(name="workloads", title="Workloads", order=20, data=_data, figures=_figures,
+                 nav=lambda d: [(w["name"], w["name"]) for w in d["workloads"]]))
