@@ -82,9 +82,41 @@ def expected_fields(case: Case, workload=None) -> dict[str, str]:
 
 def timing_fields(result) -> dict[str, Any]:
     """First call and warm-up of a :class:`~bench.timing.ModeResult` (outside the samples)."""
-    return {"first_call_s": result.first_call_s, "early_calls_s": result.early_calls_s,
-            "warmup_calls": result.warmup_calls, "warmup_s": result.warmup_s,
-            "settled": result.settled}
+    fields = {"first_call_s": result.first_call_s, "early_calls_s": result.early_calls_s,
+              "warmup_calls": result.warmup_calls, "warmup_s": result.warmup_s,
+              "settled": result.settled}
+    if result.later_notes:  # it compiled again after the first call: the framework's why
+        fields["recompile_reasons"] = result.later_notes[:5]
+    return fields
+
+
+def interference_fields(result, tolerance: float) -> dict[str, Any]:
+    """The interference check of a mode (``bench.timing.interference``): ``alone_median_s``,
+    ``alone_samples``, ``interference`` (interleaved / alone medians), ``interference_flag``;
+    {} when the mode was not interleaved with another."""
+    from .timing import interference
+
+    fields = interference(result.samples, result.alone_samples, tolerance)
+    if result.alone_error:
+        fields["alone_error"] = result.alone_error
+    return fields
+
+
+def aa_fields(samples: Sequence[float], control) -> dict[str, Any]:
+    """The A/A control, on the row of the mode it repeats: that mode built a second time and
+    timed like a JIT mode beside it (a :class:`~bench.timing.ModeResult`). ``aa_ratio`` reads
+    like a speedup (this mode's median / the control's); the interval is the analysis' job
+    (``aa_samples`` against ``samples``)."""
+    import statistics
+
+    if not control.ok or not control.samples or not samples:
+        why = f"{type(control.error).__name__}: {control.error}" if control.error else \
+            "no valid samples"
+        return {"aa_error": why[:500]}
+    control_median = statistics.median(control.samples)
+    return {"aa_samples": list(control.samples), "aa_median_s": control_median,
+            "aa_ratio": statistics.median(samples) / control_median,
+            "aa_pairing": "same worker, interleaved"}
 
 
 def counter_fields(first: Mapping[str, float], warmup: Mapping[str, float],

@@ -205,7 +205,7 @@ def run(jobs: Sequence[SweepJob], run_dir: Path, timeout: float = 1800.0,
         try:
             done = subprocess.run([sys.executable, "-m", "bench.sweep", framework, str(log)],
                                   input=stdin, capture_output=True, text=True, env=env,
-                                  timeout=timeout)
+                                  timeout=timeout, check=False)
             got = [json.loads(ln) for ln in done.stdout.splitlines() if ln.strip()]
             failed = None if done.returncode == 0 else f"worker exited with {done.returncode}"
         except subprocess.TimeoutExpired:

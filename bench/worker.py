@@ -36,7 +36,8 @@ import time
 import traceback
 from typing import Any
 
-from . import casework, noise, rows
+from . import casework, noise, rows, warmup
+from .modes import nearest_baseline
 from .timing import Protocol, Timed, measure
 from .workload import Case, load_workload
 
@@ -154,9 +155,15 @@ def _peak_memory(adapter, timed: list[Timed], results, device: str) -> dict[str,
     return peaks
 
 
+AA_SUFFIX = "~aa"  # the A/A control of mode m is timed as "m~aa"
+
+
 def run_group(adapter, cases: list[Case], protocol: Protocol,
-              where: Where | None = None) -> list[dict[str, Any]]:
-    """Measure the modes of one case group; one row per case, whatever happens."""
+              where: Where | None = None, aa: bool = False) -> list[dict[str, Any]]:
+    """Measure the modes of one case group; one row per case, whatever happens. ``aa``: also
+    time the framework's nearest JIT-off mode a second time, built afresh and interleaved
+    like a JIT mode (the A/A control), when the group has that mode; its fields go on that
+    mode's row (``bench.rows.aa_fields``)."""
     where = where or Where(None)
     where.set(None, "setup: loading the workload, making inputs and the reference, "
                     "building the modes")
@@ -189,13 +196,19 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         timed = [work.timed(case.mode, _slowed_for_tests(case, work.build(stages(), case.mode),
                                                          adapter.sync), marked)
                  for case in cases]
+        control = nearest_baseline(first.framework)
+        if aa and any(c.mode == control for c in cases):
+            again = work.timed(control, work.build(stages(), control), marked)
+            timed.append(Timed(control + AA_SUFFIX, again.call, again.sync))
     except Exception as exc:  # the workload's own setup failed: every case says so
         msg = f"setup failed: {type(exc).__name__}: {exc}"
         return [row(c, status="runtime_error", error_type=type(exc).__name__, error=msg[:4000],
                     error_phase="setup") for c in cases]
 
     snap = noise.snapshot()
-    results = measure(timed, protocol, counters=adapter.counters)
+    # compile_notes: why the framework compiled (JAX's explained cache misses), per mode
+    results = measure(timed, protocol, counters=adapter.counters,
+                      notes=getattr(adapter, "compile_notes", None))
     machine = noise.between(snap, noise.snapshot())
     peak_mem = _peak_memory(adapter, timed, results, first.device)
 
@@ -219,6 +232,9 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
                       **machine)
         # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
         common.update(adapter.mode_facts(case.mode, r.counters_first))
+        common.update(rows.interference_fields(r, protocol.interference_tolerance))
+        if case.mode + AA_SUFFIX in results:
+            common.update(rows.aa_fields(r.samples, results[case.mode + AA_SUFFIX]))
         if not r.ok:
             status = adapter.classify(r.error, r.error_phase)
             out.append(row(case, **common, **rows.error_fields(status, r.error, r.error_phase)))
@@ -271,8 +287,15 @@ def main(argv: list[str]) -> int:
 
     adapter = get_adapter(framework, log_path=log_path)
     adapter.counters()  # skip the import-time log lines
+    startup = None
+    asked = warmup.requested()
+    if asked:  # one-time start-up, paid here rather than by the first case (bench.warmup)
+        where.set(None, "warm-up: a tiny function in each mode, before any case")
+        startup = warmup.run(adapter, *asked)
     send({"type": "hello", "pid": os.getpid(), "framework": framework,
-          "versions": adapter.versions(), "devices": adapter.device_info()})
+          "versions": adapter.versions(), "devices": adapter.device_info(),
+          "startup": startup})
+    aa_done = False
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -280,8 +303,11 @@ def main(argv: list[str]) -> int:
         cases = [Case.from_dict(c) for c in msg["group"]]
         print(f"[jitbench worker] group {cases[0].case_id} "
               f"[{','.join(c.mode for c in cases)}]", flush=True)
+        protocol = Protocol(**msg.get("protocol", {}))
+        aa = protocol.aa_control == "every" or (protocol.aa_control == "first" and not aa_done)
         try:
-            out = run_group(adapter, cases, Protocol(**msg.get("protocol", {})), where)
+            out = run_group(adapter, cases, protocol, where, aa=aa)
+            aa_done = aa_done or any("aa_ratio" in r or "aa_error" in r for r in out)
         except Exception as exc:  # a bug of ours must still leave a row per case
             tb = traceback.format_exc()
             print(tb, flush=True)

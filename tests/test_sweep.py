@@ -1,7 +1,7 @@
 """Recompile sweeps, reasons and pitfalls, with real JAX and TF at tiny sizes.
 
-One sweep run (two worker processes, ~15 s) serves the sweep tests; the pitfall workload runs
-in this process through the same timing core the worker uses.
+One sweep run (two worker processes, ~15 s) serves the sweep tests; the pitfall workload is
+measured by `jitbench run` as a user would (~15 s).
 """
 
 from __future__ import annotations
@@ -83,33 +83,23 @@ def test_cli_sweep_writes_rows_a_page_and_a_table(tmp_path):
     assert "Recompilation" in (tmp_path / "p" / "s1" / "index.html").read_text()
 
 
-def test_pitfalls_compile_in_steady_state_with_a_reason():
-    pytest.importorskip("jax")
-    from bench import casework
-    from bench.frameworks import get_adapter
-    from bench.timing import Protocol, measure
-    from bench.workload import expand, load_workload
-
-    adapter = get_adapter("jax")
-    wl = load_workload(PITFALLS)
-    quick = Protocol(min_time=0.01, min_samples=3, max_samples=6, max_time=1.0,
-                     warmup_max_time=0.3, alone_samples=0, aa_control="off")
-    got = {}
-    for variant in wl.variants:
-        cases = [c for c in expand(Filters(suite=("pitfalls",), device=("cpu",),
-                                           suite_files=(PITFALLS,))) if c.variant == variant]
-        work = casework.Casework(adapter, "jax", "cpu", casework.workload_inputs(wl, cases[0]))
-        timed = [work.timed(c.mode, work.build(wl.jax(c.params, c.dtype, variant), c.mode))
-                 for c in cases]
-        for mode, r in measure(timed, quick, counters=adapter.counters,
-                               notes=adapter.compile_notes).items():
-            got[(variant, mode)] = r
+def test_pitfall_rows_carry_steady_state_compiles_and_the_reason(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "run", "--suite-file", PITFALLS, "--suite", "pitfalls",
+         "--device", "cpu", "--min-time", "0.05", "--no-calibrate", "--no-report",
+         "--out", str(tmp_path), "--run-id", "p"], capture_output=True, text=True, cwd=ROOT,
+        timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = {(r["variant"], r["mode"]): r
+            for r in map(json.loads, (tmp_path / "p" / "results.jsonl").open())}
+    assert all(r["status"] == "ok" for r in rows.values())
     for variant in ("jit-lambda-per-call", "scan-closure"):
-        r = got[(variant, "eager")]
-        assert r.ok and r.steady_state_compiles, variant
-        assert any("re-defined repeatedly" in n for n in r.later_notes), r.later_notes
+        r = rows[(variant, "eager")]
+        assert r["steady_state_compiles"] and r["samples_compiles"] > 0, r
+        assert any("re-defined repeatedly" in x for x in r["recompile_reasons"]), r
         # jitted as a whole (jit, aot), the inner jit or scan is traced once: no recompiles
-        assert not got[(variant, "jit")].steady_state_compiles
-        assert not got[(variant, "aot")].steady_state_compiles
+        for mode in ("jit", "aot"):
+            assert not rows[(variant, mode)]["steady_state_compiles"]
+            assert "recompile_reasons" not in rows[(variant, mode)]
     # jax.jit(f) of the same module-level f inside the call hits JAX's cache (JAX 0.10)
-    assert not got[("jit-inside-call", "eager")].steady_state_compiles
+    assert not rows[("jit-inside-call", "eager")]["steady_state_compiles"]
