@@ -103,7 +103,9 @@ def add_worker(meta: dict[str, Any], hello: dict[str, Any]) -> None:
     for d in hello.get("devices", []):
         if d not in meta["devices"]:
             meta["devices"].append(d)
-    meta["workers"].append({k: hello.get(k) for k in ("pid", "framework", "env_group")})
+    # startup: the warm-up's first call per mode (bench.warmup), the process start-up cost
+    meta["workers"].append({k: hello.get(k) for k in ("pid", "framework", "env_group",
+                                                       "startup")})
 
 
 def worker_failed(meta: dict[str, Any], pid: int | None, status: str, how: str,

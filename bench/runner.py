@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from . import meta as meta_mod
-from . import rows, rundir
+from . import rows, rundir, warmup
 from .errors import Interrupted, UserError
 from .modes import MODES
 from .procs import Worker, WorkerFailed, live_workers
@@ -230,6 +230,7 @@ def _measure_all(ex: _Execution, cases: list[Case]) -> None:
             worker = ex.workers.get(key)
             if worker is None or not worker.alive():
                 env = dict(MODES[(first.framework, first.mode)].env)
+                env.update(warmup.worker_env(framework, group_name, device))  # start-up first
                 worker = ex.workers[key] = Worker(framework, env, log,
                                                   critical=ex.stopper.critical)
                 meta_mod.add_worker(ex.meta, dict(worker.hello, env_group=group_name))

@@ -85,6 +85,11 @@ class Adapter(Protocol):
         """A callable running ``stages`` chained (see :func:`compose`) in ``mode``:
         ``build([f], "jit", "cpu")(*placed)`` is ``jax.jit(f)(*placed)``."""
 
+    def warmup_stages(self) -> tuple[list[Callable], list[Any]]:
+        """(stages, numpy inputs) of a tiny function unrelated to any workload, which a worker
+        runs in each of its modes before its first group (``bench.warmup``), e.g.
+        ``([lambda x: jnp.sum(jnp.tanh(x @ x))], [np.ones((8, 8), np.float32)])``."""
+
     def sync(self, out: Any) -> None:
         """Wait until the device has finished everything, e.g. ``jax.block_until_ready(out)``;
         never a device-to-host copy."""
