@@ -83,9 +83,8 @@ def _positive(name: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="jitbench",
-        description="Measure what turning JIT (XLA) on does to TensorFlow and JAX workloads.")
+    parser = _Parser(prog="jitbench", description="Measure what turning JIT (XLA) on does to "
+                                                  "TensorFlow and JAX workloads.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -280,7 +279,8 @@ def cmd_run(args) -> int:
     run_dir = runner.run(cases, args.out, protocol=protocol,
                          case_timeout=args.case_timeout or 1800.0,
                          command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
-                         run_id=args.run_id, calibrate=not args.no_calibrate)
+                         run_id=args.run_id, calibrate=not args.no_calibrate,
+                         compile_cache=args.compile_cache)
     return _after_run(args, run_dir)
 
 

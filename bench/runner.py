@@ -30,8 +30,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from . import compile_cache as compile_cache_mod
 from . import meta as meta_mod
-from . import rows, rundir, warmup
+from . import insight, rows, rundir, warmup
 from .errors import Interrupted, UserError
 from .modes import MODES
 from .procs import Worker, WorkerFailed, live_workers
@@ -82,10 +83,13 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         protocol: Protocol = Protocol(), case_timeout: float = 1800.0,
         run_id: str | None = None, command: Sequence[str] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
-        calibrate: bool = False) -> Path:
+        calibrate: bool = False, compile_cache: str = "off", dump_hlo: bool = False,
+        profile: bool = False) -> Path:
     """Measure ``cases``; return the run folder holding results.jsonl and meta.json.
     ``calibrate``: first measure the machine's matmul peak and each mode's dispatch floor
-    (bench.calibration, ~10 s) into meta["calibration"].
+    (bench.calibration, ~10 s) into meta["calibration"]. ``compile_cache``: off, cold or
+    warm (``bench.compile_cache``). ``dump_hlo`` / ``profile``: keep each JIT mode's optimized
+    HLO / a profiler trace of each mode under ``cases/`` (``bench.insight``).
 
     Raises :class:`Interrupted` (a KeyboardInterrupt) on Ctrl-C / SIGTERM / SIGHUP, after
     marking the run ``interrupted``; continue it with :func:`resume`."""
@@ -110,6 +114,8 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
                             f"`jitbench run --resume {run_dir}` or choose another run id")
         meta = meta_mod.collect(run_id, command or sys.argv, protocol, len(cases))
         meta["case_timeout_s"] = case_timeout
+        meta["insight"] = {"dump_hlo": dump_hlo, "profile": profile}  # resume keeps them
+        compile_cache_mod.start(run_dir, meta, compile_cache)
         rundir.write_cases(run_dir, cases)
         meta_mod.write(run_dir, meta)
 
@@ -122,6 +128,9 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
 
         _execute(_Execution(run_dir, run_id, meta, protocol, case_timeout, len(cases), 0,
                             on_progress), list(cases), before=calibration_hook)
+        if compile_cache == "warm":
+            compile_cache_mod.warm_pass(run_dir, meta, case_timeout, on_group=lambda text: (
+                on_progress and on_progress(Progress(len(cases), len(cases), text, 0.0))))
     return run_dir
 
 
@@ -231,11 +240,13 @@ def _measure_all(ex: _Execution, cases: list[Case]) -> None:
             if worker is None or not worker.alive():
                 env = dict(MODES[(first.framework, first.mode)].env)
                 env.update(warmup.worker_env(framework, group_name, device))  # start-up first
+                env.update(compile_cache_mod.worker_env(ex.meta))
                 worker = ex.workers[key] = Worker(framework, env, log,
                                                   critical=ex.stopper.critical)
                 meta_mod.add_worker(ex.meta, dict(worker.hello, env_group=group_name))
                 start_failures.pop(key, None)
-            for row in worker.run_group(group, ex.protocol, ex.case_timeout):
+            for row in worker.run_group(group, ex.protocol, ex.case_timeout,
+                                        insight.for_run(ex.run_dir, ex.meta)):
                 # the worker wrote the whole row (bench.rows); the run adds its id
                 ex.write(rows.stamp(row, ex.run_id, retried.get(row["case_id"])))
                 seen.add(row["case_id"])

@@ -1,4 +1,5 @@
-"""``jitbench sweep``: run the workloads' recompile sweeps, print per mode what compiled.
+"""``jitbench sweep``: run the workloads' recompile sweeps, print per mode what compiled
+(and the ``run --compile-cache`` option, ``bench.compile_cache``).
 
     jitbench sweep --suite rnn [--framework jax] [--sweep seq] [--out results]
 
@@ -32,6 +33,10 @@ def add_parser(sub, add_filters, filters) -> None:
     p.add_argument("--no-report", action="store_true", help="do not write the HTML page")
     p.add_argument("--run-id", metavar="ID", help="name of the run folder")
     p.set_defaults(filters=filters)
+    # `run --compile-cache` is registered here too: cli.py is at its 400-line limit
+    from .compile_cache import add_option
+
+    add_option(sub.choices["run"])
 
 
 def cmd(args: argparse.Namespace) -> int:
