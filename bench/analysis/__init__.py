@@ -22,7 +22,8 @@ Definitions used everywhere (the report quotes them):
 One module per section: ``values`` (reading a row), ``stats`` (bootstrap, significance,
 geomean, noise verdict), ``costs`` (amortized cost, break-even), ``speedups``, ``sizes``
 (size order, crossovers), ``calibration`` (peak, dispatch floors, efficiency), ``summary``
-(per-row facts, headline numbers), ``compare`` (run to run). This package re-exports them.
+(per-row facts, headline numbers), ``compare`` (run to run), ``control`` (A/A controls and
+the intervals they widen). This package re-exports them.
 """
 
 from .calibration import DISPATCH_BOUND_SHARE, calibration_frames, efficiency, peak_gflops
@@ -35,9 +36,10 @@ from .compare import (
     regressions_over,
     run_to_run_spread,
 )
+from .control import aa_controls, widen, widening_factor
 from .costs import amortized_cost, amortized_curves, break_even_calls
 from .sizes import SERIES_KEYS, crossovers, size_order
-from .speedups import geomean_speedups, is_nearest, speedups
+from .speedups import NO_JIT, geomean_speedups, is_nearest, speedups
 from .stats import (
     CONFIDENCE,
     FEW_SAMPLES,
@@ -57,6 +59,7 @@ from .values import CASE_KEYS, ROW_KEYS
 
 __all__ = [
     "CASE_KEYS", "COMPARE_NOISE_FLOOR", "CONFIDENCE", "DISPATCH_BOUND_SHARE", "FEW_SAMPLES",
+    "NO_JIT", "aa_controls", "widen", "widening_factor",
     "MIN_ROWS_FOR_SPREAD", "NOISE_FLOOR", "NOISY_REL_IQR", "NOISY_STEAL_PCT", "N_BOOT",
     "QUIET_REL_IQR", "QUIET_STEAL_PCT", "ROW_KEYS", "SERIES_KEYS", "SPREAD_Z",
     "amortized_cost", "amortized_curves", "bootstrap_ratio_ci", "break_even_calls",

@@ -18,6 +18,11 @@ from .stats import (
 )
 from .values import CASE_KEYS, _median, _num, _pd, _samples
 
+# the verdict of a JIT-on row whose framework says it compiled nothing (``jit_happened`` False,
+# e.g. TF auto-clustering that formed no cluster): the same program as its baseline, not a
+# speedup; the geomean counts these apart (n_no_jit)
+NO_JIT = "no JIT happened"
+
 
 def is_nearest(framework, baseline) -> bool:
     """``baseline`` is the JIT-off mode that differs from the framework's JIT modes by the JIT
@@ -36,7 +41,8 @@ def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFID
     """One row per (case, JIT-on mode, JIT-off baseline) where both measured ``ok``.
 
     Columns: CASE_KEYS, mode, baseline, jit_median_s, baseline_median_s, speedup, ci_low,
-    ci_high, significant, verdict ("faster" | "slower" | "no difference"), jit_first_call_s,
+    ci_high, significant, verdict ("faster" | "slower" | "no difference" | :data:`NO_JIT`),
+    jit_first_call_s,
     baseline_first_call_s, compile_cost_s, baseline_compile_cost_s, break_even_calls,
     flops, interleaved (the two modes were measured sample by sample in one process),
     nearest (``is_nearest``: the headline pair), noise (the worse of the two verdicts).
@@ -65,6 +71,8 @@ def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFID
                                             confidence=confidence, n_boot=n_boot, seed=seed)
                 sig = is_significant(ratio, lo, hi, noise_floor)
                 verdict = ("faster" if ratio > 1 else "slower") if sig else "no difference"
+                if r.get("jit_happened") is False:
+                    sig, verdict = False, NO_JIT
                 with_ = r.get("interleaved_with")
                 interleaved = isinstance(with_, (list, tuple)) and base in with_
                 levels = ["n/a", "quiet", "some noise", "noisy"]
@@ -94,7 +102,9 @@ def geomean_speedups(sp, df):
     A case is *excluded* when the JIT mode or the baseline has a row that is not ``ok``
     (mismatch, compile error, crash, timeout, ...; ``skipped`` rows count apart as
     ``n_skipped``). Columns: framework, device, mode, baseline, geomean, n_included,
-    n_excluded, n_skipped, n_faster, n_slower, n_same, min_speedup, max_speedup, nearest.
+    n_excluded, n_skipped, n_faster, n_slower, n_same, min_speedup, max_speedup, nearest,
+    n_no_jit (cases where the JIT mode compiled nothing: verdict :data:`NO_JIT`, left out of
+    the geomean and of n_included).
     """
     pd = _pd()
     case_cols = [c for c in CASE_KEYS if c not in ("framework", "device")]
@@ -119,6 +129,8 @@ def geomean_speedups(sp, df):
                         n_excl += 1
                 s = sp[(sp["framework"] == framework) & (sp["device"] == device)
                        & (sp["mode"] == mode) & (sp["baseline"] == base)]
+                n_no_jit = int((s["verdict"] == NO_JIT).sum())
+                s = s[s["verdict"] != NO_JIT]
                 v = s["verdict"]
                 out.append(dict(
                     framework=framework, device=device, mode=mode, baseline=base,
@@ -127,8 +139,8 @@ def geomean_speedups(sp, df):
                     n_slower=int((v == "slower").sum()), n_same=int((v == "no difference").sum()),
                     min_speedup=float(s["speedup"].min()) if len(s) else math.nan,
                     max_speedup=float(s["speedup"].max()) if len(s) else math.nan,
-                    nearest=is_nearest(framework, base)))
+                    nearest=is_nearest(framework, base), n_no_jit=n_no_jit))
     cols = ["framework", "device", "mode", "baseline", "geomean", "n_included", "n_excluded",
             "n_skipped", "n_faster", "n_slower", "n_same", "min_speedup", "max_speedup",
-            "nearest"]
+            "nearest", "n_no_jit"]
     return pd.DataFrame(out, columns=cols)

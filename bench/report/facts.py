@@ -29,6 +29,7 @@ class RunFacts:
     floors: Any  # analysis.calibration_frames: dispatch floors
     peaks: Any  # analysis.peak_gflops
     curves: Any  # analysis.amortized_curves
+    controls: Any = None  # analysis.aa_controls; sp is already widened by them
 
     @property
     def calibration(self) -> dict[str, Any] | None:
@@ -40,11 +41,15 @@ class RunFacts:
         order = analysis.size_order(df)
         rows = with_work(analysis.row_facts(df, cal), order)
         sp = with_work(analysis.speedups(df, n_boot=n_boot), order)
+        # identical programs measured apart in this run: intervals too narrow for them widen
+        controls = analysis.aa_controls(df, n_boot=n_boot)
+        sp = analysis.widen(sp, analysis.widening_factor(controls))
         peak_rows, floors = analysis.calibration_frames(cal)
         return cls(df=df, meta=meta, order=order, rows=rows, sp=sp,
                    gm=analysis.geomean_speedups(sp, df), cross=analysis.crossovers(sp, order),
                    summary=analysis.summary(df, sp), peak_rows=peak_rows, floors=floors,
-                   peaks=analysis.peak_gflops(cal), curves=analysis.amortized_curves(df, sp))
+                   peaks=analysis.peak_gflops(cal), curves=analysis.amortized_curves(df, sp),
+                   controls=controls)
 
 
 def with_work(frame, order):

@@ -1,0 +1,65 @@
+"""How much to trust this run, first thing on the page: the A/A controls (identical programs
+measured the way real pairs are), whether they widened the intervals, rows where JIT compiled
+nothing, modes that interleaving moved (the interference check), and what process start-up
+cost before any case (the warm-up, kept out of the rows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import analysis
+from .. import fmt
+from . import Section, register
+
+
+def _controls(run) -> list[dict[str, Any]]:
+    out = []
+    controls = run.controls
+    if controls is None or controls.empty:
+        return out
+    for c in controls.to_dict("records"):
+        text = (f"{fmt.times(c['ratio'])} {fmt.interval(c['ci_low'], c['ci_high'])}"
+                if not c["error"] else f"not measured: {c['error']}")
+        out.append({"what": f"{c['framework']} {c['mode']} vs itself · {c['device']}",
+                    "case": f"{c['workload']} {c['variant']} {c['dtype']} {c['size']}",
+                    "pairing": c["pairing"], "text": text, "significant": c["significant"]})
+    return out
+
+
+def _interference(df) -> list[dict[str, Any]]:
+    if "interference_flag" not in df.columns:
+        return []
+    flagged = df[df["interference_flag"].eq(True)]
+    return [{"case": f"{r['workload']} {r['variant']} {r['dtype']} {r['size']}",
+             "mode": f"{r['framework']} {r['mode']}",
+             "text": f"interleaved median {fmt.secs(r['median_s'])} vs alone "
+                     f"{fmt.secs(r['alone_median_s'])} ({fmt.times(r['interference'])})"}
+            for r in flagged.to_dict("records")]
+
+
+def _startup(meta) -> list[dict[str, Any]]:
+    out = []
+    for w in meta.get("workers") or []:
+        for mode, s in (w.get("startup") or {}).items():
+            out.append({"worker": f"{w.get('framework')} pid {w.get('pid')}", "mode": mode,
+                        "text": s.get("error") or fmt.secs(s.get("first_call_s"))})
+    return out
+
+
+def _data(run, images) -> dict[str, Any]:
+    sp = run.sp
+    factor = float(sp["ci_widened_by"].iloc[0]) if "ci_widened_by" in sp and len(sp) else 1.0
+    no_jit = sp[sp["verdict"] == analysis.NO_JIT]
+    n_interleaved = int(run.df["alone_median_s"].notna().sum()) \
+        if "alone_median_s" in run.df.columns else 0
+    return {"controls": _controls(run), "widened_by": factor,
+            "widened_text": f"×{factor:.2f}" if factor > 1 else "",
+            "no_jit": [f"{r['workload']} {r['variant']} {r['dtype']} {r['size']} "
+                       f"{r['framework']} {r['mode']} vs {r['baseline']}"
+                       for r in no_jit.to_dict("records")],
+            "interference": _interference(run.df), "n_checked": n_interleaved,
+            "startup": _startup(run.meta)}
+
+
+register(Section(name="trust", title="How far to trust this run", order=5, data=_data,
+                 nav=lambda d: [("trust", "Trust")]))

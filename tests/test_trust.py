@@ -1,0 +1,148 @@
+"""Numbers that move with the code, not the machine: warm-up before the first case (meta, not
+rows), TF auto-clustering interleaved with graph mode in one worker, the interference check and
+the A/A control on the rows, and the report's trust section. Real TF and JAX, tiny sizes."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+import bench
+from bench import analysis, runner
+from bench.timing import Protocol
+from bench.workload import Filters, expand
+
+FAST = Protocol(min_time=0.02, min_samples=5, max_samples=20, max_time=1.0,
+                warmup_max_time=0.5, alone_samples=3)
+
+
+def _smallest(suite, framework, variant):
+    cases = expand(Filters(suite=(suite,), framework=(framework,), device=("cpu",),
+                           dtype=("float32",), variant=(variant,), size="quick"))
+    first = cases[0].size
+    return [c for c in cases if c.size == first]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    cases = (_smallest("matmul_relu", "tf", "fused") + _smallest("mmd", "tf", "default")
+             + _smallest("matmul_relu", "jax", "fused"))
+    return runner.run(cases, tmp_path_factory.mktemp("results"), protocol=FAST,
+                      command=["pytest"])
+
+
+@pytest.fixture(scope="module")
+def rows(run_dir):
+    return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+
+
+def _row(rows, workload, framework, mode):
+    return next(r for r in rows if (r["workload"], r["framework"], r["mode"])
+                == (workload, framework, mode))
+
+
+def test_warmup_is_in_meta_per_worker_and_mode_never_in_a_row(run_dir, rows):
+    meta = json.loads((run_dir / "meta.json").read_text())
+    by_fw = {w["framework"]: w for w in meta["workers"]}
+    assert set(by_fw["tf"]["startup"]) == {"eager", "graph", "xla", "autoclustering"}
+    assert set(by_fw["jax"]["startup"]) >= {"eager", "jit"}
+    for w in by_fw.values():
+        for mode, s in w["startup"].items():
+            assert "error" not in s, (mode, s)
+            assert s["first_call_s"] > 0 and s["calls"] == 3
+    assert by_fw["tf"]["startup"]["xla"]["compiles"] >= 1  # XLA's compiler started there
+    assert by_fw["tf"]["startup"]["autoclustering"]["clusters"] >= 1
+    assert not any("startup" in r for r in rows)
+
+
+def test_autoclustering_is_interleaved_with_graph_in_one_worker(rows):
+    for workload in ("matmul_relu", "mmd"):
+        auto = _row(rows, workload, "tf", "autoclustering")
+        graph = _row(rows, workload, "tf", "graph")
+        assert auto["status"] == "ok" and graph["status"] == "ok"
+        assert auto["worker_pid"] == graph["worker_pid"]
+        assert "graph" in auto["interleaved_with"]
+        assert graph["first_clusters"] == 0  # the per-call switch leaves graph mode alone
+    mmd = _row(rows, "mmd", "tf", "autoclustering")
+    assert mmd["clusters_formed"] >= 1 and mmd["jit_happened"] is True
+    mm = _row(rows, "matmul_relu", "tf", "autoclustering")
+    assert mm["clusters_formed"] == 0 and mm["jit_happened"] is False
+    assert mm["note"].startswith("no JIT happened (same program as graph)")
+
+
+def test_no_jit_rows_are_not_speedups_and_the_geomean_counts_them_apart(run_dir):
+    df = bench.load_results(run_dir)
+    sp = analysis.speedups(df)
+    auto = sp[(sp["mode"] == "autoclustering") & (sp["baseline"] == "graph")]
+    by = dict(zip(auto["workload"], auto["verdict"]))
+    assert by["matmul_relu"] == analysis.NO_JIT and by["mmd"] != analysis.NO_JIT
+    gm = analysis.geomean_speedups(sp, df)
+    g = gm[(gm["mode"] == "autoclustering") & (gm["baseline"] == "graph")].iloc[0]
+    assert g["n_no_jit"] == 1 and g["n_included"] == 1
+
+
+def test_interleaved_rows_carry_the_interference_check(rows):
+    for r in rows:
+        assert r["status"] == "ok", r.get("error")
+        assert len(r["alone_samples"]) == 3 and r["alone_median_s"] > 0
+        assert r["interference"] == pytest.approx(r["median_s"] / r["alone_median_s"])
+        assert isinstance(r["interference_flag"], bool)
+
+
+def test_each_worker_measures_an_aa_control_on_its_nearest_baseline(run_dir, rows):
+    with_aa = [r for r in rows if "aa_ratio" in r]
+    # the first group of each worker: tf graph, jax eager
+    assert {(r["framework"], r["mode"]) for r in with_aa} == {("tf", "graph"), ("jax", "eager")}
+    for r in with_aa:
+        assert len(r["aa_samples"]) >= 5 and r["aa_median_s"] > 0
+        assert r["aa_ratio"] == pytest.approx(r["median_s"] / r["aa_median_s"])
+    controls = analysis.aa_controls(bench.load_results(run_dir))
+    assert len(controls) == 2 and (controls["ci_low"] <= controls["ci_high"]).all()
+
+
+def test_the_report_opens_with_the_controls(run_dir, tmp_path):
+    from bench.report import write_report
+
+    page = write_report(run_dir, tmp_path).read_text()
+    trust = page[page.index('<section id="trust">'):page.index('<section id="summary">')]
+    assert "Identical programs:" in trust and "tf graph vs itself" in trust
+    assert "jax eager vs itself" in trust
+    assert "No JIT happened" in trust and "matmul_relu" in trust
+    assert "Process start-up" in trust and "Interference check" in trust
+
+
+# ------------------------------------------------------------- widening, pure arithmetic
+
+def _sp(speedup, lo, hi, verdict):
+    return pd.DataFrame({"speedup": [speedup], "ci_low": [lo], "ci_high": [hi],
+                         "significant": [verdict != "no difference"], "verdict": [verdict]})
+
+
+def test_a_significant_control_widens_every_interval_until_it_includes_one():
+    df = pd.DataFrame([{"framework": "tf", "device": "cpu", "mode": "graph",
+                        "workload": "w", "variant": "v", "dtype": "float32", "size": "s",
+                        "samples": [1.04, 1.05, 1.03, 1.04, 1.05, 1.04, 1.03],
+                        "aa_samples": [1.0, 1.01, 0.99, 1.0, 1.0, 1.01, 0.99],
+                        "aa_pairing": "same worker, interleaved"}])
+    c = analysis.aa_controls(df, n_boot=500)
+    assert c["significant"].iloc[0] and c["ratio"].iloc[0] == pytest.approx(1.04)
+    f = analysis.widening_factor(c)
+    lo = c["ci_low"].iloc[0]
+    assert f == pytest.approx(math.log(1.04) / math.log(1.04 / lo))
+    # applied to the control itself, its interval now reaches 1.0 exactly
+    wide = analysis.widen(_sp(1.04, lo, c["ci_high"].iloc[0], "faster"), f)
+    assert wide["ci_low"].iloc[0] == pytest.approx(1.0)
+    assert wide["ci_widened_by"].iloc[0] == pytest.approx(f)
+    # a real 2x speedup with a tight interval stays significant
+    big = analysis.widen(_sp(2.0, 1.9, 2.1, "faster"), f)
+    assert big["significant"].iloc[0] and big["verdict"].iloc[0] == "faster"
+
+
+def test_controls_that_include_one_change_nothing():
+    sp = _sp(1.3, 1.1, 1.5, "faster")
+    assert analysis.widening_factor(pd.DataFrame(columns=["widen_by"])) == 1.0
+    same = analysis.widen(sp, 1.0)
+    assert same["ci_low"].iloc[0] == 1.1 and same["ci_widened_by"].iloc[0] == 1.0
