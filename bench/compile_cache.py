@@ -14,6 +14,10 @@ The adapters do the framework side when ``JITBENCH_COMPILE_CACHE`` names the fol
 default) and ``jax_persistent_cache_min_entry_size_bytes`` so every program is cached; TF
 passes ``--tf_xla_persistent_cache_directory`` in ``TF_XLA_FLAGS`` (XLA's persistent cache,
 which serves ``jit_compile=True`` functions in TF 2.21; graph mode compiles nothing to cache).
+TF keys an entry by the concrete function's name, ``__inference_<fn>_<uid>``, whose uid counts
+the functions the process traced before: a new process hits only if it traced the same
+functions in the same order, which the warm pass's fresh worker (warm-up, then one group)
+rarely does; its rows then say ``warm_note``.
 """
 
 from __future__ import annotations
@@ -118,6 +122,10 @@ def warm_pass(run_dir: Path, meta: Mapping[str, Any], case_timeout: float,
             r["warm_error"] = w.get("warm_error") or w.get("error") or w.get("status")
             continue
         r.update({new: w.get(old, 0 if "cache" in new else None) for old, new in _WARM.items()})
+        if r.get("jit") and not r["cache_hits"]:
+            # TF 2.21 keys its entries by the concrete function's process-unique name
+            # (__inference_<fn>_<uid>): a process that traced other functions first misses
+            r["warm_note"] = "no persistent-cache hit on the warm first call"
         added += 1
     tmp = path.with_suffix(".jsonl.tmp")
     tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))

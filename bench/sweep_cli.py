@@ -3,9 +3,10 @@
 
     jitbench sweep --suite rnn [--framework jax] [--sweep seq] [--out results]
 
-Writes ``OUT/<run_id>/sweep.jsonl`` (one row per call, see ``bench.sweep``) and ``meta.json``,
-prints one line per mode ("1 compile(s) per new signature; revisits free") and a report page
-with the Recompilation section unless ``--no-report``.
+Writes ``OUT/<run_id>/sweep.jsonl`` (one row per call, see ``bench.sweep``) and
+``sweep_meta.json``, prints one line per mode ("1 compile(s) per new signature; revisits
+free") and a page with the Recompilation block unless ``--no-report``. With ``--run-id`` of an
+existing run, the sweep joins that run's report (section "First call and compilation").
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def cmd(args: argparse.Namespace) -> int:
     run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + "-sweep"
     run_dir = Path(args.out) / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "meta.json").write_text(json.dumps(
+    # its own meta file: a sweep may go into a run's folder (--run-id) and join its report
+    (run_dir / "sweep_meta.json").write_text(json.dumps(
         {"run_id": run_id, "kind": "sweep", "command": ["jitbench", *sys.argv[1:]],
          "started_at": time.time(), "jobs": len(jobs)}, indent=1))
 

@@ -65,6 +65,8 @@ def write_report(source: Path | str, out_dir: Path | str) -> Path:
     if df.empty:
         raise UserError(f"{str(source)!r} holds no result rows")
     meta = load_meta(source) if source.is_dir() else {"run_id": source.stem}
+    if source.is_dir():  # sections may read the folder's other files (a sweep's sweep.jsonl)
+        meta.setdefault("run_dir", str(source))
     html = render(df, meta)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
