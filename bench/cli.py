@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import sweep_cli
 from .errors import DataWarning, Interrupted, UserError
+from .timing import INTERLEAVE_SCHEMES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -111,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-calibrate", action="store_true",
                    help="skip the per-run calibration (matmul peak, dispatch floor of each "
                         "mode; ~10 s): the report then shows no %% of peak or floors")
+    p.add_argument("--interleave", choices=list(INTERLEAVE_SCHEMES), default="sample",
+                   help="how the timed samples of a group's modes alternate: one sample of "
+                        "each in turn (sample, the default), 5 samples in a row (block), or a "
+                        "new random order each round (random); block and random make one "
+                        "untimed call after each switch of mode")
     _add_scale_out(p)
 
     p = sub.add_parser("nightly", help="run, add to the history, detect regressions "
@@ -275,7 +281,8 @@ def cmd_run(args) -> int:
     runner.check_writable(args.out, "--out")  # before an hour of measuring
     if not args.no_report:
         runner.check_writable(args.reports, "--reports")
-    protocol = Protocol(min_time=args.min_time or 0.5)
+    protocol = Protocol(min_time=args.min_time or 0.5, interleave=args.interleave,
+                        switch_calls=0 if args.interleave == "sample" else 1)
     run_dir = runner.run(cases, args.out, protocol=protocol,
                          case_timeout=args.case_timeout or 1800.0,
                          command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
