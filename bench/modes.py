@@ -2,8 +2,8 @@
 declarations (``bench/frameworks/<name>_modes.py``). Nothing else in ``bench`` names a mode.
 
 ``worker_group`` names the process environment a mode needs. Modes sharing a group run in one
-worker and are interleaved; TF auto-clustering needs ``TF_XLA_FLAGS`` set before TensorFlow is
-imported, so it gets a worker of its own.
+worker and are interleaved (today every mode of a framework shares one: TF auto-clustering is
+switched on per call by its adapter, beside graph mode).
 """
 
 from __future__ import annotations

@@ -9,10 +9,8 @@ steady-state calls go through ``benchmark.pedantic`` -- each one ending with the
 Differences from ``jitbench run``, on purpose or by necessity:
 
 - One pytest process runs TensorFlow *and* JAX (``jitbench run`` gives each its own worker).
-- A mode whose environment differs from this process's (TF auto-clustering needs
-  ``TF_XLA_FLAGS`` before TensorFlow is imported) is skipped with that reason: run
-  ``jitbench run --mode autoclustering``, or run pytest with that ``TF_XLA_FLAGS`` and
-  ``-m autoclustering`` (then the other TF modes are skipped instead).
+- A mode whose declared environment (``Mode.env``) differs from this process's is skipped with
+  that reason (no mode declares one today: TF auto-clustering is switched on per call).
 - Each test is one mode, so modes are not interleaved sample by sample; JIT on and off of a case
   share a ``benchmark.group`` and run one after the other.
 - TensorFlow's XLA compile counters come from its log, which only a worker redirects to a file;
