@@ -44,12 +44,14 @@ class NoProgram(Exception):
 class Program:
     """One XLA program a mode runs: ``hlo`` optimized HLO text, ``dot`` Graphviz source of it
     (None where the framework gives none), ``cost`` XLA's cost analysis (``flops``,
-    ``transcendentals``, ``bytes_accessed``; None where the framework gives none)."""
+    ``transcendentals``, ``bytes_accessed``; None where the framework gives none, and
+    ``cost_note`` says why)."""
 
     name: str
     hlo: str
     dot: str | None = None
     cost: Mapping[str, float] | None = None
+    cost_note: str = ""
 
 
 # instructions that launch no work of their own

@@ -18,7 +18,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .timing import Protocol
 from .workload import Case
@@ -199,10 +199,13 @@ class Worker:
             raise WorkerFailed("crashed", f"worker broke the protocol: it wrote {line[:200]!r}",
                                starting=starting, pid=self.pid) from None
 
-    def run_group(self, cases: Sequence[Case], protocol: Protocol,
-                  timeout: float) -> Iterable[dict[str, Any]]:
-        """Rows of the group as the worker sends them; WorkerFailed if it dies or hangs."""
+    def run_group(self, cases: Sequence[Case], protocol: Protocol, timeout: float,
+                  insight: Mapping[str, Any] | None = None) -> Iterable[dict[str, Any]]:
+        """Rows of the group as the worker sends them; WorkerFailed if it dies or hangs.
+        ``insight``: the worker's ``bench.insight.Options`` (HLO dumps, profiles)."""
         msg = {"group": [c.to_dict() for c in cases], "protocol": dataclasses.asdict(protocol)}
+        if insight:
+            msg["insight"] = dict(insight)
         try:
             self.proc.stdin.write(json.dumps(msg) + "\n")
             self.proc.stdin.flush()

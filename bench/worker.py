@@ -36,7 +36,7 @@ import time
 import traceback
 from typing import Any
 
-from . import casework, noise, rows, warmup
+from . import casework, insight, noise, rows, warmup
 from .modes import nearest_baseline
 from .timing import Protocol, Timed, measure
 from .workload import Case, load_workload
@@ -159,11 +159,13 @@ AA_SUFFIX = "~aa"  # the A/A control of mode m is timed as "m~aa"
 
 
 def run_group(adapter, cases: list[Case], protocol: Protocol,
-              where: Where | None = None, aa: bool = False) -> list[dict[str, Any]]:
+              where: Where | None = None, aa: bool = False,
+              options: insight.Options | None = None) -> list[dict[str, Any]]:
     """Measure the modes of one case group; one row per case, whatever happens. ``aa``: also
     time the framework's nearest JIT-off mode a second time, built afresh and interleaved
     like a JIT mode (the A/A control), when the group has that mode; its fields go on that
-    mode's row (``bench.rows.aa_fields``)."""
+    mode's row (``bench.rows.aa_fields``). ``options``: what to keep of XLA's programs and
+    profiles beyond the always-on facts (``bench.insight``)."""
     where = where or Where(None)
     where.set(None, "setup: loading the workload, making inputs and the reference, "
                     "building the modes")
@@ -193,7 +195,9 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         adapter.reset()
         work = casework.Casework(adapter, first.framework, first.device, inputs, reference,
                                  rtol, atol)
-        timed = [work.timed(case.mode, _slowed_for_tests(case, work.build(stages(), case.mode),
+        built = {case.mode: stages() for case in cases}  # kept: bench.insight asks for them
+        timed = [work.timed(case.mode, _slowed_for_tests(case, work.build(built[case.mode],
+                                                                          case.mode),
                                                          adapter.sync), marked)
                  for case in cases]
         control = nearest_baseline(first.framework)
@@ -218,8 +222,12 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         announce=lambda mode: where.set(None, f"computing the {mode} output the JIT modes "
                                               f"are compared with"))
 
-    where.set(None, "checking the outputs")
     flops = float(wl.flops(first.params, first.variant))
+    where.set(None, "reading the programs XLA built" + (", profiling" if options and
+                                                         options.profile else ""))
+    looks = insight.capture(adapter, cases, built, work.placed, timed, results, flops,
+                            options or insight.Options())
+    where.set(None, "checking the outputs")
     out = []
     for case in cases:
         r = results[case.mode]
@@ -232,6 +240,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
                       **machine)
         # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
         common.update(adapter.mode_facts(case.mode, r.counters_first))
+        common.update(looks.get(case.mode, {}))  # HLO facts, XLA's cost analysis, files
         common.update(rows.interference_fields(r, protocol.interference_tolerance))
         if case.mode + AA_SUFFIX in results:
             common.update(rows.aa_fields(r.samples, results[case.mode + AA_SUFFIX]))
@@ -306,7 +315,8 @@ def main(argv: list[str]) -> int:
         protocol = Protocol(**msg.get("protocol", {}))
         aa = protocol.aa_control == "every" or (protocol.aa_control == "first" and not aa_done)
         try:
-            out = run_group(adapter, cases, protocol, where, aa=aa)
+            out = run_group(adapter, cases, protocol, where, aa=aa,
+                            options=insight.Options.from_message(msg.get("insight")))
             aa_done = aa_done or any("aa_ratio" in r or "aa_error" in r for r in out)
         except Exception as exc:  # a bug of ours must still leave a row per case
             tb = traceback.format_exc()

@@ -112,6 +112,18 @@ class Adapter(Protocol):
         """Extra row fields about what a mode really did on its first call, e.g.
         ``{"clusters_formed": 0, "note": "no XLA cluster formed ..."}``; ``{}`` if none."""
 
+    def compiled_programs(self, stages: Sequence[Callable], mode: str, device: str,
+                          placed: Sequence[Any], graph: bool = False) -> list[Any]:
+        """The XLA programs one call of ``mode`` runs, after it ran (outside the timing), as
+        :class:`bench.hlo.Program` (optimized HLO text, cost analysis where there is one,
+        XLA's Graphviz rendering with ``graph`` where there is one), one per stage in call
+        order; raises :class:`bench.hlo.NoProgram` ("op-by-op: ...") where there is none:
+        ``compiled_programs([f], "jit", "cpu", placed)[0].hlo.startswith("HloModule")``."""
+
+    def profile(self, call: Callable[[], Any], calls: int, out_dir: str) -> list[str]:
+        """Record a profiler trace of ``calls`` synced calls of ``call`` into ``out_dir``;
+        the files written, an XSpace ``*.xplane.pb`` among them."""
+
     def versions(self) -> dict[str, str]:
         """``{"jax": "0.4.35", "jaxlib": "0.4.35"}``."""
 

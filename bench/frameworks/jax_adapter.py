@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import threading
+from pathlib import Path
 
 # Before JAX starts: do not grab most of the GPU up front, so peak memory means something and
 # a TF worker after us still finds memory. A user's own setting wins.
@@ -24,6 +25,7 @@ import jax  # noqa: E402  (this module is only imported inside a JAX worker)
 import jax.monitoring  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ..hlo import NoProgram, Program  # noqa: E402
 from . import compose  # noqa: E402
 
 # JAX emits these while compiling; their count and durations are "what JIT really did".
@@ -192,6 +194,35 @@ class Adapter:
         """Nothing beyond the counters: jax.jit either compiles the whole function or fails."""
         return {}
 
+    def compiled_programs(self, stages, mode: str, device: str, placed,
+                          graph: bool = False) -> list[Program]:
+        """The optimized HLO and XLA cost analysis of each stage's program, after the stages
+        ran: ``jax.jit``'s cache serves them (no new compile; ``aot`` compiled a function of
+        its own and may compile once more here). Later stages are lowered on the previous
+        one's output shapes, so nothing runs. ``graph``: JAX renders none (``dot`` stays
+        None; ``bench.hlo.to_dot`` draws one from the text)."""
+        if mode == "eager":
+            raise NoProgram("op-by-op: JAX dispatches (and compiles) each primitive on its "
+                            "own; there is no XLA program of the whole function")
+        args, programs = list(placed), []
+        for i, stage in enumerate(stages):
+            compiled = jax.jit(stage, static_argnums=_static(stage)).lower(*args).compile()
+            programs.append(Program(f"{i}-{getattr(stage, '__name__', 'stage')}",
+                                    compiled.as_text(), cost=_cost(compiled.cost_analysis())))
+            outs = compiled.out_info
+            outs = jax.tree_util.tree_map(
+                lambda o: jax.ShapeDtypeStruct(o.shape, o.dtype, sharding=o.sharding), outs)
+            args = list(outs) if isinstance(outs, tuple) else [outs]
+        return programs
+
+    def profile(self, call, calls: int, out_dir: str) -> list[str]:
+        """``calls`` synced calls of ``call`` under ``jax.profiler.trace``: an XSpace
+        (``*.xplane.pb``: TensorBoard / XProf) and ``perfetto_trace.json.gz`` (Perfetto UI)."""
+        with jax.profiler.trace(out_dir, create_perfetto_trace=True):
+            for _ in range(calls):
+                self.sync(call())
+        return sorted(str(p) for p in Path(out_dir).rglob("*") if p.is_file())
+
     def versions(self) -> dict[str, str]:
         import jaxlib
 
@@ -216,6 +247,18 @@ class Adapter:
     def _memory_stats(self, device: str):
         devs = self._devices(device)
         return devs[0].memory_stats() if devs else None
+
+
+def _cost(analysis) -> dict[str, float] | None:
+    """XLA's cost analysis as ``{"flops", "transcendentals", "bytes_accessed"}``; JAX returns
+    a dict, or (older versions) a list with one dict per program."""
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else None
+    if not analysis:
+        return None
+    return {"flops": float(analysis.get("flops", 0.0)),
+            "transcendentals": float(analysis.get("transcendentals", 0.0)),
+            "bytes_accessed": float(analysis.get("bytes accessed", 0.0))}
 
 
 def _static(stage) -> tuple[int, ...]:

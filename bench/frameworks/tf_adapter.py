@@ -17,6 +17,8 @@ With ``JITBENCH_COMPILE_CACHE`` set (``--compile-cache``), TF's XLA persistent c
 
 from __future__ import annotations
 
+import glob
+import gzip
 import os
 import re
 import time
@@ -46,6 +48,8 @@ import tensorflow as tf  # noqa: E402
 from tensorflow.core.protobuf import config_pb2  # noqa: E402
 from tensorflow.python.eager import context as tf_context  # noqa: E402
 
+from ..hlo import NoProgram, Program  # noqa: E402
+from ..xla_dump import DumpReader  # noqa: E402
 from . import compose  # noqa: E402
 
 _COMPILED = re.compile(r"Compiled (\S+) \d+ times, compile time: (\d+) us")
@@ -69,6 +73,11 @@ def _call_options(level):
                                           config_proto=config)
 
 
+# auto-clustering's modules in XLA's dump; jit_compile=True ones are a_inference_..._XlaMustCompile
+_CLUSTER_MODULES = "^cluster_[0-9]+__XlaCompiledKernel"
+_NO_COST = ("TensorFlow's compiler IR (experimental_get_compiler_ir) gives no XLA cost "
+            "analysis")
+
 _COMPILE_MARKERS = ("XLA compilation", "JIT compilation failed", "jit_compile",
                     "Detected unsupported operations", "XLA can't deduce compile time constant",
                     "compile-time constant", "Compilation failure", "not compilable")
@@ -79,6 +88,8 @@ class Adapter:
 
     def __init__(self, log_path: str | None = None):
         self._log_path = log_path
+        # before XLA's first compile: the only view of auto-clustering's clusters
+        self._dump = DumpReader.install(os.environ, log_path, _CLUSTER_MODULES)
         self._offset = 0
         self._counters = {"compiles": 0, "compile_s": 0.0, "clusters": 0,
                           "clustered_nodes": 0, "graph_nodes": 0, "trace_s": 0.0}
@@ -192,12 +203,12 @@ class Adapter:
             on_device.split_next_call = lambda: [p.split_next_call() for p in parts]
         return on_device
 
-    @staticmethod
-    def reset() -> None:
+    def reset(self) -> None:
         """Forget the eager op kernels, so a group's first eager call creates its kernels
         whatever ran before in this process (each mode is built as fresh tf.function objects
-        per group anyway)."""
+        per group anyway), and the clusters compiled so far (:meth:`compiled_programs`)."""
         tf_context.context().clear_kernel_cache()
+        self._dump.mark()
 
     @staticmethod
     def warmup_stages():
@@ -242,6 +253,53 @@ class Adapter:
                              "(TF's minimum cluster size is 4 ops)")
         return facts
 
+    def compiled_programs(self, stages, mode: str, device: str, placed,
+                          graph: bool = False) -> list[Program]:
+        """``xla``: each stage's optimized HLO from ``experimental_get_compiler_ir`` (one more
+        compile per stage, outside any timing; later stages on the previous one's output
+        specs; ``graph``: XLA's own Graphviz rendering too, one compile more).
+        ``autoclustering``: the clusters XLA compiled since :meth:`reset`, from its dump.
+        No cost analysis: TF's compiler IR has none."""
+        if mode == "autoclustering":
+            programs = self._dump.new_programs()
+            if not programs:
+                raise NoProgram("auto-clustering compiled no XLA cluster: the function ran "
+                                "as plain graph mode")
+            return programs
+        if mode == "eager":
+            raise NoProgram("op-by-op: each op runs TensorFlow's own kernel; there is no XLA "
+                            "program")
+        if mode != "xla":
+            raise NoProgram(f"{mode} mode runs TensorFlow's own kernels (a graph of ops, no "
+                            f"XLA): there is no XLA program")
+        args, programs = list(placed), []
+        with tf.device(self._tf_device(device)):
+            for i, stage in enumerate(stages):
+                # a closure without defaults: the compiler IR binds no default arguments
+                fn = tf.function(_plain(stage), jit_compile=True)
+                ir = fn.experimental_get_compiler_ir(*args)
+                programs.append(Program(
+                    f"{i}-{getattr(stage, '__name__', 'stage')}", ir(stage="optimized_hlo"),
+                    dot=ir(stage="optimized_hlo_dot") if graph else None, cost_note=_NO_COST))
+                outs = fn.get_concrete_function(*args).structured_outputs
+                args = [tf.TensorSpec(o.shape, o.dtype) for o in tf.nest.flatten(outs)]
+        return programs
+
+    def profile(self, call, calls: int, out_dir: str) -> list[str]:
+        """``calls`` synced calls of ``call`` under ``tf.profiler.experimental``: an XSpace
+        (``*.xplane.pb``: TensorBoard / XProf) and, converted by TF's profiler plugin, a
+        Chrome trace ``trace.json.gz`` (Perfetto UI, chrome://tracing)."""
+        tf.profiler.experimental.start(out_dir)
+        try:
+            for _ in range(calls):
+                self.sync(call())
+        finally:
+            tf.profiler.experimental.stop()
+        for xplane in glob.glob(os.path.join(out_dir, "**", "*.xplane.pb"), recursive=True):
+            _chrome_trace(xplane)
+        return sorted(p for p in glob.glob(os.path.join(out_dir, "**", "*"), recursive=True)
+                      if os.path.isfile(p))
+
     def versions(self) -> dict[str, str]:
         build = tf.sysconfig.get_build_info()
         out = {"tensorflow": tf.__version__}
@@ -268,3 +326,21 @@ class Adapter:
         if device != "gpu":
             return None
         return int(tf.config.experimental.get_memory_info("GPU:0")["peak"])
+
+
+def _plain(stage):
+    return lambda *xs: stage(*xs)
+
+
+def _chrome_trace(xplane: str) -> None:
+    """``trace.json.gz`` beside an XSpace, by the converter TensorBoard's profile plugin uses;
+    skipped (the XSpace stays) where this TF build lacks it."""
+    try:
+        from tensorflow.python.profiler.internal import _pywrap_profiler_plugin as plugin
+
+        data, ok = plugin.xspace_to_tools_data([xplane], "trace_viewer@", {})
+    except (ImportError, AttributeError, RuntimeError):
+        return
+    if ok and data:
+        with gzip.open(os.path.join(os.path.dirname(xplane), "trace.json.gz"), "wb") as fh:
+            fh.write(data if isinstance(data, bytes) else data.encode())
