@@ -12,7 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from . import sweep_cli
+from . import insight, sweep_cli
 from .errors import DataWarning, Interrupted, UserError
 from .timing import INTERLEAVE_SCHEMES
 
@@ -117,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "each in turn (sample, the default), 5 samples in a row (block), or a "
                         "new random order each round (random); block and random make one "
                         "untimed call after each switch of mode")
+    insight.add_arguments(p)  # --dump-hlo, --profile
     _add_scale_out(p)
 
     p = sub.add_parser("nightly", help="run, add to the history, detect regressions "
@@ -287,7 +288,7 @@ def cmd_run(args) -> int:
                          case_timeout=args.case_timeout or 1800.0,
                          command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
                          run_id=args.run_id, calibrate=not args.no_calibrate,
-                         compile_cache=args.compile_cache)
+                         compile_cache=args.compile_cache, **insight.run_options(args))
     return _after_run(args, run_dir)
 
 
