@@ -132,10 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--case-timeout", type=_positive("--case-timeout"), default=1800.0,
                    metavar="S", help="time limit of one case group, in seconds (default: 1800)")
     p.add_argument("--threshold", type=_positive("--threshold"), default=10.0, metavar="PCT",
-                   help="steady-state slowdown that counts as a regression (default: 10)")
-    p.add_argument("--first-call-threshold", type=_positive("--first-call-threshold"),
-                   default=50.0, metavar="PCT",
-                   help="first-call (compile) slowdown that counts (default: 50)")
+                   help="steady-state step that counts as a regression: JIT time / baseline "
+                        "time, JIT-off time x machine probe (default: 10)")
+    p.add_argument("--compile-threshold", "--first-call-threshold", dest="compile_threshold",
+                   type=_positive("--compile-threshold"), default=50.0, metavar="PCT",
+                   help="compile-time step (framework counter x machine probe) that counts "
+                        "(default: 50)")
     p.add_argument("--no-run", action="store_true",
                    help="measure nothing: analyse the runs already in --results (e.g. after "
                         "`jitbench merge` of shards)")
@@ -224,8 +226,7 @@ def cmd_nightly(args) -> int:
     from .timing import Protocol
 
     cases = [] if args.no_run else _selected_cases(args)
-    thresholds = Thresholds(median_s=args.threshold / 100,
-                            first_call_s=args.first_call_threshold / 100)
+    thresholds = Thresholds(steady=args.threshold / 100, compile=args.compile_threshold / 100)
     result = nightly(cases, args.results, args.reports, protocol=Protocol(min_time=args.min_time),
                      thresholds=thresholds, do_run=not args.no_run,
                      recheck=not args.no_recheck, case_timeout=args.case_timeout,
@@ -235,11 +236,11 @@ def cmd_nightly(args) -> int:
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
     if result["regression"]:
         for r in result["confirmed"]:
-            print(f"REGRESSION {r['case_id']} {r['metric']}: {100 * r['change']:+.1f}% "
-                  f"(latest {r['latest']:.3g} s, reference {r['reference']:.3g} s)")
+            print(f"REGRESSION {r['case_id']} {r['metric']}: {r['text']}")
         return 1
+    note = f"; {result['note']}" if result["note"] else ""
     print(f"no confirmed regression in {result['latest_run']} "
-          f"({len(result['suspected'])} suspected)")
+          f"({len(result['suspected'])} suspected){note}")
     return 0
 
 

@@ -1,21 +1,36 @@
 """``jitbench nightly``: run, add to the history, detect regressions, re-measure suspects once,
 write the history page and a machine-readable summary; exit 1 on a confirmed regression.
 
+The statistics (which quantities, noise, thresholds, correction) are in ``bench.history``. The
+re-measurement ("recheck") puts each suspect back in the context it had on the night: every case
+group its worker measured that night (same framework, worker group and device), in the night's
+order, in a fresh run with its own calibration, so the worker's warm-up, the suspect's
+neighbours and its position are what they were. A JIT-off case of those groups that was not
+suspect is the control re-measured beside them: the ratios are drift-proof by construction,
+but the probe-normalised times are not quite (they decide only with ``judge_absolute``), so
+when the control itself reads as a step, the recheck's normalised-time verdicts are void
+("disturbed"). The recheck is judged with the same
+statistics against the same history (the night's own point left out), the correction counting
+only the suspects.
+
 Also the scale-out pieces: ``shard`` (split one night's case groups over N machines,
 deterministically) and ``merge`` (put the shards' rows back into one run).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import math
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from . import meta as meta_mod
 from .errors import UserError
-from .history import Thresholds, detect_regressions
+from .history import METRICS, Thresholds, detect_regressions, points_table
 from .results import load_meta, load_results, read_rows
 from .workload import Case, group_cases
 
@@ -88,28 +103,114 @@ def run_dirs(results_root: Path | str) -> list[Path]:
     return sorted(runs, key=lambda d: (load_meta(d).get("started_at") or "", d.name))
 
 
-def analyse(results_root: Path | str, thresholds: Thresholds = Thresholds()):
-    """(history DataFrame, run order, regression table) for the runs under results_root."""
+@dataclasses.dataclass
+class History:
+    """The runs under a results root and the verdict on the latest."""
+
+    df: Any  # every row of every run
+    order: list[str]  # run ids, oldest first
+    metas: dict[str, dict[str, Any]]
+    points: Any  # history.points_table
+    tests: Any  # history.detect_regressions of the latest run
+
+
+def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> History:
+    """The history under ``results_root`` and the verdict on its latest run."""
     runs = run_dirs(results_root)
     if not runs:
         raise UserError(f"no runs under {str(results_root)!r}")
     df = load_results(runs)
-    order = [load_meta(d).get("run_id") or d.name for d in runs]
-    reg = detect_regressions(df, order, thresholds) if len(order) > 1 else None
-    return df, order, reg
+    metas = {load_meta(d).get("run_id") or d.name: load_meta(d) for d in runs}
+    order = list(metas)
+    points = points_table(df, metas, order)
+    return History(df, order, metas, points, detect_regressions(points, order, thresholds))
 
 
-def summary(order: list[str], suspects, confirmed, rechecked: bool) -> dict[str, Any]:
+def night_cases(run_dir: Path) -> list[Case]:
+    """The cases of a run in the order it measured them (cases.json; a merged run has none:
+    then the order of its rows)."""
+    from .rundir import load_run
+
+    try:
+        return load_run(run_dir, quiet=True)[1]
+    except UserError:
+        return [Case.from_row(r) for r in read_rows(run_dir / "results.jsonl")]
+
+
+def recheck_plan(cases: Sequence[Case], suspect_ids: set[str]) -> tuple[list[Case], list[str]]:
+    """(cases to re-measure, control case ids): every case of the suspects' worker groups in
+    the night's order, and the first JIT-off case among them that is not suspect (none when
+    those workers measured no JIT-off mode)."""
+    from .modes import MODES
+    from .runner import worker_key
+
+    keys = {worker_key(c) for c in cases if c.case_id in suspect_ids}
+    again = [c for c in cases if worker_key(c) in keys]
+    controls = [c.case_id for c in again if not MODES[(c.framework, c.mode)].jit
+                and c.case_id not in suspect_ids]
+    return again, controls[:1]
+
+
+def _record(r: dict[str, Any]) -> dict[str, Any]:
+    """A test row for the summary, with a sentence saying what moved and how far."""
+    out = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+    if r.get("reference") is not None:
+        noise = "" if r["z"] is None else (f", noise {100 * r['noise']:.1f}%, z {r['z']:.1f}, "
+                                           f"q {r['q_value']:.2g}")
+        out["text"] = (f"{METRICS[r['metric']].doc}: {r['reference']:.4g} -> {r['latest']:.4g} "
+                       f"({100 * r['change']:+.1f}%){noise}, {r['n_previous']} earlier runs")
+    return out
+
+
+def summary(h: History, thresholds: Thresholds, suspects, confirmed,
+            recheck: dict[str, Any] | None) -> dict[str, Any]:
     def records(t):
-        return [] if t is None else t[t["regression"]].to_dict("records")
+        return [] if t is None else [_record(r) for r in t[t["regression"]].to_dict("records")]
 
-    return {"latest_run": order[-1], "runs": order, "rechecked": rechecked,
+    tests = h.tests
+    short = tests[tests["needs"] > 0]
+    needs = int(short["needs"].max()) if len(short) else 0
+    return {"latest_run": h.order[-1], "runs": h.order, "rechecked": recheck is not None,
+            "thresholds": dataclasses.asdict(thresholds),
+            "metrics": {m.name: m.doc for m in METRICS.values()},
+            "n_tested": int((tests["needs"] == 0).sum()),
+            "n_short_history": len(short),
+            "note": (f"{len(short)} series x metrics need up to {needs} more runs before "
+                     f"they can be judged") if needs else None,
             "suspected": records(suspects), "confirmed": records(confirmed),
-            "regression": bool(len(records(confirmed)))}
+            "advisory": [_record(r) for r in tests[tests["advisory"]].to_dict("records")],
+            "recheck": recheck, "regression": bool(len(records(confirmed)))}
+
+
+def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, run_kw):
+    """Re-measure the suspects in their night's context; (confirmed tests, recheck facts)."""
+    from . import runner
+
+    latest_dir = results_root / h.order[-1]
+    flagged = suspects[suspects["regression"]]
+    again, controls = recheck_plan(night_cases(latest_dir), set(flagged["case_id"]))
+    # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
+    recheck_dir = runner.run(again, latest_dir / "rechecks", run_id=runner.new_run_id(),
+                             calibrate=True, **run_kw)
+    meta = load_meta(recheck_dir)
+    pts = points_table(load_results(recheck_dir), {meta["run_id"]: meta}, [meta["run_id"]])
+    confirmed = detect_regressions(h.points, h.order, thresholds, latest=pts,
+                                   only=set(zip(flagged["series"], flagged["metric"])))
+    control = detect_regressions(h.points, h.order, thresholds, latest=pts[
+        pts["case_id"].isin(controls) & (pts["metric"] == "baseline_norm")])
+    disturbed = bool(((control["change"] > thresholds.steady)
+                      & (control["p_value"] < thresholds.alpha)).any())
+    if disturbed:  # the probe did not hold in this recheck: only the ratios are trusted
+        confirmed.loc[confirmed["metric"].isin(["baseline_norm", "compile_norm"]),
+                      "regression"] = False
+    facts = {"run_dir": str(recheck_dir), "n_cases": len(again), "controls": controls,
+             "control_tests": [_record(r) for r in control.to_dict("records")],
+             "disturbed": disturbed}
+    return confirmed, facts
 
 
 def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path | str, *,
-            protocol, thresholds: Thresholds = Thresholds(), do_run: bool = True,
+            protocol, thresholds: Thresholds | None = None, do_run: bool = True,
             recheck: bool = True, case_timeout: float = 1800.0, command=None,
             on_progress=None, run_id: str | None = None) -> dict[str, Any]:
     """One night: returns the summary (also written as JSON next to the history page)."""
@@ -118,33 +219,22 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     from .report.history_page import write_history_page
 
     results_root, reports_root = Path(results_root), Path(reports_root)
+    thresholds = thresholds or Thresholds()
+    run_kw = {"protocol": protocol, "case_timeout": case_timeout, "command": command,
+              "on_progress": on_progress}
     if do_run:
-        run_dir = runner.run(cases, results_root, protocol=protocol, case_timeout=case_timeout,
-                             command=command, on_progress=on_progress, run_id=run_id,
-                             calibrate=True)
+        run_dir = runner.run(cases, results_root, run_id=run_id, calibrate=True, **run_kw)
         write_report(run_dir, reports_root / run_dir.name)
-    df, order, suspects = analyse(results_root, thresholds)
-    latest_dir = results_root / order[-1]
-    if not (reports_root / order[-1] / "index.html").exists():
-        write_report(latest_dir, reports_root / order[-1])
-    confirmed, rechecked = suspects, False
-    if suspects is not None and suspects["regression"].any() and recheck:
-        # re-measure whole groups, so the suspect is interleaved with its partners again
-        suspect_ids = set(suspects.loc[suspects["regression"], "case_id"])
-        latest = [Case.from_row(r) for r in read_rows(latest_dir / "results.jsonl")]
-        keys = {c.group_key for c in latest if c.case_id in suspect_ids}
-        again = [c for c in latest if c.group_key in keys]
-        # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
-        recheck_dir = runner.run(again, latest_dir / "rechecks", protocol=protocol,
-                                 case_timeout=case_timeout, run_id=runner.new_run_id(),
-                                 command=command, on_progress=on_progress)
-        rows = load_results(recheck_dir)
-        redo = detect_regressions(df, order, thresholds, latest_rows=rows)
-        redo["regression"] &= redo["case_id"].isin(suspect_ids)
-        confirmed, rechecked = redo, True
-    result = summary(order, suspects, confirmed, rechecked)
+    h = analyse(results_root, thresholds)
+    latest_dir = results_root / h.order[-1]
+    if not (reports_root / h.order[-1] / "index.html").exists():
+        write_report(latest_dir, reports_root / h.order[-1])
+    suspects, confirmed, facts = h.tests, h.tests, None
+    if suspects["regression"].any() and recheck:
+        confirmed, facts = _recheck(h, results_root, thresholds, suspects, run_kw)
+    result = summary(h, thresholds, suspects, confirmed, facts)
     reports_root.mkdir(parents=True, exist_ok=True)
-    write_history_page(df, order, results_root, reports_root, result)
+    write_history_page(h, results_root, reports_root, result)
     text = json.dumps(result, indent=2, default=str)
     (reports_root / SUMMARY_NAME).write_text(text)
     (latest_dir / SUMMARY_NAME).write_text(text)

@@ -1,5 +1,7 @@
-"""`jitbench nightly` end to end on CPU: three quiet nights, then one with a case slowed on
-purpose (JITBENCH_TEST_SLOWDOWN), plus shards and their merge."""
+"""`jitbench nightly` end to end on CPU with the default thresholds: five quiet nights of
+unchanged code exit 0, then a night with one JIT mode slowed by 30% (JITBENCH_TEST_SLOWDOWN)
+exits 1, names that case, and re-measures it in its night's worker group beside a control;
+plus shards and their merge."""
 
 from __future__ import annotations
 
@@ -7,55 +9,86 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from bench.nightly import merge, shard
+from bench.modes import MODES
+from bench.nightly import merge, recheck_plan, shard
 from bench.results import read_rows
+from bench.runner import worker_key
 from bench.workload import Filters, expand
 
-SLOW_CASE = "matmul_relu-fused-jax-jit-cpu-float32-64x64x64"
-ARGS = ["--suite", "matmul_relu", "--framework", "jax", "--device", "cpu", "--size", "quick",
-        "--variant", "fused", "--min-time", "0.05",
-        # this 2-core CI machine drifts 0.5-3x between runs minutes apart; the slowdown under
-        # test is ~100x, the 20%-vs-3% sensitivity is tested on synthetic data (test_history)
-        "--threshold", "200", "--first-call-threshold", "1000"]
+WORKLOAD = Path(__file__).parent / "workloads" / "nightly_small.py"
+SLOW_CASE = "nightly_small-default-jax-jit-cpu-float32-n256"
+ARGS = ["--suite-file", str(WORKLOAD), "--suite", "nightly_small", "--framework", "jax",
+        "--mode", "eager,jit", "--device", "cpu", "--size", "quick", "--min-time", "0.1"]
 
 
 def nightly(tmp_path, *extra, env=None):
     cmd = [sys.executable, "-m", "bench", "nightly", "--results", str(tmp_path / "results"),
            "--reports", str(tmp_path / "reports"), *ARGS, *extra]
-    return subprocess.run(cmd, capture_output=True, text=True,
+    return subprocess.run(cmd, check=False, capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=600)
 
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("nightly")
-    quiet = [nightly(tmp, "--run-id", f"night{i}") for i in range(3)]
-    slow = nightly(tmp, "--run-id", "night3",
-                   env={"JITBENCH_TEST_SLOWDOWN": f"{SLOW_CASE}=0.002"})
+    quiet = [nightly(tmp, "--run-id", f"night{i}") for i in range(5)]
+    slow = nightly(tmp, "--run-id", "night5",
+                   env={"JITBENCH_TEST_SLOWDOWN": f"{SLOW_CASE}=x1.3"})
     return tmp, quiet, slow
 
 
-def test_three_quiet_nights_exit_0_with_three_points_per_series(history):
-    tmp, quiet, _ = history
-    assert [q.returncode for q in quiet] == [0, 0, 0], [q.stderr[-2000:] for q in quiet]
+def test_five_quiet_nights_exit_0_and_say_how_much_history_is_missing(history):
+    _, quiet, _ = history
+    assert [q.returncode for q in quiet] == [0] * 5, [q.stderr[-2000:] for q in quiet]
     assert "no confirmed regression" in quiet[-1].stdout
+    assert "need up to 5 more runs" in quiet[0].stdout
+    assert "need up to 1 more runs" in quiet[-1].stdout
 
 
-def test_a_slowed_case_is_confirmed_and_named(history):
+def test_a_30_percent_slower_jit_mode_is_confirmed_and_named(history):
     tmp, _, slow = history
-    assert slow.returncode == 1, slow.stdout + slow.stderr[-2000:]
-    assert f"REGRESSION {SLOW_CASE} median_s" in slow.stdout
+    assert slow.returncode == 1, slow.stdout + slow.stderr[-3000:]
+    assert f"REGRESSION {SLOW_CASE} jit_ratio" in slow.stdout
     summary = json.loads((tmp / "reports" / "nightly-summary.json").read_text())
-    assert summary["regression"] and summary["rechecked"]
-    assert {r["case_id"] for r in summary["confirmed"]} == {SLOW_CASE}
+    assert summary["regression"] and summary["rechecked"] and summary["note"] is None
+    assert {(r["case_id"], r["metric"]) for r in summary["confirmed"]} == \
+        {(SLOW_CASE, "jit_ratio")}
+    (rec,) = summary["confirmed"]
+    assert 0.15 < rec["change"] < 0.6 and rec["q_value"] < 0.05 and rec["n_previous"] == 5
+
+    # the recheck re-measured the whole worker group, in the night's order, with a control
+    recheck = summary["recheck"]
+    night = [r["case_id"] for r in read_rows(tmp / "results" / "night5" / "results.jsonl")]
+    again = [r["case_id"] for r in read_rows(Path(recheck["run_dir"]) / "results.jsonl")]
+    assert again == night and len(again) == 4
+    assert recheck["controls"] == ["nightly_small-default-jax-eager-cpu-float32-n128"]
+    assert not recheck["disturbed"]
+    meta = json.loads((Path(recheck["run_dir"]) / "meta.json").read_text())
+    assert meta["calibration"]["peak"]  # its own machine-speed probe
+
     page = (tmp / "reports" / "index.html").read_text()
     assert "Confirmed regression" in page and SLOW_CASE in page
-    assert page.count("data:image/png;base64,") == 1  # one workload, one trend chart
-    assert 'alt="trend of matmul_relu over 4 runs"' in page
-    assert 'href="night3/index.html"' in page
+    assert page.count("data:image/png;base64,") == 1  # one workload, one trend figure
+    assert 'alt="trend of nightly_small over 6 runs"' in page
+    assert 'href="night5/index.html"' in page
+
+
+def test_the_recheck_plan_takes_whole_worker_groups_in_order_and_a_control():
+    cases = expand(Filters(suite=("matmul_relu",), device=("cpu",)))
+    jax_jit = next(c for c in cases if c.framework == "jax" and c.mode == "jit")
+    tf_jit = [c for c in cases if c.framework == "tf" and c.mode == "xla"][-1]
+    for suspects in ([jax_jit], [jax_jit, tf_jit]):
+        again, controls = recheck_plan(cases, {c.case_id for c in suspects})
+        keys = {worker_key(c) for c in suspects}
+        # every case of the suspects' workers (not one more), in the night's order
+        assert again == [c for c in cases if worker_key(c) in keys]
+        assert len({c.group_key for c in again}) > len(suspects)
+        (control,) = [c for c in cases if c.case_id in controls]
+        assert not MODES[(control.framework, control.mode)].jit and control in again
 
 
 def test_shards_cover_every_case_once_and_merge_back(tmp_path):
