@@ -134,7 +134,7 @@ def overview_speedups(sp) -> str | None:
                   "bar: 95% bootstrap interval")
     ax.grid(axis="x", which="major", alpha=0.3)
     # no legend (it would hide points): the page's caption says what the colours mean
-    ax.set_title("JIT speedup of every case, each JIT mode against its nearest JIT-off mode")
+    F.title(ax, "JIT speedup of every case, each JIT mode against its nearest JIT-off mode")
     return F.to_data_uri(fig)
 
 

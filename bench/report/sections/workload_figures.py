@@ -46,7 +46,7 @@ def speedup_vs_size(sp, crossings) -> str | None:
         F.flop_axis(ax.xaxis)
         ax.set_xlabel("work per call (log)")
         ax.set_ylabel("speedup [×] (log; > 1: JIT faster)")
-        ax.set_title(f"{framework}: speedup vs size (dotted: crossover)", fontsize=10)
+        F.title(ax, f"{framework}: speedup vs size (dotted: crossover)", fontsize=10)
         ax.grid(alpha=0.3, which="major")
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
                   frameon=False)
@@ -80,7 +80,7 @@ def time_distributions(rows) -> str | None:
         F.time_axis(ax.yaxis)
         ax.set_ylabel("time per call (log)", fontsize=8)
         ax.tick_params(axis="y", which="both", labelsize=7)
-        ax.set_title(F.text(f"{variant} · {dtype} · {size} · {device}"), fontsize=9)
+        F.title(ax, F.text(f"{variant} · {dtype} · {size} · {device}"), fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     fig.suptitle("time per call of every timed sample (box: quartiles; hatched: JIT on)",
                  fontsize=10, y=1.0, va="bottom")
@@ -120,8 +120,8 @@ def compile_vs_steady(rows) -> str | None:
     ax.set_ylim(lo, hi)
     ax.set_xlabel("steady-state time per call (median, log)")
     ax.set_ylabel("compile cost = first call − median (log)")
-    ax.set_title("what the first call costs, in steady-state calls (dotted diagonals)",
-                 fontsize=10)
+    F.title(ax, "what the first call costs, in steady-state calls (dotted diagonals)",
+            fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return F.to_data_uri(fig)
@@ -168,7 +168,7 @@ def amortized(curves, sp) -> str | None:
         title = F.text(f"{framework} · {variant} {dtype} · {size}")
         if notes:
             title += "\nbreak-even " + "; ".join(notes)
-        ax.set_title(title, fontsize=8)
+        F.title(ax, title, fontsize=8)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6.5, loc="upper right")
     fig.suptitle("amortized cost: first call + calls 2..5 as measured + the median for every "
@@ -217,7 +217,7 @@ def scaling(rows, crossings, floors) -> str | None:
         F.flop_axis(ax.xaxis)
         ax.set_xlabel("work per call (log)", fontsize=8)
         ax.set_ylabel("median time per call (log)", fontsize=8)
-        ax.set_title(F.text(f"{framework} · {variant} · {dtype} · {device}"), fontsize=9)
+        F.title(ax, F.text(f"{framework} · {variant} · {dtype} · {device}"), fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6.5, loc="lower right")
     fig.suptitle("scaling with size (bars: IQR; dotted lines: each mode's dispatch floor; "
