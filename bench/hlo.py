@@ -36,6 +36,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
+# XLA's FLOP count this far (as a fraction) from the workload's formula is flagged: XLA's cost
+# analysis is known to miscount some ops, so it is a cross-check of the formula
+FLOPS_MISMATCH = 0.10
+
+
 class NoProgram(Exception):
     """A mode that has no XLA program to show; ``str(exc)`` says why (for the row's note)."""
 

@@ -32,7 +32,6 @@ from typing import Any
 from . import hlo
 
 PROFILE_CALLS = 5
-MISMATCH = 0.10  # XLA's FLOPs this far from the formula's are flagged
 DOT_TIMEOUT_S = 60.0
 
 
@@ -92,7 +91,8 @@ def _relative(path: Path, options: Options) -> str:
 def cost_fields(cost: Mapping[str, float] | None, formula_flops: float | None,
                 note: str = "") -> dict[str, Any]:
     """XLA's cost analysis next to the workload's formula FLOPs. XLA's counts are known to be
-    wrong in places, so they are a cross-check, flagged when > :data:`MISMATCH` apart."""
+    wrong in places, so they are a cross-check, flagged when more than
+    :data:`bench.hlo.FLOPS_MISMATCH` apart."""
     if cost is None:
         return {"cost_note": note or "no XLA cost analysis for this mode"}
     out: dict[str, Any] = {"xla_flops": cost["flops"],
@@ -103,7 +103,7 @@ def cost_fields(cost: Mapping[str, float] | None, formula_flops: float | None,
     if formula_flops:
         ratio = cost["flops"] / formula_flops
         out["xla_flops_ratio"] = ratio
-        out["xla_flops_mismatch"] = abs(ratio - 1.0) > MISMATCH
+        out["xla_flops_mismatch"] = abs(ratio - 1.0) > hlo.FLOPS_MISMATCH
     return out
 
 

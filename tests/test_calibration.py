@@ -14,7 +14,7 @@ def test_calibration_cases_cover_the_runs_frameworks_and_modes_in_default_worker
     cases = expand(Filters(suite=("matmul_relu",), device=("cpu",), variant=("fused",)))
     cal = calibration.calibration_cases(cases)
     got = {(c.workload, c.framework, c.mode) for c in cal}
-    for wl in ("calibration_peak_matmul", "calibration_dispatch"):
+    for wl in ("calibration_peak_matmul", "calibration_dispatch", "calibration_bandwidth"):
         assert {(wl, "jax", "eager"), (wl, "jax", "jit"), (wl, "jax", "aot"),
                 (wl, "tf", "eager"),
                 (wl, "tf", "graph"), (wl, "tf", "xla")} == {g for g in got if g[0] == wl}
@@ -87,6 +87,10 @@ def test_a_real_calibration_of_jax(tmp_path):
     assert set(floors) == {"eager", "jit", "aot"}
     # a no-op dispatch is microseconds, far below the 1024^3 matmul's milliseconds
     assert all(0 < d["floor_s"] < 1e-3 for d in floors.values())
+    # the triad's bandwidth in every mode: more than 0.1 GB/s on any machine this runs on
+    bw = {d["mode"]: d for d in cal["bandwidth"]}
+    assert set(bw) == {"eager", "jit", "aot"}
+    assert all(d["status"] == "ok" and d["gbps"] > 0.1 for d in bw.values())
     assert (tmp_path / "logs" / "calibration-jax-cpu.log").exists()
 
 

@@ -22,7 +22,8 @@ Definitions used everywhere (the report quotes them):
 One module per section: ``values`` (reading a row), ``stats`` (bootstrap, significance,
 geomean, noise verdict), ``costs`` (amortized cost, break-even), ``speedups``, ``sizes``
 (size order, crossovers), ``calibration`` (peak, dispatch floors, efficiency), ``summary``
-(per-row facts, headline numbers), ``compare`` (run to run), ``control`` (A/A controls and
+(per-row facts, headline numbers), ``roofline`` (ceilings, intensity, % of bound, XLA's
+FLOPs vs the formula's), ``compare`` (run to run), ``control`` (A/A controls and
 the intervals they widen). This package re-exports them.
 """
 
@@ -38,6 +39,7 @@ from .compare import (
 )
 from .control import aa_controls, widen, widening_factor
 from .costs import amortized_cost, amortized_curves, break_even_calls
+from .roofline import bandwidth_gbps, ceilings, flops_check, roofline
 from .sizes import SERIES_KEYS, crossovers, size_order
 from .speedups import NO_JIT, geomean_speedups, is_nearest, speedups
 from .stats import (
@@ -62,7 +64,8 @@ __all__ = [
     "NO_JIT", "aa_controls", "widen", "widening_factor",
     "MIN_ROWS_FOR_SPREAD", "NOISE_FLOOR", "NOISY_REL_IQR", "NOISY_STEAL_PCT", "N_BOOT",
     "QUIET_REL_IQR", "QUIET_STEAL_PCT", "ROW_KEYS", "SERIES_KEYS", "SPREAD_Z",
-    "amortized_cost", "amortized_curves", "bootstrap_ratio_ci", "break_even_calls",
+    "amortized_cost", "amortized_curves", "bandwidth_gbps", "ceilings", "flops_check",
+    "roofline", "bootstrap_ratio_ci", "break_even_calls",
     "calibration_frames", "compare_drift", "compare_runs", "crossovers", "efficiency",
     "geomean", "geomean_speedups", "is_nearest", "is_significant", "noise_verdict",
     "peak_gflops", "regressions_over", "row_facts", "run_to_run_spread", "size_order",

@@ -9,13 +9,15 @@ from typing import Any
 import numpy as np
 
 from .calibration import efficiency
+from .roofline import roofline
 from .stats import noise_verdict
 from .values import _median, _num, _truthy
 
 
 def row_facts(df, calibration: Mapping[str, Any] | None = None):
-    """``df`` plus, per row: compile_cost_s (first call − median), noise, noise_reason, and
-    the ``efficiency`` columns. Same index and order as ``df``."""
+    """``df`` plus, per row: compile_cost_s (first call − median), noise, noise_reason, the
+    ``efficiency`` columns and the ``roofline`` ones (intensity, bound_gflops,
+    fraction_of_bound). Same index and order as ``df``."""
     df = df.copy()
     med = np.asarray([_median(r) for r in df.to_dict("records")], dtype=float)
     df["compile_cost_s"] = df["first_call_s"].to_numpy(dtype=float) - med
@@ -26,6 +28,9 @@ def row_facts(df, calibration: Mapping[str, Any] | None = None):
     for c in ("peak_gflops", "fraction_of_peak", "dispatch_floor_s", "floor_share",
               "dispatch_bound"):
         df[c] = eff[c].to_numpy() if len(eff) else []
+    roof = roofline(df, calibration)  # where the row sits under its roofline
+    for c in ("intensity", "bound_gflops", "fraction_of_bound"):
+        df[c] = roof[c].to_numpy() if len(roof) else []
     return df
 
 

@@ -4,6 +4,8 @@
   framework mode (``peak_matmul`` workload); the report reads achieved GFLOP/s against the best.
 - **dispatch floor**: time per call of a no-op (``dispatch`` workload) in each mode; a result
   near its mode's floor measures the framework's per-call overhead, not the computation.
+- **bandwidth**: GB/s of a STREAM-like triad (``bandwidth`` workload) in each framework mode;
+  with the peak, the two ceilings of the report's roofline.
 
 Both are ordinary workloads, measured by ordinary workers with the same protocol as every case
 (short settings, :data:`PROTOCOL`). Their summary goes to ``meta.json`` under ``"calibration"``
@@ -27,9 +29,10 @@ from ..progress import Progress
 from ..timing import Protocol
 from ..workload import Case, group_cases
 
-CALIBRATION_VERSION = 1
+CALIBRATION_VERSION = 2  # 2: "bandwidth" added
 
-SOURCES = ("bench.calibration.peak_matmul", "bench.calibration.dispatch")
+SOURCES = ("bench.calibration.peak_matmul", "bench.calibration.dispatch",
+           "bench.calibration.bandwidth")
 
 # Short: these settle fast and only need a few percent of precision.
 PROTOCOL = Protocol(min_time=0.1, min_samples=5, max_samples=200, max_time=2.0,
@@ -106,15 +109,18 @@ def summarize(rows: Sequence[dict[str, Any]], numpy_entry: dict[str, Any] | None
     """``meta["calibration"]`` from the worker rows of the calibration cases.
 
     ``modes`` lists the (framework, mode, device) of the run, so modes that were derived or not
-    measured say so. Format (version 1)::
+    measured say so. Format (version 2)::
 
-        {"version": 1, "protocol": {...}, "elapsed_s": 9.7,
+        {"version": 2, "protocol": {...}, "elapsed_s": 9.7,
          "peak": [{"source": "numpy"|"tf"|"jax", "framework", "mode", "device",
                    "gflops" (from the fastest call: what the machine can do),
                    "gflops_median", "min_s", "median_s", "status", "error"}, ...],
-         "dispatch": [{"framework", "mode", "device", "floor_s", "status", "note"}, ...]}
+         "dispatch": [{"framework", "mode", "device", "floor_s", "status", "note"}, ...],
+         "bandwidth": [{"source", "framework", "mode", "device", "gbps" (fastest call),
+                        "gbps_median", "bytes" (per call, STREAM count), "min_s",
+                        "median_s", "status", "error"}, ...]}
     """
-    peak, dispatch = [], []
+    peak, dispatch, bandwidth = [], [], []
     if numpy_entry:
         peak.append(dict(numpy_entry))
     for r in rows:
@@ -127,6 +133,8 @@ def summarize(rows: Sequence[dict[str, Any]], numpy_entry: dict[str, Any] | None
                          "gflops_median": r.get("gflops") if status == "ok" else None,
                          "min_s": best, "median_s": r.get("median_s"), "status": status,
                          "error": r.get("error")})
+        elif r.get("workload") == "calibration_bandwidth":
+            bandwidth.append(_bandwidth_entry(r))
         elif r.get("workload") == "calibration_dispatch":
             dispatch.append({"framework": r["framework"], "mode": r["mode"],
                              "device": r["device"],
@@ -150,7 +158,22 @@ def summarize(rows: Sequence[dict[str, Any]], numpy_entry: dict[str, Any] | None
     dispatch.sort(key=lambda d: (d["device"], d["framework"], d["mode"]))
     return {"version": CALIBRATION_VERSION, "protocol": PROTOCOL.__dict__.copy(),
             "elapsed_s": None if elapsed_s is None else round(elapsed_s, 3),
-            "peak": peak, "dispatch": dispatch}
+            "peak": peak, "dispatch": dispatch, "bandwidth": bandwidth}
+
+
+def _bandwidth_entry(r: dict[str, Any]) -> dict[str, Any]:
+    """One ``bandwidth`` entry of :func:`summarize` from a triad row: bytes the triad must move
+    (STREAM's count) over the fastest call, and over the median."""
+    from .bandwidth import bytes_moved
+
+    ok = r.get("status") == "ok"
+    moved = bytes_moved(r["params"]) if isinstance(r.get("params"), dict) else None
+    best, median = (r.get("min_s"), r.get("median_s")) if ok else (None, None)
+    return {"source": r["framework"], "framework": r["framework"], "mode": r["mode"],
+            "device": r["device"], "gbps": moved / best / 1e9 if moved and best else None,
+            "gbps_median": moved / median / 1e9 if moved and median else None, "bytes": moved,
+            "min_s": best, "median_s": median, "status": r.get("status"),
+            "error": r.get("error")}
 
 
 def measure(cases: Sequence[Case], log_dir: Path | str,

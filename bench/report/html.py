@@ -67,6 +67,7 @@ def write_report(source: Path | str, out_dir: Path | str) -> Path:
     meta = load_meta(source) if source.is_dir() else {"run_id": source.stem}
     if source.is_dir():  # sections may read the folder's other files (a sweep's sweep.jsonl)
         meta.setdefault("run_dir", str(source))
+        meta.setdefault("report_dir", str(out_dir))  # links to the run's files, relative
     html = render(df, meta)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -92,6 +92,7 @@ def _mode_row(r: dict[str, Any], sp_rows: list[dict[str, Any]]) -> dict[str, Any
         "speedups": _speedup_cells(sp_rows),
         "gflops": fmt.num(r.get("gflops"), ".3g"),
         "peak_pct": fmt.pct(r.get("fraction_of_peak")),
+        "bound_pct": fmt.pct(r.get("fraction_of_bound")),  # bench.analysis.roofline
         "rel_err": fmt.num(r.get("max_rel_err"), ".2g"),
         "rtol": fmt.num(r.get("rtol"), "g"),
         "noise": r.get("noise"), "noise_reason": r.get("noise_reason") or "",
