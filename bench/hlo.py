@@ -35,7 +35,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-
 # XLA's FLOP count this far (as a fraction) from the workload's formula is flagged: XLA's cost
 # analysis is known to miscount some ops, so it is a cross-check of the formula
 FLOPS_MISMATCH = 0.10
