@@ -264,6 +264,27 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
     return pd.DataFrame(out, columns=TEST_COLUMNS)
 
 
+def hlo_change(df, run_order: Sequence[str], test: Mapping[str, Any], window: int = 10
+               ) -> dict[str, Any]:
+    """Whether the series of a test row ran another XLA program in the latest run than in the
+    reference runs (the ``window`` before it): ``hlo_fingerprint`` (latest),
+    ``hlo_reference_fingerprint`` (the last earlier one) and ``hlo_changed`` (None where a
+    run has no fingerprint: a JIT-off mode, a run from before fingerprints)."""
+    if "hlo_fingerprint" not in df.columns or not run_order:
+        return {"hlo_changed": None}
+    mine = df
+    for k in SERIES_KEYS:
+        mine = mine[mine[k] == test.get(k)]
+    prints = {r: p for r, p in zip(mine["run_id"], mine["hlo_fingerprint"])
+              if isinstance(p, str) and p}
+    latest = prints.get(run_order[-1])
+    earlier = [prints[r] for r in list(run_order[:-1])[-window:] if r in prints]
+    if latest is None or not earlier:
+        return {"hlo_changed": None}
+    return {"hlo_fingerprint": latest, "hlo_reference_fingerprint": earlier[-1],
+            "hlo_changed": latest != earlier[-1]}
+
+
 def trend(points, run_order: Sequence[str], metric: str = "jit_ratio"):
     """Wide table: one column per series, one row per run (oldest first), values of
     ``metric``; what the history page plots."""

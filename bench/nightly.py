@@ -30,7 +30,7 @@ from typing import Any
 
 from . import meta as meta_mod
 from .errors import UserError
-from .history import METRICS, Thresholds, detect_regressions, points_table
+from .history import METRICS, Thresholds, detect_regressions, hlo_change, points_table
 from .results import load_meta, load_results, read_rows
 from .workload import Case, group_cases
 
@@ -164,8 +164,17 @@ def _record(r: dict[str, Any]) -> dict[str, Any]:
 
 def summary(h: History, thresholds: Thresholds, suspects, confirmed,
             recheck: dict[str, Any] | None) -> dict[str, Any]:
+    def hlo(rec):  # did the compiled program change too? (bench.history.hlo_change)
+        rec.update(hlo_change(h.df, h.order, rec, thresholds.window))
+        if rec["hlo_changed"] is not None and rec.get("text"):
+            rec["text"] += ("; optimized HLO changed (fingerprint {hlo_reference_fingerprint} -> "
+                            "{hlo_fingerprint})" if rec["hlo_changed"] else
+                            "; optimized HLO unchanged ({hlo_fingerprint})").format(**rec)
+        return rec
+
     def records(t):
-        return [] if t is None else [_record(r) for r in t[t["regression"]].to_dict("records")]
+        return [] if t is None else [hlo(_record(r))
+                                     for r in t[t["regression"]].to_dict("records")]
 
     tests = h.tests
     short = tests[tests["needs"] > 0]
@@ -178,7 +187,7 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
             "note": (f"{len(short)} series x metrics need up to {needs} more runs before "
                      f"they can be judged") if needs else None,
             "suspected": records(suspects), "confirmed": records(confirmed),
-            "advisory": [_record(r) for r in tests[tests["advisory"]].to_dict("records")],
+            "advisory": [hlo(_record(r)) for r in tests[tests["advisory"]].to_dict("records")],
             "recheck": recheck, "regression": bool(len(records(confirmed)))}
 
 

@@ -145,3 +145,24 @@ def test_options_reach_a_resumed_run_and_default_off(tmp_path):
     assert got["dump_hlo"] is True and got["profile"] is False
     assert got["folder"] == str(tmp_path.resolve() / "cases")
     assert insight.Options.from_message(None) == insight.Options()
+
+
+def test_a_regression_record_says_whether_the_compiled_program_changed():
+    import pandas as pd
+
+    from bench.history import SERIES_KEYS, hlo_change
+
+    series = {"workload": "w", "variant": "default", "size": "n8", "dtype": "float32",
+              "framework": "jax", "mode": "jit", "device": "cpu"}
+    prints = {"r1": "aaaa", "r2": "aaaa", "r3": "bbbb"}
+    df = pd.DataFrame([dict(series, run_id=r, hlo_fingerprint=p) for r, p in prints.items()]
+                      + [dict(series, run_id="r3", mode="eager", hlo_fingerprint=None)])
+    assert set(SERIES_KEYS) <= set(df.columns)
+    assert hlo_change(df, ["r1", "r2", "r3"], series) == {
+        "hlo_fingerprint": "bbbb", "hlo_reference_fingerprint": "aaaa", "hlo_changed": True}
+    assert hlo_change(df, ["r1", "r2"], series)["hlo_changed"] is False
+    # a JIT-off mode has no program; runs from before fingerprints existed say nothing
+    assert hlo_change(df, ["r1", "r2", "r3"], dict(series, mode="eager")) == {
+        "hlo_changed": None}
+    assert hlo_change(df.drop(columns="hlo_fingerprint"), ["r1", "r3"], series) == {
+        "hlo_changed": None}
