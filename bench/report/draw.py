@@ -2,8 +2,8 @@
 
 matplotlib spends nearly all of a report's time laying out ticks and text, one figure after
 another on one core. Each figure is a ``Job``: a module-level function and the plain data it
-takes (DataFrames pickle), so any process can draw it; ``draw_all`` runs them on every usable
-core, heaviest first, and returns each one's ``data:`` URI (or None) by key. The page is the
+takes (DataFrames pickle), so any process can draw it; ``Drawing`` runs them on every usable
+core, heaviest first, and hands each one's ``data:`` URI (or None) back by key. The page is the
 same byte for byte as when drawn in this process.
 """
 
@@ -45,18 +45,63 @@ def _run(job: Job) -> str | None:
     return job.fn(*job.args)
 
 
-def draw_all(jobs: Mapping[Any, Job], workers: int | None = None) -> dict[Any, str | None]:
-    """Every job's result by its key. ``workers``: processes to use (default: the usable CPUs);
-    1, or a single job, draws here without starting a process."""
-    workers = min(workers or usable_cpus(), len(jobs))
-    if workers <= 1:
-        return {k: _run(j) for k, j in jobs.items()}
-    from concurrent.futures import ProcessPoolExecutor
+class Drawing(Mapping):
+    """The jobs' results by key, drawn in worker processes started on entry; reading a result
+    waits for that figure alone, so the page's other values are computed meanwhile. Use as a
+    context manager (the processes end on exit). ``workers``: processes to use (default: the
+    usable CPUs); 1, or a single job, draws here, on first read."""
 
-    from .figures import pyplot
+    def __init__(self, jobs: Mapping[Any, Job], workers: int | None = None):
+        self._jobs = dict(jobs)
+        self._workers = min(workers or usable_cpus(), len(self._jobs))
+        self._pool = None
+        self._futures: dict[Any, Any] = {}
+        self._done: dict[Any, str | None] = {}
 
-    pyplot()  # import matplotlib (Agg) once, before the workers fork
-    queue = sorted(jobs.items(), key=lambda kv: -kv[1].weight)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
-        futures = {k: pool.submit(_run, j) for k, j in queue}
-        return {k: futures[k].result() for k in jobs}
+    def __enter__(self) -> Drawing:
+        if self._workers > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            from .figures import pyplot
+
+            pyplot()  # import matplotlib (Agg) once, before the workers fork
+            self._pool = ProcessPoolExecutor(max_workers=self._workers, mp_context=_context())
+            for k, j in sorted(self._jobs.items(), key=lambda kv: -kv[1].weight):
+                self._futures[k] = self._pool.submit(_run, j)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def __getitem__(self, key) -> str | None:
+        if key not in self._done:
+            job = self._jobs[key]  # KeyError for a figure nobody asked for
+            self._done[key] = (self._futures[key].result() if key in self._futures
+                               else _run(job))
+        return self._done[key]
+
+    def __iter__(self):
+        return iter(self._jobs)
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def of(self, prefix) -> Mapping[Any, str | None]:
+        """The results whose key is ``(prefix, k)``, by ``k`` (one section's figures)."""
+        return _Slice(self, prefix)
+
+
+class _Slice(Mapping):
+    def __init__(self, drawing: Drawing, prefix):
+        self._d, self._p = drawing, prefix
+
+    def __getitem__(self, k):
+        return self._d[(self._p, k)]
+
+    def __iter__(self):
+        return (k for p, k in self._d if p == self._p)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+

@@ -41,12 +41,12 @@ def build_context(df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT,
     run = RunFacts.compute(df, meta, n_boot=n_boot)
     secs = sections.registered()
     jobs = {(s.name, key): job for s in secs for key, job in s.figures(run).items()}
-    images = draw.draw_all(jobs, workers)
     blocks = []
-    for s in secs:
-        data = s.data(run, {key: img for (name, key), img in images.items() if name == s.name})
-        blocks.append({"name": s.name, "title": s.title, "template": s.template,
-                       "data": data, "nav": s.links(data)})
+    with draw.Drawing(jobs, workers) as images:  # sections' values computed while it draws
+        for s in secs:
+            data = s.data(run, images.of(s.name))
+            blocks.append({"name": s.name, "title": s.title, "template": s.template,
+                           "data": data, "nav": s.links(data)})
     return {
         "run_id": str(meta.get("run_id", "")), "sections": blocks,
         "noise_floor_pct": f"{100 * analysis.NOISE_FLOOR:g}",
