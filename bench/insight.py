@@ -193,8 +193,12 @@ def capture(adapter, cases, stages_of: Mapping[str, Any], placed, timed, results
     out: dict[str, dict[str, Any]] = {}
     for case in cases:
         mode = case.mode
-        fields = programs_fields(adapter, mode, stages_of[mode], case.device, placed,
-                                 formula_flops, options, case.case_id)
+        try:
+            fields = programs_fields(adapter, mode, stages_of[mode], case.device, placed,
+                                     formula_flops, options, case.case_id)
+        except Exception as exc:  # noqa: BLE001 -- e.g. HLO text we cannot read: a note
+            fields = {"hlo_note": f"reading XLA's program failed: {type(exc).__name__}: "
+                                  f"{exc}"[:500]}
         r = results.get(mode)
         if options.profile and options.folder and r is not None and r.ok:
             fields.update(profile_fields(adapter, calls[mode], options, case.case_id))

@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from . import rows
+from . import insight, rows
 from .errors import UserError
 from .modes import DEVICES, FRAMEWORKS, MODES, counts_in_process, modes_for
 from .pytest_import import EXTRA_INFO_SCHEMA  # the reader owns the format's version
@@ -314,8 +314,8 @@ def run_case(benchmark, case_id: str, config) -> None:
     try:
         group = _prepare(state, case, wl, adapter)
         adapter.reset()  # this mode's first call pays its own compilation
-        timed = group.work.timed(case.mode, group.work.build(
-            wl.builder(case.framework)(case.params, case.dtype, case.variant), case.mode))
+        stages = wl.builder(case.framework)(case.params, case.dtype, case.variant)
+        timed = group.work.timed(case.mode, group.work.build(stages, case.mode))
     except Exception as exc:  # noqa: BLE001 -- the workload's setup: this case fails
         _fail(case, "runtime_error", "setup failed: " + _error_text(exc, "setup"), expected)
     work = group.work
@@ -369,3 +369,6 @@ def run_case(benchmark, case_id: str, config) -> None:
                                         {k: after.get(k, 0) - before.get(k, 0) for k in after}))
         info["steady_state_compiles"] = bool(info.get("samples_compiles", 0))
     info.update(rows.expected_fields(case, wl))
+    # what XLA built (bench.insight), after the timed calls, as in a worker's row
+    info.update(insight.programs_fields(adapter, case.mode, stages, case.device, work.placed,
+                                        flops, insight.Options(), case_id))

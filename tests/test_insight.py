@@ -166,3 +166,22 @@ def test_a_regression_record_says_whether_the_compiled_program_changed():
         "hlo_changed": None}
     assert hlo_change(df.drop(columns="hlo_fingerprint"), ["r1", "r3"], series) == {
         "hlo_changed": None}
+
+
+def test_a_framework_that_cannot_give_the_program_leaves_a_note_not_a_failure(tmp_path):
+    class Broken:
+        def compiled_programs(self, *args, **kwargs):
+            raise RuntimeError("INTERNAL: no executable")
+
+    fields = insight.programs_fields(Broken(), "jit", [], "cpu", [], 1.0, insight.Options(),
+                                     "case")
+    assert "could not get XLA's program: RuntimeError: INTERNAL" in fields["hlo_note"]
+    assert "hlo_fingerprint" not in fields
+    # no Graphviz: the .dot stays, the row says how to get the picture
+    dot = tmp_path / "g.dot"
+    dot.write_text("digraph { a -> b }")
+    svg, why = insight.render_svg(dot, which=lambda name: None)
+    assert svg is None and "apt-get install graphviz" in why
+    if shutil.which("dot"):
+        svg, why = insight.render_svg(dot)
+        assert why == "" and svg.read_text().lstrip().startswith(("<?xml", "<svg"))

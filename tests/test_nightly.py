@@ -59,6 +59,8 @@ def test_a_30_percent_slower_jit_mode_is_confirmed_and_named(history):
         {(SLOW_CASE, "jit_ratio")}
     (rec,) = summary["confirmed"]
     assert 0.15 < rec["change"] < 0.6 and rec["q_value"] < 0.05 and rec["n_previous"] == 5
+    # slower, yet the same compiled program: the record says so
+    assert rec["hlo_changed"] is False and "optimized HLO unchanged" in rec["text"]
 
     # the recheck re-measured the whole worker group, in the night's order, with a control
     recheck = summary["recheck"]

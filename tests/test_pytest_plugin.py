@@ -111,6 +111,10 @@ def test_matmul_relu_tf_and_jax_table_json_dataframe_and_report(pytester, tmp_pa
         assert info["params"] == {"m": 64, "k": 64, "n": 64}
         assert b["group"] == f"matmul_relu-fused-{info['framework']}-cpu-float32-64x64x64"
         assert b["stats"]["rounds"] >= 3
+        # what XLA built, or why there is nothing to show (bench.insight)
+        assert info.get("hlo_fingerprint") or info.get("hlo_note"), info["mode"]
+        if info["mode"] in ("xla", "jit", "aot"):
+            assert info["hlo_programs"] == 1 and info["hlo_kernels"] >= 1
     modes = {(b["extra_info"]["framework"], b["extra_info"]["mode"], b["extra_info"]["jit"])
              for b in benches}
     assert modes == {(fw, m, MODES[(fw, m)].jit) for fw in ("tf", "jax") for m in modes_for(fw)}
