@@ -107,7 +107,7 @@ def _files(run, names, keep) -> list[dict[str, str]]:
 
 
 def _kind(f: str) -> str | None:
-    for end, text in ((".txt", "HLO"), (".svg", "graph"), (".dot", "dot"),
+    for end, text in ((".txt", "HLO"), (".svg", "svg"), (".dot", "dot"),
                       (".xplane.pb", "xplane"), ("perfetto_trace.json.gz", "perfetto"),
                       ("trace.json.gz", "trace")):
         if f.endswith(end):
@@ -133,7 +133,7 @@ def _built(run) -> list[dict[str, Any]]:
             "fusions": fmt.num(r.get("hlo_fusions"), ".0f"),
             "fused": {True: "yes", False: "no"}.get(r.get("hlo_elementwise_fused"), fmt.DASH),
             "fingerprint": text_or(r.get("hlo_fingerprint"), fmt.DASH),
-            "formula": fmt.flop(r.get("flops")), "xla": fmt.flop(r.get("xla_flops")),
+            "formula": fmt.flop(r.get("flops")), "xla_flops": fmt.flop(r.get("xla_flops")),
             "ratio": fmt.times(ratio), "mismatch": bool(r.get("xla_flops_mismatch") is True),
             "intensity": fmt.num(q["intensity"], ".3g"), "bound": q["bound"],
             "bound_pct": fmt.pct(q["fraction_of_bound"]),
