@@ -30,9 +30,10 @@ _DUMP_TO = re.compile(r"--xla_dump_to=(\S+)")
 class DumpReader:
     """New optimized-HLO modules in a dump folder, since the last :meth:`mark`."""
 
-    def __init__(self, folder: str | os.PathLike, owned: bool):
+    def __init__(self, folder: str | os.PathLike, owned: bool, module_re: str = ""):
         self.folder = Path(folder)
         self.owned = owned  # a folder of ours: read modules are deleted
+        self._only = re.compile(module_re)  # a user's own dump holds every module
         self._seen: set[str] = set()
 
     @classmethod
@@ -44,13 +45,13 @@ class DumpReader:
         flags = environ.get("XLA_FLAGS", "")
         mine = _DUMP_TO.search(flags)
         if mine:
-            return cls(mine.group(1), owned=False)
+            return cls(mine.group(1), owned=False, module_re=module_re)
         parent = Path(near).parent if near else None
         folder = tempfile.mkdtemp(prefix="xla-dump-", dir=parent)
         environ["XLA_FLAGS"] = " ".join(filter(None, (
             flags, f"--xla_dump_to={folder}", "--xla_dump_hlo_as_text",
             f"--xla_dump_hlo_module_re={module_re}")))
-        reader = cls(folder, owned=True)
+        reader = cls(folder, owned=True, module_re=module_re)
         atexit.register(reader.remove)
         return reader
 
@@ -59,7 +60,7 @@ class DumpReader:
         if self.folder.is_dir():
             for path in self.folder.iterdir():
                 m = _MODULE.match(path.name)
-                if m:
+                if m and self._only.search(m.group(2)):
                     found[path.name] = (int(m.group(1)), m.group(2), path)
         return found
 

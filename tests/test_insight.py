@@ -185,3 +185,33 @@ def test_a_framework_that_cannot_give_the_program_leaves_a_note_not_a_failure(tm
     if shutil.which("dot"):
         svg, why = insight.render_svg(dot)
         assert why == "" and svg.read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_the_dump_reader_returns_new_cluster_modules_in_compile_order(tmp_path):
+    from bench.xla_dump import DumpReader
+
+    env = {"XLA_FLAGS": f"--xla_dump_to={tmp_path}"}  # a user's own dump: kept, filtered
+    reader = DumpReader.install(env, None, "^cluster_[0-9]+__")
+    assert env["XLA_FLAGS"] == f"--xla_dump_to={tmp_path}" and not reader.owned
+
+    def dump(i, name):
+        (tmp_path / f"module_{i:04d}.{name}.cpu_after_optimizations.txt").write_text(
+            f"HloModule {name}\n")
+        (tmp_path / f"module_{i:04d}.{name}.before_optimizations.txt").write_text("x")
+
+    dump(0, "cluster_0__XlaCompiledKernel_true")  # the warm-up's, before the group
+    reader.mark()
+    dump(2, "cluster_3__XlaCompiledKernel_true")
+    dump(1, "cluster_1__XlaCompiledKernel_true")
+    dump(3, "a_inference_f_7__XlaMustCompile_true")  # jit_compile=True: another mode's
+    got = reader.new_programs()
+    assert [p.name for p in got] == ["1-cluster_1", "2-cluster_3"]
+    assert reader.new_programs() == []
+    assert len(list(tmp_path.iterdir())) == 8  # not ours: nothing deleted
+
+    fresh: dict[str, str] = {}
+    ours = DumpReader.install(fresh, None, "^cluster_")  # in the temp folder
+    assert f"--xla_dump_to={ours.folder}" in fresh["XLA_FLAGS"] and ours.owned
+    assert "--xla_dump_hlo_module_re=^cluster_" in fresh["XLA_FLAGS"]
+    ours.remove()
+    assert not ours.folder.exists()
