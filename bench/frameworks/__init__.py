@@ -137,9 +137,10 @@ class Adapter(Protocol):
         """Peak device memory since :meth:`reset_peak_memory`; None where unknown (CPU)."""
 
 
-def get_adapter(framework: str, log_path: str | None = None) -> Adapter:
+def get_adapter(framework: str, log_path: str | None = None, **options) -> Adapter:
+    """The adapter of ``framework``; ``options`` go to its constructor (e.g. JAX's ``x64``)."""
     module = importlib.import_module(f"bench.frameworks.{framework}_adapter")
-    return module.Adapter(log_path=log_path)
+    return module.Adapter(log_path=log_path, **options)
 
 
 def compose(stages):

@@ -74,9 +74,11 @@ class _Notes(logging.Handler):
 class Adapter:
     framework = "jax"
 
-    def __init__(self, log_path: str | None = None):
-        # float64 workloads must really run in float64 (JAX silently downcasts otherwise)
-        jax.config.update("jax_enable_x64", True)
+    def __init__(self, log_path: str | None = None, x64: bool = True):
+        # float64 workloads must really run in float64 (JAX silently downcasts otherwise);
+        # x64=False leaves the switch alone: a user's own function in the user's own session
+        if x64:
+            jax.config.update("jax_enable_x64", True)
         self._lock = threading.Lock()
         self._counters = {"compiles": 0, "compile_s": 0.0, "trace_s": 0.0, "lower_s": 0.0,
                           "traces": 0}
