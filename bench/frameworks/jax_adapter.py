@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import threading
+import weakref
 from pathlib import Path
 
 # Before JAX starts: do not grab most of the GPU up front, so peak memory means something and
@@ -199,16 +200,17 @@ class Adapter:
     def compiled_programs(self, stages, mode: str, device: str, placed,
                           graph: bool = False) -> list[Program]:
         """The optimized HLO and XLA cost analysis of each stage's program, after the stages
-        ran: ``jax.jit``'s cache serves them (no new compile; ``aot`` compiled a function of
-        its own and may compile once more here). Later stages are lowered on the previous
-        one's output shapes, so nothing runs. ``graph``: JAX renders none (``dot`` stays
+        ran: ``jax.jit``'s cache serves them, ``aot`` its own executables (no new compile).
+        Later stages are lowered on the previous one's output shapes, so nothing runs. ``graph``: JAX renders none (``dot`` stays
         None; ``bench.hlo.to_dot`` draws one from the text)."""
         if mode == "eager":
             raise NoProgram("op-by-op: JAX dispatches (and compiles) each primitive on its "
                             "own; there is no XLA program of the whole function")
         args, programs = list(placed), []
         for i, stage in enumerate(stages):
-            compiled = jax.jit(stage, static_argnums=_static(stage)).lower(*args).compile()
+            compiled = _AOT_BUILT.get(stage) if mode == "aot" else None
+            if compiled is None:
+                compiled = jax.jit(stage, static_argnums=_static(stage)).lower(*args).compile()
             programs.append(Program(f"{i}-{getattr(stage, '__name__', 'stage')}",
                                     compiled.as_text(), cost=_cost(compiled.cost_analysis())))
             outs = compiled.out_info
@@ -269,6 +271,10 @@ def _static(stage) -> tuple[int, ...]:
     return tuple(getattr(stage, "static_argnums", ()))
 
 
+# stage -> the executable ``aot`` compiled for it (weak: gone with the group's stages)
+_AOT_BUILT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _aot(stage):
     """``stage`` compiled ahead of time on its first call's arguments, then called as the
     compiled executable. Lowering and compiling show in the usual counters (trace_s, lower_s,
@@ -288,6 +294,7 @@ def _aot(stage):
         if compiled is None:
             compiled = jax.jit(own, static_argnums=static).lower(*xs).compile()
             values = tuple(xs[i] for i in static)
+            _AOT_BUILT[stage] = compiled  # what compiled_programs shows, no compile again
         if static:
             if tuple(xs[i] for i in static) != values:
                 raise TypeError(f"AOT executable compiled for static arguments {values}, "
