@@ -201,7 +201,8 @@ class Adapter:
                           graph: bool = False) -> list[Program]:
         """The optimized HLO and XLA cost analysis of each stage's program, after the stages
         ran: ``jax.jit``'s cache serves them, ``aot`` its own executables (no new compile).
-        Later stages are lowered on the previous one's output shapes, so nothing runs. ``graph``: JAX renders none (``dot`` stays
+        Later stages are lowered on the previous one's output shapes, so nothing runs.
+        ``graph``: JAX renders none (``dot`` stays
         None; ``bench.hlo.to_dot`` draws one from the text)."""
         if mode == "eager":
             raise NoProgram("op-by-op: JAX dispatches (and compiles) each primitive on its "
