@@ -202,8 +202,7 @@ class Adapter:
         """The optimized HLO and XLA cost analysis of each stage's program, after the stages
         ran: ``jax.jit``'s cache serves them, ``aot`` its own executables (no new compile).
         Later stages are lowered on the previous one's output shapes, so nothing runs.
-        ``graph``: JAX renders none (``dot`` stays
-        None; ``bench.hlo.to_dot`` draws one from the text)."""
+        ``graph``: JAX renders none (``dot`` stays None; ``bench.hlo.to_dot`` draws one)."""
         if mode == "eager":
             raise NoProgram("op-by-op: JAX dispatches (and compiles) each primitive on its "
                             "own; there is no XLA program of the whole function")
