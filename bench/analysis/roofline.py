@@ -59,9 +59,16 @@ def ceilings(calibration: Mapping[str, Any] | None):
     return out.sort_values("device").reset_index(drop=True)
 
 
-def _case_bytes(df) -> dict[tuple, tuple[float, str]]:
-    """(bytes per call, which row they come from) per case: JAX rows first, then TF's."""
-    out: dict[tuple, tuple[float, str]] = {}
+def _doubtful(r) -> bool:
+    """XLA's FLOPs of this row are off the formula's: its byte count is doubtful too (XLA
+    counts a while loop's body once, whatever the trip count)."""
+    ratio = _num(r.get("xla_flops_ratio"))
+    return bool(not math.isnan(ratio) and abs(ratio - 1) > FLOPS_MISMATCH)
+
+
+def _case_bytes(df) -> dict[tuple, tuple[float, str, bool]]:
+    """(bytes per call, which row they come from, doubtful) per case: JAX rows first."""
+    out: dict[tuple, tuple[float, str, bool]] = {}
     if "xla_bytes_accessed" not in df.columns:
         return out
     recs = sorted(df.to_dict("records"), key=lambda r: (r.get("framework") != "jax",
@@ -70,12 +77,13 @@ def _case_bytes(df) -> dict[tuple, tuple[float, str]]:
         b = _num(r.get("xla_bytes_accessed"))
         key = tuple(r.get(k) for k in _CASE)
         if b > 0 and key not in out:
-            out[key] = (b, f"{r['framework']} {r['mode']}")
+            out[key] = (b, f"{r['framework']} {r['mode']}", _doubtful(r))
     return out
 
 
 def roofline(df, calibration: Mapping[str, Any] | None):
     """Per row (same index and order as ``df``): intensity (FLOP/byte), intensity_source,
+    intensity_doubtful (the bytes come from a cost analysis whose FLOPs are off the formula),
     gflops (achieved, formula FLOPs / median), bound_gflops, fraction_of_bound, bound
     ("memory" | "compute"; None where a ceiling or the bytes are missing)."""
     pd = _pd()
@@ -84,8 +92,8 @@ def roofline(df, calibration: Mapping[str, Any] | None):
     out = []
     for r in df.to_dict("records"):
         own = _num(r.get("xla_bytes_accessed"))
-        nbytes, source = (own, "own") if own > 0 else case_bytes.get(
-            tuple(r.get(k) for k in _CASE), (math.nan, None))
+        nbytes, source, doubtful = (own, "own", _doubtful(r)) if own > 0 else case_bytes.get(
+            tuple(r.get(k) for k in _CASE), (math.nan, None, False))
         flops, med = _num(r.get("flops")), _median(r)
         intensity = flops / nbytes if nbytes > 0 and flops > 0 else math.nan
         gf = flops / med / 1e9 if med > 0 and flops > 0 else math.nan
@@ -95,12 +103,13 @@ def roofline(df, calibration: Mapping[str, Any] | None):
         if not (math.isnan(intensity) or math.isnan(peak) or math.isnan(bw)):
             bound = min(peak, bw * intensity)
             kind = "memory" if bw * intensity < peak else "compute"
-        out.append({"intensity": intensity, "intensity_source": source, "gflops": gf,
+        out.append({"intensity": intensity, "intensity_source": source,
+                    "intensity_doubtful": doubtful, "gflops": gf,
                     "bound_gflops": bound, "bound": kind,
                     "fraction_of_bound": gf / bound if bound > 0 else math.nan})
     return pd.DataFrame(out, index=df.index,
-                        columns=["intensity", "intensity_source", "gflops", "bound_gflops",
-                                 "bound", "fraction_of_bound"])
+                        columns=["intensity", "intensity_source", "intensity_doubtful",
+                                 "gflops", "bound_gflops", "bound", "fraction_of_bound"])
 
 
 def flops_check(df):

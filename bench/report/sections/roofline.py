@@ -63,7 +63,9 @@ def draw_roofline(name: str, points: list[dict[str, Any]], ceil: list[dict[str, 
     ax.set_xlim(lo, hi)
     ax.set_xlabel("arithmetic intensity (FLOP per byte accessed, XLA's count; log)")
     ax.set_ylabel("achieved GFLOP/s (formula FLOPs / median; log)")
-    F.title(ax, F.text(f"{name}: roofline (outlined: JIT on)"), fontsize=10)
+    doubt = " — XLA's FLOPs are off the formula's: intensity doubtful" if any(
+        p["doubtful"] for p in pts) else ""
+    F.title(ax, F.text(f"{name}: roofline (outlined: JIT on){doubt}"), fontsize=10)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return F.to_data_uri(fig)
@@ -80,7 +82,8 @@ def _points(run):
             continue
         out.setdefault(r["workload"], []).append(
             {"framework": r["framework"], "mode": r["mode"], "jit": bool(r["jit"]),
-             "intensity": q["intensity"], "gflops": q["gflops"]})
+             "intensity": q["intensity"], "gflops": q["gflops"],
+             "doubtful": bool(q["intensity_doubtful"])})
     return out
 
 
