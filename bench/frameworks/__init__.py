@@ -108,6 +108,11 @@ class Adapter(Protocol):
         """A row status for an exception: ``"compile_error"``, ``"oom"`` or
         ``"runtime_error"``."""
 
+    def mode_problem(self, mode: str, device: str) -> str | None:
+        """Why ``mode`` cannot run as itself in this process (one the adapter did not start
+        before the framework: pytest, a notebook), or None, e.g. ``"tf autoclustering on
+        cpu needs TF_XLA_FLAGS='--tf_xla_cpu_global_jit' before TensorFlow starts ..."``."""
+
     def mode_facts(self, mode: str, counters_first: Mapping[str, float]) -> dict[str, Any]:
         """Extra row fields about what a mode really did on its first call, e.g.
         ``{"clusters_formed": 0, "note": "no XLA cluster formed ..."}``; ``{}`` if none."""

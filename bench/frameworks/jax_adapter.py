@@ -193,6 +193,10 @@ class Adapter:
         return "runtime_error"
 
     @staticmethod
+    def mode_problem(mode: str, device: str) -> None:
+        return None  # every JAX mode is a function transformation: any process runs it
+
+    @staticmethod
     def mode_facts(mode: str, counters_first) -> dict:
         """Nothing beyond the counters: jax.jit either compiles the whole function or fails."""
         return {}

@@ -21,6 +21,7 @@ import glob
 import gzip
 import os
 import re
+import sys
 import time
 import weakref
 
@@ -36,9 +37,25 @@ if COMPILE_CACHE:  # appended to what the worker group set (auto-clustering's fl
         os.environ.get("TF_XLA_FLAGS", ""),
         f"--tf_xla_persistent_cache_directory={COMPILE_CACHE}")))
 
+
+def _runtime_started() -> bool:
+    """Whether TensorFlow's runtime already started in this process (its eager context made
+    its devices: the first tensor, a device listing). TF reads TF_XLA_FLAGS then, so a flag
+    added later changes nothing (checked with TF 2.21: importing alone is still early enough)."""
+    if "tensorflow" not in sys.modules:
+        return False
+    from tensorflow.python.eager import context
+
+    return bool(getattr(context.context(), "_initialized", True))
+
+
 # Auto-clustering runs in the same process as graph mode, so the two are interleaved: this flag
 # lets CPU clusters form at all, and each call says whether it wants them (_call_options).
-# Without a global jit level (graph, xla) it changes nothing: no cluster forms.
+# Without a global jit level (graph, xla) it changes nothing: no cluster forms. In a process
+# TensorFlow already runs in (pytest's jit_benchmark, bench.measure on tensors) it is too late:
+# CPU auto-clustering would silently be graph mode there (Adapter.mode_problem says so).
+CPU_JIT_TOO_LATE = (CPU_GLOBAL_JIT not in os.environ.get("TF_XLA_FLAGS", "").split()
+                    and _runtime_started())
 if CPU_GLOBAL_JIT not in os.environ.get("TF_XLA_FLAGS", "").split():
     os.environ["TF_XLA_FLAGS"] = " ".join(filter(None, (os.environ.get("TF_XLA_FLAGS", ""),
                                                        CPU_GLOBAL_JIT)))
@@ -236,6 +253,15 @@ class Adapter:
         if any(m in text for m in _COMPILE_MARKERS):
             return "compile_error"
         return "runtime_error"
+
+    @staticmethod
+    def mode_problem(mode: str, device: str) -> str | None:
+        if mode == "autoclustering" and device == "cpu" and CPU_JIT_TOO_LATE:
+            return (f"tf autoclustering on cpu needs TF_XLA_FLAGS='{CPU_GLOBAL_JIT}' before "
+                    f"TensorFlow starts (its first tensor), and TensorFlow already ran in this "
+                    f"process without it (it would run as plain graph mode); the flag changes "
+                    f"no other mode, so set it in the environment this process starts with")
+        return None
 
     def mode_facts(self, mode: str, counters_first) -> dict:
         formed = int(counters_first.get("clusters", 0))
