@@ -16,7 +16,9 @@ and device. It
 It measures nothing and writes no row: the caller times the :class:`Timed` modes
 (``bench.timing``) and builds the row (``bench.rows``). For a registered workload,
 :func:`workload_inputs` and :func:`workload_reference` make the inputs from the case's seed and
-the float64 reference; a user's function brings its own inputs and, optionally, a reference.
+the float64 reference; a user's function (``bench.own_function``) brings its own inputs, some
+of them maybe not arrays (``arrays_only``), and optionally a reference; its tolerance is set
+(``rtol``, ``atol``) once the JIT-off answer is known.
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ def workload_reference(workload, case: Case, inputs: Sequence[Any]) -> Any:
                               case.variant)
 
 
-def mismatch_text(check: Mapping[str, Any], rtol: float, atol: float) -> str:
-    return (f"output differs from the float64 reference: max abs err "
+def mismatch_text(check: Mapping[str, Any], rtol: float, atol: float,
+                  what: str = "the float64 reference") -> str:
+    return (f"output differs from {what}: max abs err "
             f"{check['max_abs_err']:.3g}, max rel err {check['max_rel_err']:.3g} "
             f"(tolerance rtol={rtol:g}, atol={atol:g})")
 
@@ -55,24 +58,39 @@ def mismatch_text(check: Mapping[str, Any], rtol: float, atol: float) -> str:
 class Checked:
     """An output checked: ``fields`` for the row, ``mismatch`` the error text when it is
     outside the tolerance of the reference (None when within, or when there is no
-    reference), ``output`` the output as numpy."""
+    reference), ``nojit_mismatch`` the same against the JIT-off answer, ``output`` the output
+    as numpy."""
 
     fields: dict[str, Any]
     mismatch: str | None
     output: Any
+    nojit_mismatch: str | None = None
 
 
 class Casework:
     """One computation on one set of placed inputs (see the module docstring)."""
 
     def __init__(self, adapter, framework: str, device: str, inputs: Sequence[Any],
-                 reference: Any = None, rtol: float = 0.0, atol: float = 0.0):
+                 reference: Any = None, rtol: float = 0.0, atol: float = 0.0,
+                 arrays_only: bool = False, reference_label: str = "the float64 reference"):
+        """``arrays_only``: place only the inputs that are arrays (``shape`` and ``dtype``:
+        numpy or framework arrays, as numpy first); others (a user's static arguments) are
+        passed as they are. Otherwise every input is a numpy array."""
         self.adapter = adapter
         self.framework = framework
         self.device = device
-        self.reference = reference
+        self.reference, self.reference_label = reference, reference_label
         self.rtol, self.atol = rtol, atol
-        self.placed = adapter.place(inputs, device)
+        if not arrays_only:
+            self.placed = adapter.place(inputs, device)
+            return
+        import numpy as np
+
+        where = [i for i, a in enumerate(inputs) if is_array(a)]
+        placed = adapter.place([np.asarray(inputs[i]) for i in where], device)
+        self.placed = list(inputs)
+        for i, a in zip(where, placed):
+            self.placed[i] = a
 
     def build(self, stages: Sequence[Callable], mode: str) -> Callable:
         """``stages`` built in ``mode``; call it with ``*self.placed``."""
@@ -89,12 +107,14 @@ class Casework:
 
     def nojit(self, outputs: Mapping[str, Any],
               stages: Callable[[], Sequence[Callable]] | None = None,
-              announce: Callable[[str], None] | None = None) -> tuple[Any, str | None]:
+              announce: Callable[[str], None] | None = None,
+              raise_errors: bool = False) -> tuple[Any, str | None]:
         """(numpy output, mode) of the first JIT-off mode in ``outputs`` (mode -> output of
         the modes that ran fine), in ``baselines_for`` order. With none there and ``stages``
         given (a function returning them), the first JIT-off mode is built and called once
         (``announce(mode)`` first); (None, None) when that fails too: the row then has no
-        ``*_vs_nojit`` fields."""
+        ``*_vs_nojit`` fields. ``raise_errors``: that call's exception propagates instead (a
+        user's function failing with JIT off is itself broken)."""
         order = baselines_for(self.framework)
         for mode in order:
             if mode in outputs:
@@ -107,20 +127,29 @@ class Casework:
         try:
             return self.adapter.to_numpy(self.build(stages(), mode)(*self.placed)), mode
         except Exception:  # noqa: BLE001 -- no JIT-off answer to compare with; rows say so
+            if raise_errors:
+                raise
             return None, None
 
     def check(self, output: Any, nojit: Any = None, nojit_mode: str | None = None) -> Checked:
         """``output`` (a framework output) against the reference and the JIT-off answer."""
         out = self.adapter.to_numpy(output)
         fields: dict[str, Any] = {}
-        mismatch = None
+        mismatch = vs_off = None
         if self.reference is not None:
             vs_ref = compare(out, self.reference, self.rtol, self.atol)
             fields.update(max_abs_err=vs_ref["max_abs_err"], max_rel_err=vs_ref["max_rel_err"])
             if not vs_ref["within"]:
-                mismatch = mismatch_text(vs_ref, self.rtol, self.atol)
+                mismatch = mismatch_text(vs_ref, self.rtol, self.atol, self.reference_label)
         if nojit is not None:
             c = compare(out, nojit, self.rtol, self.atol)
             fields.update(max_abs_err_vs_nojit=c["max_abs_err"],
                           max_rel_err_vs_nojit=c["max_rel_err"], nojit_mode=nojit_mode)
-        return Checked(fields, mismatch, out)
+            if not c["within"]:
+                vs_off = mismatch_text(c, self.rtol, self.atol, f"{nojit_mode} (JIT off)")
+        return Checked(fields, mismatch, out, vs_off)
+
+
+def is_array(x: Any) -> bool:
+    """An array of any framework, or numpy's (what :class:`Casework` places)."""
+    return hasattr(x, "shape") and hasattr(x, "dtype")

@@ -128,14 +128,28 @@ def counter_fields(first: Mapping[str, float], warmup: Mapping[str, float],
     return out
 
 
-def sample_fields(samples: Sequence[float], flops: float) -> dict[str, Any]:
-    """Statistics of the timed samples and the GFLOP/s their median gives."""
+def sample_fields(samples: Sequence[float], flops: float | None) -> dict[str, Any]:
+    """Statistics of the timed samples and the GFLOP/s their median gives (None without a
+    FLOP count: a user's own function may not say)."""
     from .timing import summarize
 
     stats = summarize(list(samples))
     median = stats["median_s"]
     return dict(stats, samples=list(samples), n_samples=len(samples),
-                gflops=(flops / median / 1e9) if median else None)
+                gflops=(flops / median / 1e9) if median and flops is not None else None)
+
+
+# What pytest-benchmark keeps itself (its stats of the rounds) or what only a jitbench run has
+# (its worker process, its run id): left out of a benchmark's extra_info.
+_NOT_EXTRA = ("schema_version", "run_id", "samples", "n_samples", "median_s", "mean_s",
+              "stdev_s", "iqr_s", "min_s", "max_s", "alone_samples", "worker_pid",
+              "started_at", "finished_at")
+
+
+def extra_info_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A measured row as a pytest-benchmark entry's ``extra_info`` (``bench.pytest_import``
+    reads it back, with pytest-benchmark's statistics as the timing columns)."""
+    return {k: v for k, v in row.items() if k not in _NOT_EXTRA}
 
 
 # TF names the op or the graph node it could not compile or run; JAX's tracing errors name
