@@ -8,7 +8,7 @@ from .errors import UserError
 from .workload import Case, Workload
 
 __version__ = "0.1.0"
-__all__ = ["Case", "UserError", "Workload", "load_results", "__version__"]
+__all__ = ["Case", "UserError", "Workload", "load_results", "measure", "__version__"]
 
 
 def load_results(path_or_paths):
@@ -19,3 +19,11 @@ def load_results(path_or_paths):
     from .results import load_results as _load
 
     return _load(path_or_paths)
+
+
+def measure(fn, *args, **options):
+    """What JIT does to ``fn(*args)``: see ``bench.api.measure`` (deferred import, like
+    ``load_results``; it imports only the framework the inputs already belong to)."""
+    from .api import measure as _measure
+
+    return _measure(fn, *args, **options)

@@ -1,7 +1,10 @@
-"""The pytest-benchmark front door: the registry's cases as ``pytest --benchmark-only`` tests.
+"""The pytest-benchmark front door: the registry's cases as ``pytest --benchmark-only`` tests,
+and (``bench.jit_fixture``) the ``jit_benchmark`` fixture for a user's own functions.
 
-``suites/conftest.py`` re-exports the hooks below and ``suites/test_bench.py`` holds the one
-test function; everything else is the harness itself: ``expand``/``Filters`` choose the cases,
+Installing jitbench registers this module in every project (``pytest11`` entry point
+``jitbench``); ``suites/conftest.py`` registers it where that did not happen, and
+``suites/test_bench.py`` holds the one test function. The registry is expanded only when a
+test asks for a case, so another project never loads jitbench's suites. Everything else is the harness itself: ``expand``/``Filters`` choose the cases,
 the adapters place, build and sync, ``timing.first_and_warmup`` runs the first call and the
 warm-up (outside the timed region), ``casework`` checks the answer, and only the
 steady-state calls go through ``benchmark.pedantic`` -- each one ending with the adapter's sync.
@@ -10,7 +13,9 @@ Differences from ``jitbench run``, on purpose or by necessity:
 
 - One pytest process runs TensorFlow *and* JAX (``jitbench run`` gives each its own worker).
 - A mode whose declared environment (``Mode.env``) differs from this process's is skipped with
-  that reason (no mode declares one today: TF auto-clustering is switched on per call).
+  that reason (``bench.modes.environment_problem``), and so is one its adapter cannot run here
+  (``Adapter.mode_problem``: TF auto-clustering on CPU where TensorFlow started before the
+  adapter could add its flag).
 - Each test is one mode, so modes are not interleaved sample by sample; JIT on and off of a case
   share a ``benchmark.group`` and run one after the other.
 - TensorFlow's XLA compile counters come from its log, which only a worker redirects to a file;
@@ -35,7 +40,8 @@ import pytest
 
 from . import insight, rows
 from .errors import UserError
-from .modes import DEVICES, FRAMEWORKS, MODES, counts_in_process, modes_for
+from .jit_fixture import jit_benchmark  # noqa: F401  (the fixture, found by name)
+from .modes import DEVICES, FRAMEWORKS, MODES, counts_in_process, environment_problem, modes_for
 from .pytest_import import EXTRA_INFO_SCHEMA  # the reader owns the format's version
 from .workload import SIZE_SETS, Case, Filters, discover, expand, load_workload
 
@@ -87,13 +93,27 @@ class _Group:
 
 @dataclasses.dataclass
 class _Session:
-    cases: dict[str, Case]
+    filters: Filters
     env: dict[str, str]  # the XLA-related environment as it was before any framework import
+    config: Any = None
+    _cases: dict[str, Case] | None = None
     adapters: dict[str, Any] = dataclasses.field(default_factory=dict)
     group: _Group | None = None
     reference_key: tuple | None = None
     reference: Any = None
     deselected: int = 0
+
+    @property
+    def cases(self) -> dict[str, Case]:
+        """The registry's cases, expanded when a test first asks for them: a project that only
+        has jitbench installed never loads jitbench's suites (nor registers their markers)."""
+        if self._cases is None:
+            try:
+                self._cases = {c.case_id: c for c in expand(self.filters)}
+            except UserError as exc:
+                raise pytest.UsageError(f"jitbench: {exc}") from None
+            _add_markers(self.config, self.filters)
+        return self._cases
 
     def adapter(self, framework: str):
         if framework not in self.adapters:
@@ -114,11 +134,15 @@ def xla_env(environ=os.environ) -> dict[str, str]:
 def pytest_configure(config) -> None:
     try:
         filters = filters_from(config)
-        cases = expand(filters)
-        names = sorted(discover(filters.suite_files))
     except UserError as exc:
         raise pytest.UsageError(f"jitbench: {exc}") from None
-    config.stash[_STATE] = _Session({c.case_id: c for c in cases}, xla_env())
+    state = config.stash[_STATE] = _Session(filters, xla_env(), config)
+    if any(config.getoption(f"jitbench_{n}") for n in (*FILTER_NAMES, "size", "suite_file")):
+        _ = state.cases  # options given: a bad one is a usage error now, before collection
+
+
+def _add_markers(config, filters: Filters) -> None:
+    names = sorted(discover(filters.suite_files))
     markers = {"jitbench": "a jitbench benchmark case (suites/test_bench.py)",
                "jit": "JIT (XLA) on", "nojit": "JIT off"}
     markers.update({f: f"framework {f}" for f in FRAMEWORKS})
@@ -130,29 +154,10 @@ def pytest_configure(config) -> None:
 
 
 def environment_skip(case: Case, env: dict[str, str]) -> str | None:
-    """Why this process cannot run ``case``'s mode, or None.
-
-    A mode runs here only if this process has the environment its ``jitbench run`` worker
-    would have (``Mode.env``); that is decided before the framework is imported, so it is
-    read from the environment pytest started with.
-    """
-    mode = MODES[(case.framework, case.mode)]
-    keys = {k for (fw, _), m in MODES.items() if fw == case.framework for k in m.env}
-    for key in sorted(keys):
-        have = env.get(key, "").split()
-        want = mode.env.get(key, "").split()
-        if want and not all(flag in have for flag in want):
-            return (f"{case.framework} {case.mode} needs {key}='{mode.env[key]}' set before "
-                    f"the framework is imported, and that would change the other modes of "
-                    f"this process; run `jitbench run --mode {case.mode}` (its own worker), "
-                    f"or `{key}='{mode.env[key]}' pytest --benchmark-only -m {case.mode}`")
-        others = {f for (fw, _), m in MODES.items() if fw == case.framework
-                  for f in m.env.get(key, "").split()}
-        if not want and others & set(have):
-            return (f"this process has {key}='{env[key]}' (another mode's environment), so "
-                    f"{case.framework} {case.mode} would not be measured as itself; run "
-                    f"pytest without {key} for it")
-    return None
+    """Why this process cannot run ``case``'s mode (``bench.modes.environment_problem``, read
+    from the environment pytest started with), or None."""
+    why = environment_problem(case.framework, case.mode, env)
+    return why and f"{why}; run `jitbench run --mode {case.mode}` (a worker of its own)"
 
 
 def _marks(case: Case, env: dict[str, str]) -> list:
@@ -242,7 +247,10 @@ def machine_info(env: dict[str, str]) -> dict[str, Any]:
             "xla_env": dict(env)}
 
 
-def pytest_benchmark_update_machine_info(config, machine_info: dict) -> None:
+def update_machine_info(config, machine_info: dict) -> None:
+    """pytest-benchmark's ``pytest_benchmark_update_machine_info``, for the conftest of a
+    project whose benchmarks want it (``suites/conftest.py``): not a hook of this plugin, so
+    other projects' machine_info stays pytest-benchmark's own."""
     env = config.stash[_STATE].env if _STATE in config.stash else xla_env()
     machine_info["jitbench"] = globals()["machine_info"](env)
 
@@ -308,7 +316,8 @@ def run_case(benchmark, case_id: str, config) -> None:
     expected = rows.expected_failure(case, wl)
     adapter = state.adapter(case.framework)
     available, why = adapter.device_available(case.device)
-    if not available:
+    why = why if not available else adapter.mode_problem(case.mode, case.device)
+    if why:
         pytest.skip(why)
 
     try:

@@ -1,11 +1,21 @@
-"""pytest-benchmark entry point: the hooks live in ``bench.pytest_plugin`` (one place for the
-harness logic); pytest finds them here by name. See README, "Using with pytest"."""
+"""pytest-benchmark entry point of jitbench's own suites. The hooks live in
+``bench.pytest_plugin``, which installing jitbench registers in every project (``pytest11``
+entry point ``jitbench``); here it is registered only where that did not happen (jitbench run
+from a source tree, ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), never twice. See README, "Using with
+pytest"."""
 
-from bench.pytest_plugin import (  # noqa: F401  (hooks, found by name)
-    pytest_addoption,
-    pytest_benchmark_update_machine_info,
-    pytest_collection_modifyitems,
-    pytest_configure,
-    pytest_generate_tests,
-    pytest_report_collectionfinish,
-)
+from bench import pytest_plugin
+
+
+def pytest_addhooks(pluginmanager) -> None:
+    # called when this conftest is registered; the plugin's options and configure hook are
+    # replayed for it (pytest_addoption is a historic hook)
+    if not pluginmanager.is_registered(pytest_plugin) and not pluginmanager.is_blocked(
+            "jitbench"):
+        pluginmanager.register(pytest_plugin, "jitbench")
+
+
+def pytest_benchmark_update_machine_info(config, machine_info: dict) -> None:
+    # the suites' benchmarks record the machine as jitbench sees it; other projects' stay as
+    # pytest-benchmark writes them (the plugin itself does not implement this hook)
+    pytest_plugin.update_machine_info(config, machine_info)
