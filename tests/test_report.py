@@ -142,6 +142,17 @@ def test_a_run_without_calibration_or_samples_still_renders(tmp_path):
     assert "data:image/png;base64," in html
 
 
+def test_rows_without_flops_or_a_numeric_param_render(tmp_path):
+    """A user's own function measured without ``flops`` and with params that hold no number
+    (``bench.measure``): its size has no work per call (NaN), and its samples still get their
+    panel (a groupby on ``work`` dropped them, and the figure had no panel to draw)."""
+    rows = [dict(r, flops=None, gflops=None, params={"shapes": "16x8"})
+            for r in _rows(np.random.default_rng(2)) if r["size"] == "n64"]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    html = write_report(tmp_path / "results.jsonl", tmp_path / "out").read_text()
+    assert "n64" in html and "data:image/png;base64," in html
+
+
 def test_jitbench_report_command(run_dir, tmp_path, capsys):
     assert main(["report", str(run_dir), "-o", str(tmp_path / "r")]) == 0
     assert (tmp_path / "r" / "index.html").is_file()

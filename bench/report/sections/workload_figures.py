@@ -59,7 +59,9 @@ def time_distributions(rows) -> str | None:
     ok = ok[ok["samples"].map(lambda s: isinstance(s, (list, tuple)) and len(s) > 0)]
     if ok.empty:
         return None
-    panels = list(ok.groupby(["variant", "dtype", "work", "size", "device"], sort=True))
+    # dropna: a row with neither flops nor a numeric param has no work (NaN), still a panel
+    panels = list(ok.groupby(["variant", "dtype", "work", "size", "device"], sort=True,
+                             dropna=False))
     fig, axes = F.grid(len(panels), 3, h=2.9)
     for ax, (keys, g) in zip(axes, panels):
         variant, dtype, _, size, device = keys
