@@ -100,7 +100,8 @@ def test_a_run_with_calibration_keeps_it_in_meta_and_the_report_uses_it(tmp_path
     from bench.timing import Protocol
 
     cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
-                                       device=("cpu",), variant=("fused",)))
+                                       mode=("eager", "jit"), device=("cpu",),
+                                       variant=("fused",)))
              if c.size == "64x64x64"]
     run_dir = runner.run(cases, tmp_path, calibrate=True,
                          protocol=Protocol(min_time=0.02, min_samples=3, max_samples=20))

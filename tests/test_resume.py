@@ -19,7 +19,9 @@ from bench import runner
 from bench.errors import DataWarning
 
 TINY = str(Path(__file__).parent / "workloads" / "tiny.py")
-ARGS = ["--suite-file", TINY, "--suite", "tiny", "--framework", "jax", "--device", "cpu"]
+# the two JAX modes this was written for (JIT off, JIT on); aot would add a third per group
+ARGS = ["--suite-file", TINY, "--suite", "tiny", "--framework", "jax", "--mode", "eager,jit",
+        "--device", "cpu"]
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
 
 

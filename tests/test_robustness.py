@@ -52,8 +52,9 @@ def run_and_load(tmp_path_factory, name, args, run_args=()):
             for r in rows], "meta": meta, "expected": listed(args), "dir": run_dir}
 
 
+# the two JAX modes these were written for (JIT off, JIT on); aot would add a third per group
 JAX_ARGS = [*suite_args("abort_setup", "compile_error", "hang", "oom", "segfault", "tiny"),
-            "--framework", "jax"]
+            "--framework", "jax", "--mode", "eager,jit"]
 TF_ARGS = [*suite_args("compile_error", "oom", "mmd_f32_bandwidths", "rnn_while_unbounded"),
            "--framework", "tf"]
 
