@@ -28,7 +28,7 @@ from typing import Any
 
 from . import rows
 from .errors import UserError
-from .modes import MODES
+from .modes import MODES, framework_worker_env
 from .timing import Protocol
 
 LOG_TAIL_LINES = 20
@@ -72,14 +72,14 @@ def resolve(target: str):
     return obj
 
 
-def _child_env(group_env: dict[str, str]) -> dict[str, str]:
+def _child_env(framework: str, group_env: dict[str, str]) -> dict[str, str]:
     env = dict(os.environ)
     # the worker imports the function as this process would: same sys.path, same folder
     paths = [p or os.getcwd() for p in sys.path]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    env["TF_CPP_MIN_LOG_LEVEL"] = "0"  # its log goes to a file, and holds TF's compile counts
     for key in {k for m in MODES.values() for k in m.env}:
         env.pop(key, None)  # another mode's environment must not leak into this group
+    env.update(framework_worker_env(framework))  # its log goes to a file: compile counts
     env.update(group_env)
     return env
 
@@ -117,7 +117,7 @@ def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops
             job_path, out_path = Path(tmp, f"{group}.job"), Path(tmp, f"{group}.out")
             log_path = Path(tmp, f"{group}.log")
             job_path.write_bytes(pickle.dumps(job))
-            env = _child_env(dict(MODES[(spec.framework, group_modes[0])].env))
+            env = _child_env(spec.framework, dict(MODES[(spec.framework, group_modes[0])].env))
             proc = subprocess.run([sys.executable, "-m", "bench.isolate", str(job_path),
                                    str(out_path), str(log_path)], env=env, check=False,
                                   stdin=subprocess.DEVNULL, cwd=os.getcwd())

@@ -8,7 +8,6 @@ switched on per call by its adapter, beside graph mode).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 
 from .frameworks import FRAMEWORKS, ModeSpec, framework_specs
 from .frameworks.tf_modes import AUTOCLUSTER_FLAGS
@@ -22,7 +21,8 @@ _ALL: tuple[Mode, ...] = tuple(m for fw in FRAMEWORKS for m in _SPECS[fw].modes)
 MODES: dict[tuple[str, str], Mode] = {(m.framework, m.name): m for m in _ALL}
 
 __all__ = ["AUTOCLUSTER_FLAGS", "DEVICES", "FRAMEWORKS", "MODES", "Mode", "baselines_for",
-           "counts_in_process", "environment_problem", "modes_for", "nearest_baseline"]
+           "counts_in_process", "environment_problem", "modes_for", "nearest_baseline",
+           "framework_worker_env"]
 
 
 def modes_for(framework: str) -> list[str]:
@@ -40,6 +40,12 @@ def nearest_baseline(framework: str) -> str:
         if m.framework == framework and m.jit and m.baseline:
             return m.baseline
     return next(m.name for m in _ALL if m.framework == framework and not m.jit)
+
+
+def framework_worker_env(framework: str) -> dict[str, str]:
+    """Variables every worker process of ``framework`` must have, whatever its parent set:
+    apply after the parent's environment, before the worker group's own."""
+    return dict(_SPECS[framework].worker_env)
 
 
 def counts_in_process(framework: str) -> bool:

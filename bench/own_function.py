@@ -61,7 +61,7 @@ def adapter_for(framework: str, log_path: str | None = None):
             # nothing here reads TF's log: keep its INFO lines out of the user's terminal,
             # notebook or captured test output
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-        options = {"x64": False} if framework == "jax" else {}
+        options = {"own_process": False} if framework == "jax" else {}
         _ADAPTERS[framework] = get_adapter(framework, log_path=log_path, **options)
     return _ADAPTERS[framework]
 

@@ -20,6 +20,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from .modes import framework_worker_env
 from .timing import Protocol
 from .workload import Case
 
@@ -117,8 +118,7 @@ class Worker:
             self.log_path.with_suffix(".where")
         self._killed = False
         self.proc = None
-        full_env = dict(os.environ)
-        full_env.update(env)
+        full_env = {**os.environ, **framework_worker_env(framework), **env}
         # the worker must import this very copy of bench and suites, installed or not
         root = str(Path(__file__).resolve().parent.parent)
         full_env["PYTHONPATH"] = os.pathsep.join(

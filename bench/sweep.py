@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .errors import UserError
-from .modes import MODES, modes_for
+from .modes import MODES, framework_worker_env, modes_for
 from .workload import Filters, Sweep, Workload, discover, load_workload
 
 SWEEP_VERSION = 1
@@ -198,7 +198,8 @@ def run(jobs: Sequence[SweepJob], run_dir: Path, timeout: float = 1800.0,
         if on_job:
             for job in group_jobs:
                 on_job(job)
-        env = dict(os.environ, **MODES[(framework, group_jobs[0].modes[0])].env)
+        env = {**os.environ, **framework_worker_env(framework),
+               **MODES[(framework, group_jobs[0].modes[0])].env}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         log = run_dir / "logs" / f"sweep-{framework}-{group}.log"
         stdin = "".join(json.dumps(dataclasses.asdict(j)) + "\n" for j in group_jobs)

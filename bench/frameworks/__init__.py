@@ -53,11 +53,14 @@ class FrameworkSpec:
 
     ``modes``: in display order; the JIT-off ones in the order a JIT-on output is compared
     with them. ``counts_in_process``: the adapter's compile counters work in a process it does
-    not own (pytest's); False when they need the worker's redirected log (TF)."""
+    not own (pytest's); False when they need the worker's redirected log (TF).
+    ``worker_env``: variables a worker process of this framework must have whatever its parent
+    set (the parent may be a user's session or a test that quieted the framework's logs)."""
 
     name: str
     modes: tuple[ModeSpec, ...]
     counts_in_process: bool = True
+    worker_env: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 def framework_specs() -> dict[str, FrameworkSpec]:
@@ -143,7 +146,7 @@ class Adapter(Protocol):
 
 
 def get_adapter(framework: str, log_path: str | None = None, **options) -> Adapter:
-    """The adapter of ``framework``; ``options`` go to its constructor (e.g. JAX's ``x64``)."""
+    """The adapter of ``framework``; ``options`` go to its constructor (JAX: ``own_process``)."""
     module = importlib.import_module(f"bench.frameworks.{framework}_adapter")
     return module.Adapter(log_path=log_path, **options)
 

@@ -75,21 +75,24 @@ class _Notes(logging.Handler):
 class Adapter:
     framework = "jax"
 
-    def __init__(self, log_path: str | None = None, x64: bool = True):
-        # float64 workloads must really run in float64 (JAX silently downcasts otherwise);
-        # x64=False leaves the switch alone: a user's own function in the user's own session
-        if x64:
+    def __init__(self, log_path: str | None = None, own_process: bool = True):
+        """``own_process=False``: a user's own session (bench.measure, the jit_benchmark
+        fixture): its float64 switch and its logging stay as the user set them, so
+        recompile reasons are not collected there."""
+        # float64 workloads must really run in float64 (JAX silently downcasts otherwise)
+        if own_process:
             jax.config.update("jax_enable_x64", True)
         self._lock = threading.Lock()
         self._counters = {"compiles": 0, "compile_s": 0.0, "trace_s": 0.0, "lower_s": 0.0,
                           "traces": 0}
         jax.monitoring.register_event_duration_secs_listener(self._on_event)
-        jax.config.update("jax_explain_cache_misses", True)
         self._notes = _Notes()
-        jax_logger = logging.getLogger("jax")
-        jax_logger.addHandler(self._notes)
-        # the explanations are data for the row, not chatter for the worker's log
-        jax_logger.propagate = False
+        if own_process:
+            jax.config.update("jax_explain_cache_misses", True)
+            jax_logger = logging.getLogger("jax")
+            jax_logger.addHandler(self._notes)
+            # the explanations are data for the row, not chatter for the worker's log
+            jax_logger.propagate = False
         self.compile_cache = os.environ.get("JITBENCH_COMPILE_CACHE") or None
         if self.compile_cache:
             jax.config.update("jax_compilation_cache_dir", self.compile_cache)

@@ -105,8 +105,11 @@ class Adapter:
 
     def __init__(self, log_path: str | None = None):
         self._log_path = log_path
-        # before XLA's first compile: the only view of auto-clustering's clusters
-        self._dump = DumpReader.install(os.environ, log_path, _CLUSTER_MODULES)
+        # before XLA's first compile: the only view of auto-clustering's clusters. Only in a
+        # worker (it owns its process, log_path given): in a user's process XLA_FLAGS would
+        # leak into every subprocess it starts later, each then reading our dump folder
+        self._dump = DumpReader.install(os.environ, log_path, _CLUSTER_MODULES) \
+            if log_path else None
         self._offset = 0
         self._counters = {"compiles": 0, "compile_s": 0.0, "clusters": 0,
                           "clustered_nodes": 0, "graph_nodes": 0, "trace_s": 0.0}
@@ -225,7 +228,8 @@ class Adapter:
         whatever ran before in this process (each mode is built as fresh tf.function objects
         per group anyway), and the clusters compiled so far (:meth:`compiled_programs`)."""
         tf_context.context().clear_kernel_cache()
-        self._dump.mark()
+        if self._dump is not None:
+            self._dump.mark()
 
     @staticmethod
     def warmup_stages():
@@ -287,6 +291,9 @@ class Adapter:
         ``autoclustering``: the clusters XLA compiled since :meth:`reset`, from its dump.
         No cost analysis: TF's compiler IR has none."""
         if mode == "autoclustering":
+            if self._dump is None:
+                raise NoProgram("auto-clustering's clusters are read from XLA's dump, which "
+                                "only a jitbench worker process sets up")
             programs = self._dump.new_programs()
             if not programs:
                 raise NoProgram("auto-clustering compiled no XLA cluster: the function ran "

@@ -13,6 +13,9 @@ SPEC = FrameworkSpec(
     name="tf",
     # compile counters come from XLA's log lines, which only a worker's redirected fd 2 sees
     counts_in_process=False,
+    # XLA's INFO lines ("Compiled <cluster> n times") are those counters: a parent's
+    # TF_CPP_MIN_LOG_LEVEL=1 inherited by the worker would silently make every count 0
+    worker_env={"TF_CPP_MIN_LOG_LEVEL": "0"},
     modes=(
         ModeSpec("tf", "eager", False, "plain Python call on eager tensors", color="#8da0cb"),
         ModeSpec("tf", "graph", False, "tf.function(fn)", color="#1f5fa8"),
