@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -34,11 +35,19 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+_THREADED_RUNTIMES = ("jax", "tensorflow")
+
+
 def _context():
     # fork: the workers start with matplotlib and pandas already imported (~1 s each saved);
-    # where there is no fork (Windows, macOS by default) they import them afresh
+    # where there is no fork (Windows, macOS by default) they import them afresh. Not in a
+    # process running JAX or TensorFlow (a notebook, a test session): forking their threads
+    # can deadlock the child, so the workers start afresh there too
     methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else methods[0])
+    threaded = any(name in sys.modules for name in _THREADED_RUNTIMES)
+    use_fork = "fork" in methods and not threaded
+    return multiprocessing.get_context("fork" if use_fork else
+                                       "forkserver" if "forkserver" in methods else "spawn")
 
 
 def _run(job: Job) -> str | None:
