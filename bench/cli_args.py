@@ -111,11 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-calibrate", action="store_true",
                    help="skip the per-run calibration (matmul peak, dispatch floor of each "
                         "mode; ~10 s): the report then shows no %% of peak or floors")
-    p.add_argument("--interleave", choices=list(INTERLEAVE_SCHEMES), default="sample",
-                   help="how the timed samples of a group's modes alternate: one sample of "
-                        "each in turn (sample, the default), 5 samples in a row (block), or a "
-                        "new random order each round (random); block and random make one "
-                        "untimed call after each switch of mode")
+    p.add_argument("--interleave", choices=list(INTERLEAVE_SCHEMES), default="block",
+                   help="how the timed samples of a group's modes alternate: 5 samples of a "
+                        "mode in a row (block, the default), one sample of each in turn "
+                        "(sample), or a new random order each round (random); block and "
+                        "random make one untimed call after each switch of mode")
     insight.add_arguments(p)  # --dump-hlo, --profile
     add_scale_out(p)
 

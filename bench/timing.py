@@ -56,9 +56,11 @@ class Protocol:
     settle_tolerance: float = 0.25  # last warm-up call within 25% of the median of the last few
     target_overhead: float = 0.01  # timer + sync overhead per sample, as a fraction
     max_loops: int = 10_000
-    interleave: str = "sample"  # a key of INTERLEAVE_SCHEMES
+    # block: the scheme whose interleaved speedups agreed with the modes measured alone
+    # (README, "Measurement protocol": TF rnn forward xla vs graph, 3 runs of each scheme)
+    interleave: str = "block"  # a key of INTERLEAVE_SCHEMES
     block_samples: int = 5  # samples per turn, "block" only
-    switch_calls: int = 0  # untimed calls of a mode each time the timed loop switches to it
+    switch_calls: int = 1  # untimed calls of a mode each time the timed loop switches to it
     alone_samples: int = 5  # interference check: samples of each mode alone (0: no check)
     alone_max_time: float = 2.0  # per mode; at least 3 samples are taken anyway
     interference_tolerance: float = 0.03  # a smaller shift is never called interference

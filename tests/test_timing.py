@@ -77,7 +77,8 @@ def test_compiles_in_first_call_and_warmup_are_counted_apart():
 def test_modes_are_interleaved_sample_by_sample():
     clock = FakeClock()
     log: list[str] = []
-    p = Protocol(min_time=1.0, min_samples=3, max_samples=3, max_loops=1, alone_samples=0)
+    p = Protocol(min_time=1.0, min_samples=3, max_samples=3, max_loops=1, alone_samples=0,
+                 interleave="sample", switch_calls=0)
     modes = [make_mode(n, clock, log=log) for n in ("a", "b")]
     results = measure(modes, p, clock=clock)
     timed = log[-6:]  # the six timed calls come last
@@ -144,6 +145,7 @@ def _timed_log(scheme, n_modes=2, **kw):
     clock = FakeClock()
     log: list[str] = []
     names = "abc"[:n_modes]
+    kw.setdefault("switch_calls", 0)
     p = Protocol(min_time=1e9, min_samples=4, max_samples=4, max_loops=1, alone_samples=0,
                  interleave=scheme, early_calls=1, warmup_min_calls=1, **kw)
     modes = [make_mode(n, clock, log=log) for n in names]
@@ -178,7 +180,7 @@ def test_each_mode_is_measured_alone_after_the_interleaved_phase():
     clock = FakeClock()
     log: list[str] = []
     p = Protocol(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
-                 early_calls=1, warmup_min_calls=1)
+                 early_calls=1, warmup_min_calls=1, interleave="sample", switch_calls=0)
     results = measure([make_mode(n, clock, log=log) for n in ("a", "b")], p, clock=clock)
     # interleaved a b a b a b, then a alone (1 untimed call + 2 samples), then b the same
     assert log[4:] == ["a", "b"] * 3 + ["a"] * 3 + ["b"] * 3
@@ -198,7 +200,7 @@ def test_a_mode_that_is_slower_interleaved_than_alone_is_flagged():
 
     p = Protocol(min_time=1e9, min_samples=9, max_samples=9, max_loops=1, max_time=1e9,
                  alone_samples=9, alone_max_time=1e9, early_calls=1, warmup_min_calls=1,
-                 warmup_max_time=0)
+                 warmup_max_time=0, interleave="sample", switch_calls=0)
     r = measure([mode("a", 1.0), mode("b", 1.0)], p, clock=clock)
     # a sample is 2 clock reads around one call: 1 + cost (+2 for b after a)
     assert r["a"].samples == [2.0] * 9 and r["b"].samples == [4.0] * 9
