@@ -8,6 +8,7 @@ switched on per call by its adapter, beside graph mode).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 
 from .frameworks import FRAMEWORKS, ModeSpec, framework_specs
 from .frameworks.tf_modes import AUTOCLUSTER_FLAGS
@@ -16,11 +17,12 @@ DEVICES = ("cpu", "gpu")
 Mode = ModeSpec  # the name the rest of bench uses
 
 _SPECS = framework_specs()
+SPECS = _SPECS  # what each framework declares beyond its modes (bench.frameworks.FrameworkSpec)
 _ALL: tuple[Mode, ...] = tuple(m for fw in FRAMEWORKS for m in _SPECS[fw].modes)
 
 MODES: dict[tuple[str, str], Mode] = {(m.framework, m.name): m for m in _ALL}
 
-__all__ = ["AUTOCLUSTER_FLAGS", "DEVICES", "FRAMEWORKS", "MODES", "Mode", "baselines_for",
+__all__ = ["AUTOCLUSTER_FLAGS", "DEVICES", "FRAMEWORKS", "MODES", "Mode", "SPECS", "baselines_for",
            "counts_in_process", "environment_problem", "modes_for", "nearest_baseline",
            "framework_worker_env"]
 

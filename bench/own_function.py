@@ -29,6 +29,7 @@ from .errors import UserError
 from .modes import (
     FRAMEWORKS,
     MODES,
+    SPECS,
     baselines_for,
     counts_in_process,
     environment_problem,
@@ -37,9 +38,10 @@ from .modes import (
 from .timing import Protocol, measure
 from .workload import Case
 
-NAMES = {"tf": "TensorFlow", "jax": "JAX"}
+NAMES = {fw: SPECS[fw].title for fw in FRAMEWORKS}
 # Top-level module of an input's type -> framework (type names only: no import needed)
-_TYPE_MODULES = {"jax": "jax", "jaxlib": "jax", "tensorflow": "tf", "keras": "tf"}
+_TYPE_MODULES = {mod: fw for fw in FRAMEWORKS for mod in SPECS[fw].type_modules}
+_ANY = " or ".join(f"framework={fw!r}" for fw in FRAMEWORKS)
 # Default relative tolerance of a JIT-on output against the JIT-off one, by dtype. The absolute
 # tolerance defaults to rtol × max|JIT-off output|: XLA may sum in another order, and elements
 # that cancel to ~0 must not fail an element-wise test.
@@ -61,8 +63,7 @@ def adapter_for(framework: str, log_path: str | None = None):
             # nothing here reads TF's log: keep its INFO lines out of the user's terminal,
             # notebook or captured test output
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-        options = {"own_process": False} if framework == "jax" else {}
-        _ADAPTERS[framework] = get_adapter(framework, log_path=log_path, **options)
+        _ADAPTERS[framework] = get_adapter(framework, log_path=log_path, own_process=False)
     return _ADAPTERS[framework]
 
 
@@ -100,15 +101,15 @@ def infer_framework(args: Sequence, framework: str | None = None) -> str:
     if len(seen) > 1:
         parts = [f"argument {i} is a {NAMES[fw]} {t}" for fw, (i, t) in sorted(seen.items())]
         raise UserError(f"inputs of mixed frameworks: {' and '.join(parts)}; pass the inputs "
-                        f"of one framework (or numpy arrays and framework='tf' or 'jax')")
+                        f"of one framework (or numpy arrays and {_ANY})")
     if framework is not None:
         if seen and framework not in seen:
             (fw, (i, t)), = seen.items()
             raise UserError(f"framework={framework!r}, but argument {i} is a {NAMES[fw]} {t}")
         return framework
     if not seen:
-        raise UserError("cannot tell the framework from the inputs (no TensorFlow tensor or "
-                        "JAX array among them); pass framework='tf' or framework='jax'")
+        raise UserError(f"cannot tell the framework from the inputs (no "
+                        f"{' or '.join(NAMES.values())} array among them); pass {_ANY}")
     return next(iter(seen))
 
 

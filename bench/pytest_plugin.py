@@ -4,7 +4,8 @@ and (``bench.jit_fixture``) the ``jit_benchmark`` fixture for a user's own funct
 Installing jitbench registers this module in every project (``pytest11`` entry point
 ``jitbench``); ``suites/conftest.py`` registers it where that did not happen, and
 ``suites/test_bench.py`` holds the one test function. The registry is expanded only when a
-test asks for a case, so another project never loads jitbench's suites. Everything else is the harness itself: ``expand``/``Filters`` choose the cases,
+test asks for a case, so another project never loads jitbench's suites. Everything else is
+the harness itself: ``expand``/``Filters`` choose the cases,
 the adapters place, build and sync, ``timing.first_and_warmup`` runs the first call and the
 warm-up (outside the timed region), ``casework`` checks the answer, and only the
 steady-state calls go through ``benchmark.pedantic`` -- each one ending with the adapter's sync.
@@ -41,7 +42,15 @@ import pytest
 from . import insight, rows
 from .errors import UserError
 from .jit_fixture import jit_benchmark  # noqa: F401  (the fixture, found by name)
-from .modes import DEVICES, FRAMEWORKS, MODES, counts_in_process, environment_problem, modes_for
+from .modes import (
+    DEVICES,
+    FRAMEWORKS,
+    MODES,
+    SPECS,
+    counts_in_process,
+    environment_problem,
+    modes_for,
+)
 from .pytest_import import EXTRA_INFO_SCHEMA  # the reader owns the format's version
 from .workload import SIZE_SETS, Case, Filters, discover, expand, load_workload
 
@@ -242,8 +251,8 @@ def machine_info(env: dict[str, str]) -> dict[str, Any]:
     gpus = [dict(g) for g in _gpus()]
     return {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "gpus": gpus,
             "gpu_driver": gpus[0].get("driver_version") if gpus else None,
-            "tensorflow": _dist_version("tensorflow", "tensorflow-cpu", "tf-nightly"),
-            "jax": _dist_version("jax"), "jaxlib": _dist_version("jaxlib"),
+            **{name: _dist_version(*dists) for fw in FRAMEWORKS
+               for name, dists in SPECS[fw].distributions.items()},
             "xla_env": dict(env)}
 
 

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from . import compile_cache as compile_cache_mod
-from . import meta as meta_mod
 from . import insight, rows, rundir, warmup
+from . import meta as meta_mod
 from .errors import Interrupted, UserError
 from .modes import MODES
 from .procs import Worker, WorkerFailed, live_workers

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..hlo import FLOPS_MISMATCH
+from ..modes import FRAMEWORKS
 from .calibration import peak_gflops
 from .values import ROW_KEYS, _median, _num, _pd, _truthy
 
@@ -67,11 +68,13 @@ def _doubtful(r) -> bool:
 
 
 def _case_bytes(df) -> dict[tuple, tuple[float, str, bool]]:
-    """(bytes per call, which row they come from, doubtful) per case: JAX rows first."""
+    """(bytes per call, which row they come from, doubtful) per case: the first row with
+    XLA's bytes, in framework then mode order."""
     out: dict[tuple, tuple[float, str, bool]] = {}
     if "xla_bytes_accessed" not in df.columns:
         return out
-    recs = sorted(df.to_dict("records"), key=lambda r: (r.get("framework") != "jax",
+    order = {fw: i for i, fw in enumerate(FRAMEWORKS)}
+    recs = sorted(df.to_dict("records"), key=lambda r: (order.get(r.get("framework"), 99),
                                                         str(r.get("mode"))))
     for r in recs:
         b = _num(r.get("xla_bytes_accessed"))

@@ -55,12 +55,21 @@ class FrameworkSpec:
     with them. ``counts_in_process``: the adapter's compile counters work in a process it does
     not own (pytest's); False when they need the worker's redirected log (TF).
     ``worker_env``: variables a worker process of this framework must have whatever its parent
-    set (the parent may be a user's session or a test that quieted the framework's logs)."""
+    set (the parent may be a user's session or a test that quieted the framework's logs).
+    ``title``: its name in sentences. ``module``: its top-level import name (in ``sys.modules``
+    once a process runs it). ``type_modules``: top-level modules of its array types, to tell a
+    user's inputs apart without importing anything. ``distributions``: the versions that describe
+    an install, as {name shown: pip names to try}. ``marker``: its matplotlib marker in figures."""
 
     name: str
     modes: tuple[ModeSpec, ...]
     counts_in_process: bool = True
     worker_env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    title: str = ""
+    module: str = ""
+    type_modules: tuple[str, ...] = ()
+    distributions: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    marker: str = "o"
 
 
 def framework_specs() -> dict[str, FrameworkSpec]:

@@ -5,6 +5,11 @@ from . import FrameworkSpec, ModeSpec
 SPEC = FrameworkSpec(
     name="jax",
     counts_in_process=True,  # jax.monitoring events reach any listener in the process
+    title="JAX",
+    module="jax",
+    type_modules=("jax", "jaxlib"),
+    distributions={"jax": ("jax",), "jaxlib": ("jaxlib",)},
+    marker="o",
     modes=(
         ModeSpec("jax", "eager", False, "op-by-op dispatch, no jax.jit", color="#66a61e"),
         ModeSpec("jax", "jit", True, "jax.jit(fn) of the whole function", baseline="eager",

@@ -103,7 +103,9 @@ _COMPILE_MARKERS = ("XLA compilation", "JIT compilation failed", "jit_compile",
 class Adapter:
     framework = "tf"
 
-    def __init__(self, log_path: str | None = None):
+    def __init__(self, log_path: str | None = None, own_process: bool = True):
+        """``own_process=False``: a user's own session; nothing to change in it (the XLA dump
+        below is only ever set up in a worker, which has a ``log_path``)."""
         self._log_path = log_path
         # before XLA's first compile: the only view of auto-clustering's clusters. Only in a
         # worker (it owns its process, log_path given): in a user's process XLA_FLAGS would

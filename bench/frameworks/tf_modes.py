@@ -16,6 +16,11 @@ SPEC = FrameworkSpec(
     # XLA's INFO lines ("Compiled <cluster> n times") are those counters: a parent's
     # TF_CPP_MIN_LOG_LEVEL=1 inherited by the worker would silently make every count 0
     worker_env={"TF_CPP_MIN_LOG_LEVEL": "0"},
+    title="TensorFlow",
+    module="tensorflow",
+    type_modules=("tensorflow", "keras"),
+    distributions={"tensorflow": ("tensorflow", "tensorflow-cpu", "tf-nightly")},
+    marker="s",
     modes=(
         ModeSpec("tf", "eager", False, "plain Python call on eager tensors", color="#8da0cb"),
         ModeSpec("tf", "graph", False, "tf.function(fn)", color="#1f5fa8"),

@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..modes import FRAMEWORKS, SPECS
+
 
 @dataclasses.dataclass(frozen=True)
 class Job:
@@ -35,7 +37,6 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-_THREADED_RUNTIMES = ("jax", "tensorflow")
 
 
 def _context():
@@ -44,7 +45,7 @@ def _context():
     # process running JAX or TensorFlow (a notebook, a test session): forking their threads
     # can deadlock the child, so the workers start afresh there too
     methods = multiprocessing.get_all_start_methods()
-    threaded = any(name in sys.modules for name in _THREADED_RUNTIMES)
+    threaded = any(SPECS[fw].module in sys.modules for fw in FRAMEWORKS)
     use_fork = "fork" in methods and not threaded
     return multiprocessing.get_context("fork" if use_fork else
                                        "forkserver" if "forkserver" in methods else "spawn")

@@ -49,8 +49,8 @@ def _figures(run) -> dict[str, Job]:
 
 
 def _data(run, images) -> dict[str, Any]:
-    from ..recompilation import block
     from ...sweep import load
+    from ..recompilation import block
 
     run_dir = run.meta.get("run_dir")
     sweep_html = block(load(Path(run_dir))) if run_dir else ""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ...analysis.roofline import ceilings, flops_check, roofline
+from ...modes import FRAMEWORKS, SPECS
 from .. import fmt
 from ..draw import Job
 from ..facts import isnan, records, text_or
@@ -49,7 +50,7 @@ def draw_roofline(name: str, points: list[dict[str, Any]], ceil: list[dict[str, 
             ax.plot(grid, roof, color="#333", linestyle="--", linewidth=1,
                     label=F.text(f"{c['device']} bandwidth {bw:.3g} GB/s "
                                  f"({c['bandwidth_source']})"))
-    markers = {"tf": "s", "jax": "o"}
+    markers = {fw: SPECS[fw].marker for fw in FRAMEWORKS}
     seen = set()
     for p in pts:
         key = (p["framework"], p["mode"])
