@@ -113,9 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "mode; ~10 s): the report then shows no %% of peak or floors")
     p.add_argument("--interleave", choices=list(INTERLEAVE_SCHEMES), default="block",
                    help="how the timed samples of a group's modes alternate: 5 samples of a "
-                        "mode in a row (block, the default), one sample of each in turn "
-                        "(sample), or a new random order each round (random); block and "
-                        "random make one untimed call after each switch of mode")
+                        "mode in a row (block, the default), the same with the order "
+                        "reversed every round (abba), one sample of each in turn (sample), "
+                        "or a new random order each round (random); all but sample make one "
+                        "untimed call after each switch of mode")
     insight.add_arguments(p)  # --dump-hlo, --profile
     add_scale_out(p)
 

@@ -40,6 +40,9 @@ INTERLEAVE_SCHEMES = {
     "sample": "one sample of each mode in turn, always in the same order",
     "block": "block_samples samples of a mode in a row, then the next mode",
     "random": "one sample of each mode per round, in a new random order each round",
+    "abba": "block_samples samples of a mode in a row, the order of the modes reversed every "
+            "round (A B C C B A ...): each mode follows each other one as often as it "
+            "precedes it, so what a mode leaves behind for the next one cancels",
 }
 AA_CONTROL = ("first", "every", "off")  # which groups of a worker carry the A/A control
 
@@ -59,7 +62,7 @@ class Protocol:
     # block: the scheme whose interleaved speedups agreed with the modes measured alone
     # (README, "Measurement protocol": TF rnn forward xla vs graph, 3 runs of each scheme)
     interleave: str = "block"  # a key of INTERLEAVE_SCHEMES
-    block_samples: int = 5  # samples per turn, "block" only
+    block_samples: int = 5  # samples per turn, "block" and "abba" only
     switch_calls: int = 1  # untimed calls of a mode each time the timed loop switches to it
     alone_samples: int = 5  # interference check: samples of each mode alone (0: no check)
     alone_max_time: float = 2.0  # per mode; at least 3 samples are taken anyway
@@ -256,13 +259,17 @@ def _interleaved(modes: list[Timed], results: dict[str, ModeResult], p: Protocol
     done; ``p.switch_calls`` untimed calls whenever the loop moves to another mode."""
     live = [t for t in modes if results[t.name].ok]
     spent = {t.name: 0.0 for t in live}
-    per_turn = p.block_samples if p.interleave == "block" else 1
+    per_turn = p.block_samples if p.interleave in ("block", "abba") else 1
     rng = random.Random(p.seed)
     last = live[-1].name if live else None  # the warm-up of the last mode ran just before
+    rounds = 0
     while live:
         order = list(live)
         if p.interleave == "random":
             rng.shuffle(order)
+        elif p.interleave == "abba" and rounds % 2:
+            order.reverse()
+        rounds += 1
         for t in order:
             r = results[t.name]
             try:

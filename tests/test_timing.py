@@ -169,8 +169,16 @@ def test_random_scheme_shuffles_each_round_with_its_seed_and_keeps_every_mode():
     assert timed == _timed_log("random", n_modes=3, seed=3)[0]  # reproducible
 
 
+def test_abba_scheme_reverses_the_order_every_round():
+    timed, results = _timed_log("abba", n_modes=3, block_samples=2, switch_calls=1)
+    # rounds a b c, then c b a: c runs twice in a row there, so no untimed call between
+    assert timed == ["a", "a", "a", "b", "b", "b", "c", "c", "c", "c", "c",
+                     "b", "b", "b", "a", "a", "a"]
+    assert all(len(r.samples) == 4 for r in results.values())
+
+
 def test_an_unknown_scheme_names_the_valid_ones():
-    with pytest.raises(ValueError, match="'zigzag'; valid: sample, block, random"):
+    with pytest.raises(ValueError, match="'zigzag'; valid: sample, block, random, abba"):
         Protocol(interleave="zigzag")
 
 
