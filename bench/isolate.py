@@ -144,13 +144,9 @@ def _np(a):
 
 def main(argv: list[str]) -> int:
     job_path, out_path, log_path = argv
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(log_fd, 1)
-    os.dup2(log_fd, 2)
-    sys.stdout = sys.stderr = os.fdopen(log_fd, "w", buffering=1)
-    import faulthandler
+    from .worker import output_to_log
 
-    faulthandler.enable(file=sys.stderr, all_threads=True)
+    output_to_log(log_path)  # results go to out_path, not to the original stdout
     job = pickle.loads(Path(job_path).read_bytes())
     from .own_function import adapter_for, prepare, run
 

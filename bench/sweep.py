@@ -163,11 +163,9 @@ def main(argv: list[str]) -> int:
     on the original stdout; fds 1 and 2 go to LOG before the framework is imported (TF's
     compile counters are read from there)."""
     framework, log_path = argv[0], argv[1]
-    out = os.fdopen(os.dup(1), "w", buffering=1)
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(log_fd, 1)
-    os.dup2(log_fd, 2)
-    sys.stdout = sys.stderr = os.fdopen(log_fd, "w", buffering=1)
+    from .worker import output_to_log
+
+    out = output_to_log(log_path)
     from .frameworks import get_adapter
 
     adapter = get_adapter(framework, log_path=log_path)

@@ -275,10 +275,11 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def main(argv: list[str]) -> int:
-    framework, log_path = argv[0], argv[1]
-    where = Where(argv[2] if len(argv) > 2 else None)
-    _die_with_parent()
+def output_to_log(log_path: str):
+    """Point fds 1 and 2 (and ``sys.stdout``/``sys.stderr``) at ``log_path``, before any
+    framework is imported, so library chatter never corrupts a protocol and XLA's log lines can
+    be parsed; return the original stdout, line-buffered, for the protocol. Every child process
+    of jitbench (worker, sweep, isolate) starts with this."""
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(log_fd, 1)
@@ -286,6 +287,14 @@ def main(argv: list[str]) -> int:
     sys.stdout = sys.stderr = os.fdopen(log_fd, "w", buffering=1)
     # on SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL: the Python stack of every thread, in the log
     faulthandler.enable(file=sys.stderr, all_threads=True)
+    return proto
+
+
+def main(argv: list[str]) -> int:
+    framework, log_path = argv[0], argv[1]
+    where = Where(argv[2] if len(argv) > 2 else None)
+    _die_with_parent()
+    proto = output_to_log(log_path)
     print(f"[jitbench worker] pid {os.getpid()} starting ({framework})", flush=True)
 
     def send(msg: dict) -> None:
