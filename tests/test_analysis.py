@@ -311,3 +311,13 @@ def test_summary_pass_rate_leaves_skips_out():
     assert (s["n_ok"], s["n_measured"], s["n_skipped"], s["n_failed"]) == (2, 3, 1, 1)
     assert s["pass_rate"] == pytest.approx(2 / 3)
     assert s["median_break_even"] >= 1 and s["n_pairs"] == 1
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 11, 200, 1001])  # 1001: in several batches
+def test_resampled_medians_equal_numpys_medians_of_the_same_draws(n):
+    from bench.analysis.stats import _resampled_medians
+
+    x = np.random.default_rng(n).lognormal(size=n)
+    x[::3] = x[0]  # ties
+    expect = np.median(x[np.random.default_rng(7).integers(0, n, size=(300, n))], axis=1)
+    assert np.array_equal(_resampled_medians(x, np.random.default_rng(7), 300), expect)
