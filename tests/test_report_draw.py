@@ -43,3 +43,40 @@ def test_a_failing_figure_fails_the_page():
         assert drawing["ok"].startswith("data:image/png")
         with pytest.raises(ValueError, match="cannot draw 3.14"):
             drawing["bad"]
+
+
+def _png(uri):
+    import base64
+    import io
+
+    from PIL import Image
+
+    return Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+
+
+def _figure_with_text_at(x, y):
+    plt = figures.pyplot()
+    fig, ax = plt.subplots(figsize=(2, 2))
+    ax.plot([0, 1], [0, 1])
+    fig.text(x, y, "OUTSIDE", color="red", fontsize=14)  # figure coordinates
+    return fig
+
+
+@pytest.mark.parametrize("x, y", [(1.2, 0.5), (-1.6, 0.5), (0.5, 2.0), (0.3, -0.9), (-2.6, 0.5)])
+def test_what_sits_outside_the_figure_is_in_the_picture(x, y):
+    """Cropped like savefig(bbox_inches="tight"): text beyond the figure's edge (here up to
+    5.2 in past it, beyond MARGIN_IN: drawn the "tight" way) is kept, with the white pad around it, never cut."""
+    import numpy as np
+
+    img = np.asarray(_png(figures.to_data_uri(_figure_with_text_at(x, y))).convert("RGB"))
+    red = (img[..., 0] > 200) & (img[..., 1] < 80) & (img[..., 2] < 80)
+    rows, cols = np.flatnonzero(red.any(axis=1)), np.flatnonzero(red.any(axis=0))
+    assert rows.size and cols.size, "the text outside the figure was cut off"
+    pad = round(figures.PAD_IN * figures.DPI)
+    h, w = red.shape
+    ink = (img != 255).any(axis=2)
+    r, c = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    assert abs(r[0] - pad) <= 4 and abs(c[0] - pad) <= 4  # a pad of white all round
+    assert abs(h - 1 - r[-1] - pad) <= 4 and abs(w - 1 - c[-1] - pad) <= 4
+    # the plot itself (2 in square) and the text both fit: the picture grew towards the text
+    assert (w > 2 * figures.DPI) if x > 1 or x < 0 else (h > 2 * figures.DPI)

@@ -33,11 +33,73 @@ def pyplot():
     return plt
 
 
+PAD_IN = 0.1  # white border kept around what a figure draws (savefig's pad_inches)
+MARGIN_IN = 4.0  # room drawn around the figure for what sits outside it (legends, titles)
+
+
 def to_data_uri(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
+    """The figure as a PNG ``data:`` URI, cropped to what it draws plus ``PAD_IN``: the
+    picture of ``savefig(bbox_inches="tight")`` for a third of its time.
+
+    "tight" lays the figure out twice and measures every tick label once more before drawing
+    it. Instead the figure is drawn once, with ``MARGIN_IN`` of room on every side for legends
+    and titles placed outside it, and cropped to its non-background pixels. A figure that
+    reaches the edge of that room is saved the "tight" way, so nothing is ever cut off.
+    """
+    png = _drawn_once(fig)
+    if png is None:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
+        png = buf.getvalue()
     pyplot().close(fig)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _drawn_once(fig) -> bytes | None:
+    from matplotlib.colors import to_rgba_array
+    from matplotlib.transforms import Bbox
+    from PIL import Image
+
+    w_in, h_in = fig.get_size_inches()
+    room = Bbox.from_extents(-MARGIN_IN, -MARGIN_IN, w_in + MARGIN_IN, h_in + MARGIN_IN)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="rgba", dpi=DPI, bbox_inches=room)
+    raw = np.frombuffer(buf.getvalue(), dtype=np.uint8)
+    width = round(room.width * DPI)
+    if width <= 0 or raw.size % (4 * width):
+        return None
+    rgba = raw.reshape(-1, width, 4)
+    background = np.round(to_rgba_array(fig.get_facecolor())[0] * 255).astype(np.uint8)
+    ink = rgba.view(np.uint32)[..., 0] != background.view(np.uint32)[0]  # a pixel as one word
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not rows.size or rows[0] == 0 or cols[0] == 0 or rows[-1] == rgba.shape[0] - 1 \
+            or cols[-1] == width - 1:
+        return None  # blank, or it may run past the room drawn for it
+    if _placed_beyond(fig, MARGIN_IN * DPI):
+        return None
+    pad = round(PAD_IN * DPI)
+    crop = rgba[max(rows[0] - pad, 0):rows[-1] + pad + 1, max(cols[0] - pad, 0):cols[-1] + pad + 1]
+    out = io.BytesIO()
+    Image.fromarray(crop, "RGBA").save(out, format="png", compress_level=3)  # 6: +40% time
+    return out.getvalue()
+
+
+def _placed_beyond(fig, room_px: float) -> bool:
+    """Whether a text or legend lies wholly outside the room drawn around the figure, where
+    its pixels cannot show it. (What only reaches past the room, like a long tick label,
+    has pixels at the room's edge.) Their sizes are known from the drawing: this is cheap."""
+    renderer = getattr(fig.canvas, "renderer", None) or fig.canvas.get_renderer()  # drawn's
+    w, h = fig.bbox.width, fig.bbox.height
+    loose = list(fig.texts) + list(fig.legends)  # titles and axis labels hug their axes
+    for ax in fig.axes:
+        loose += [*ax.texts, *([ax.get_legend()] if ax.get_legend() else [])]
+    for a in loose:
+        if not a.get_visible():
+            continue
+        b = a.get_window_extent(renderer)
+        if b.x1 < -room_px or b.y1 < -room_px or b.x0 > w + room_px or b.y0 > h + room_px:
+            return True
+    return False
 
 
 def text(s) -> str:
@@ -65,38 +127,54 @@ def mode_label(framework, mode) -> str:
 
 
 _IN_VIEW: list = []
+MINOR_TICK_DECADES = 4  # a log axis spanning more decades than this has no minor ticks
+MINOR_2_5_DECADES = 1  # ... and over more than this, minor ticks at 2 and 5 only
 
 
-def _in_view_locator(**kw):
+def _in_view_locator(minor: bool = False, **kw):
     """A ``LogLocator`` that returns only the ticks inside the view (with a hair of slack).
 
     matplotlib builds a Tick (two lines, two labels) for every location a locator returns and
     only then drops those outside the view; a log locator returns a decade or more beyond each
-    end. Leaving them out draws the same picture, pixel for pixel, ~20% faster.
+    end. Leaving them out draws the same picture, pixel for pixel, ~20% faster. ``minor``:
+    thin the ticks on long axes (eight a decade over several decades are a grey smear that
+    cost half of a small panel's drawing): at 2 and 5 over more than ``MINOR_2_5_DECADES``,
+    none over more than ``MINOR_TICK_DECADES``.
     """
     if not _IN_VIEW:
         from matplotlib.ticker import LogLocator
 
         class InViewLogLocator(LogLocator):
+            thin = False
+
             def __call__(self):
                 locs = super().__call__()
                 lo, hi = sorted(self.axis.get_view_interval())
-                if lo > 0:
-                    locs = np.asarray(locs)
-                    locs = locs[(locs >= lo / 1.001) & (locs <= hi * 1.001)]
+                if lo <= 0:
+                    return locs
+                locs = np.asarray(locs)
+                locs = locs[(locs >= lo / 1.001) & (locs <= hi * 1.001)]
+                decades = math.log10(hi / lo)
+                if self.thin and decades > MINOR_TICK_DECADES:
+                    return locs[:0]
+                if self.thin and decades > MINOR_2_5_DECADES and locs.size:
+                    mantissa = np.round(locs / 10 ** np.floor(np.log10(locs) + 1e-9))
+                    locs = locs[(mantissa == 2) | (mantissa == 5)]
                 return locs
 
         _IN_VIEW.append(InViewLogLocator)
-    return _IN_VIEW[0](**kw)
+    locator = _IN_VIEW[0](**kw)
+    locator.thin = minor
+    return locator
 
 
 def log_scale(ax, which: str) -> None:
     """``ax.set_xscale("log")`` (``which`` "x") or ``set_yscale``, with in-view tick locators
-    in place of the scale's own (base 10; minor ticks at 2..9)."""
+    in place of the scale's own (base 10; minor ticks at 2..9, thinned on long axes)."""
     (ax.set_xscale if which == "x" else ax.set_yscale)("log")
     axis = ax.xaxis if which == "x" else ax.yaxis
     axis.set_major_locator(_in_view_locator(base=10))
-    axis.set_minor_locator(_in_view_locator(base=10, subs="auto"))
+    axis.set_minor_locator(_in_view_locator(minor=True, base=10, subs="auto"))
 
 
 def log_axis(axis, label) -> None:
