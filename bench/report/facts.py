@@ -3,7 +3,7 @@ one run, and small helpers the sections share to turn them into template values.
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -12,44 +12,60 @@ import numpy as np
 from .. import analysis
 
 
-@dataclasses.dataclass
 class RunFacts:
     """One run's rows (``df``), ``meta``, and what ``bench.analysis`` derives from them. Frames
-    carry a ``work`` column (work per call, from ``analysis.size_order``) where sizes matter."""
+    carry a ``work`` column (work per call, from ``analysis.size_order``) where sizes matter.
 
-    df: Any
-    meta: dict[str, Any]
-    order: Any  # analysis.size_order
-    rows: Any  # analysis.row_facts + work
-    sp: Any  # analysis.speedups + work
-    gm: Any  # analysis.geomean_speedups
-    cross: Any  # analysis.crossovers
-    summary: dict[str, Any]
-    peak_rows: Any  # analysis.calibration_frames: every peak measurement
-    floors: Any  # analysis.calibration_frames: dispatch floors
-    peaks: Any  # analysis.peak_gflops
-    curves: Any  # analysis.amortized_curves
-    controls: Any = None  # analysis.aa_controls; sp is already widened by them
+    What rests on the speedups' bootstrap (``sp`` and everything after it) is computed on
+    first use, so figures of the rows alone can be drawn meanwhile; ``compute`` computes all.
+    """
+
+    def __init__(self, df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT):
+        self.df, self.meta, self.n_boot = df, meta, n_boot
+        cal = meta.get("calibration")
+        self.order = analysis.size_order(df)
+        self.rows = with_work(analysis.row_facts(df, cal), self.order)
+        # calibration: every peak measurement, the dispatch floors, peak GFLOP/s
+        self.peak_rows, self.floors = analysis.calibration_frames(cal)
+        self.peaks = analysis.peak_gflops(cal)
+
+    @classmethod
+    def compute(cls, df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT) -> RunFacts:
+        run = cls(df, meta, n_boot=n_boot)
+        for name in ("sp", "gm", "cross", "summary", "curves"):
+            getattr(run, name)
+        return run
 
     @property
     def calibration(self) -> dict[str, Any] | None:
         return self.meta.get("calibration")
 
-    @classmethod
-    def compute(cls, df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT) -> RunFacts:
-        cal = meta.get("calibration")
-        order = analysis.size_order(df)
-        rows = with_work(analysis.row_facts(df, cal), order)
-        sp = with_work(analysis.speedups(df, n_boot=n_boot), order)
-        # identical programs measured apart in this run: intervals too narrow for them widen
-        controls = analysis.aa_controls(df, n_boot=n_boot)
-        sp = analysis.widen(sp, analysis.widening_factor(controls))
-        peak_rows, floors = analysis.calibration_frames(cal)
-        return cls(df=df, meta=meta, order=order, rows=rows, sp=sp,
-                   gm=analysis.geomean_speedups(sp, df), cross=analysis.crossovers(sp, order),
-                   summary=analysis.summary(df, sp), peak_rows=peak_rows, floors=floors,
-                   peaks=analysis.peak_gflops(cal), curves=analysis.amortized_curves(df, sp),
-                   controls=controls)
+    @functools.cached_property
+    def controls(self):
+        """``analysis.aa_controls``: identical programs measured apart in this run."""
+        return analysis.aa_controls(self.df, n_boot=self.n_boot)
+
+    @functools.cached_property
+    def sp(self):
+        """``analysis.speedups`` + work, intervals already widened by the A/A controls."""
+        sp = with_work(analysis.speedups(self.df, n_boot=self.n_boot), self.order)
+        return analysis.widen(sp, analysis.widening_factor(self.controls))
+
+    @functools.cached_property
+    def gm(self):
+        return analysis.geomean_speedups(self.sp, self.df)
+
+    @functools.cached_property
+    def cross(self):
+        return analysis.crossovers(self.sp, self.order)
+
+    @functools.cached_property
+    def summary(self) -> dict[str, Any]:
+        return analysis.summary(self.df, self.sp)
+
+    @functools.cached_property
+    def curves(self):
+        return analysis.amortized_curves(self.df, self.sp)
 
 
 def with_work(frame, order):

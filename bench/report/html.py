@@ -38,15 +38,18 @@ def build_context(df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT,
     """The template's values: the run's id, the definitions the header quotes, and each
     section's block (name, title, template, its values ``data``, its navigation links).
     ``workers``: processes that draw the figures (default: every usable CPU)."""
-    run = RunFacts.compute(df, meta, n_boot=n_boot)
-    secs = sections.registered()
-    jobs = {(s.name, key): job for s in secs for key, job in s.figures(run).items()}
-    blocks = []
-    with draw.Drawing(jobs, workers) as images:  # sections' values computed while it draws
-        for s in secs:
-            data = s.data(run, images.of(s.name))
-            blocks.append({"name": s.name, "title": s.title, "template": s.template,
-                           "data": data, "nav": s.links(data)})
+    with draw.collector_paused():
+        run = RunFacts(df, meta, n_boot=n_boot)  # the bootstrap: on first use, while it draws
+        secs = sections.registered()
+        jobs = {(s.name, key): job for s in secs for key, job in s.figures(run).items()}
+        data = {}
+        with draw.Drawing(jobs, workers) as images:  # sections' values computed while it draws
+            # those whose figures are all drawn already first: the last figures are the
+            # speedups', and the sections showing them wait for them
+            for s in sorted(secs, key=lambda s: images.deferred(s.name)):
+                data[s.name] = s.data(run, images.of(s.name))
+    blocks = [{"name": s.name, "title": s.title, "template": s.template,
+               "data": data[s.name], "nav": s.links(data[s.name])} for s in secs]
     return {
         "run_id": str(meta.get("run_id", "")), "sections": blocks,
         "noise_floor_pct": f"{100 * analysis.NOISE_FLOOR:g}",

@@ -3,6 +3,7 @@ glance, and the geomean table."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from ... import analysis
 from .. import figures as F
 from .. import fmt
-from ..draw import Job
+from ..draw import Deferred, Job
 from ..facts import nearest_only
 from . import Section, register
 
@@ -115,15 +116,16 @@ def overview_speedups(sp) -> str | None:
     n = len(sp)
     fig, ax = plt.subplots(figsize=(F.FULL_WIDTH_IN * 0.75, 1.0 + 0.24 * n))
     y = np.arange(n)[::-1]
-    labels = []
-    for yi, r in zip(y, sp.to_dict("records")):
-        c = F.VERDICT_COLORS.get(r["verdict"], "#777")
-        lo, hi = r["ci_low"], r["ci_high"]
-        if F.finite(lo, hi):
-            ax.plot([lo, hi], [yi, yi], color=c, linewidth=2.2, alpha=0.6)
-        ax.plot([r["speedup"]], [yi], "o", color=c, markersize=5)
-        labels.append(F.text(f"{r['workload']} {r['variant']} {r['dtype']} {r['size']} · "
-                            f"{r['framework']} {r['mode']} vs {r['baseline']}"))
+    recs = sp.to_dict("records")
+    colors = [F.VERDICT_COLORS.get(r["verdict"], "#777") for r in recs]
+    bars = [(yi, r["ci_low"], r["ci_high"], c) for yi, r, c in zip(y, recs, colors)
+            if F.finite(r["ci_low"], r["ci_high"])]
+    if bars:  # one artist for all intervals and one for all points (not two per row)
+        by, lo, hi, bc = zip(*bars)
+        ax.hlines(by, lo, hi, colors=bc, linewidth=2.2, alpha=0.6)
+    ax.scatter([r["speedup"] for r in recs], y, c=colors, s=25, zorder=3)
+    labels = [F.text(f"{r['workload']} {r['variant']} {r['dtype']} {r['size']} · "
+                     f"{r['framework']} {r['mode']} vs {r['baseline']}") for r in recs]
     ax.axvline(1.0, color="black", linewidth=1)
     F.log_scale(ax, "x")
     F.ratio_axis(ax.xaxis)
@@ -140,9 +142,14 @@ def overview_speedups(sp) -> str | None:
 
 
 
-def _figures(run) -> dict[str, Job]:
-    near = run.sp[run.sp["nearest"]]
-    return {"overview": Job(overview_speedups, (near,), weight=len(near) / 8)}
+def _figures(run) -> dict[str, Deferred]:
+    return {"overview": Deferred(lambda: _overview_job(run))}  # after the bootstrap
+
+
+def _overview_job(run) -> Job:
+    # drawn first of the figures that wait for the bootstrap: this section's values are
+    # computed before the workloads', and wait for it
+    return Job(overview_speedups, (run.sp[run.sp["nearest"]],), weight=math.inf)
 
 
 def _data(run, images) -> dict[str, Any]:

@@ -3,13 +3,14 @@ the command that measures it again."""
 
 from __future__ import annotations
 
+import functools
 import shlex
 from typing import Any
 
 from ...errors import UserError
 from ...modes import FRAMEWORKS, MODES, modes_for
 from .. import fmt
-from ..draw import Job
+from ..draw import Deferred, Job
 from ..facts import isnan, nearest_only
 from . import Section, register
 from . import workload_figures as W
@@ -108,19 +109,26 @@ def _by_workload(run):
                run.cross[run.cross["workload"] == name])
 
 
-def _figures(run) -> dict[str, Job]:
-    jobs = {}
-    for name, rows, wsp, wcross in _by_workload(run):
-        wcurves = run.curves[run.curves["workload"] == name]
-        args = {W.speedup_vs_size: (wsp, wcross),
-                W.scaling: (rows, nearest_only(wcross), run.floors),
-                W.time_distributions: (rows,), W.compile_vs_steady: (rows,),
-                W.amortized: (wcurves, wsp)}
+def _figures(run) -> dict[str, Job | Deferred]:
+    jobs: dict[str, Job | Deferred] = {}
+    for name, rows in run.rows.groupby("workload", sort=True):
         for i, (_, fn) in enumerate(CHARTS):
             # amortized and time distributions draw a panel per case, the others fewer
             weight = len(rows) / (1 if fn in (W.amortized, W.time_distributions) else 3)
-            jobs[f"{name}/{i}"] = Job(fn, args[fn], weight=weight)
+            if fn in (W.time_distributions, W.compile_vs_steady):  # the rows alone
+                jobs[f"{name}/{i}"] = Job(fn, (rows,), weight=weight)
+            else:  # the speedups too: drawn once their bootstrap is done
+                jobs[f"{name}/{i}"] = Deferred(functools.partial(
+                    _speedup_job, run, name, rows, fn, weight))
     return jobs
+
+
+def _speedup_job(run, name, rows, fn, weight) -> Job:
+    wsp, wcross = run.sp[run.sp["workload"] == name], run.cross[run.cross["workload"] == name]
+    args = {W.speedup_vs_size: (wsp, wcross),
+            W.scaling: (rows, nearest_only(wcross), run.floors),
+            W.amortized: (run.curves[run.curves["workload"] == name], wsp)}
+    return Job(fn, args[fn], weight=weight)
 
 
 def _data(run, images) -> dict[str, Any]:
