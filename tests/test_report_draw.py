@@ -80,3 +80,20 @@ def test_what_sits_outside_the_figure_is_in_the_picture(x, y):
     assert abs(h - 1 - r[-1] - pad) <= 4 and abs(w - 1 - c[-1] - pad) <= 4
     # the plot itself (2 in square) and the text both fit: the picture grew towards the text
     assert (w > 2 * figures.DPI) if x > 1 or x < 0 else (h > 2 * figures.DPI)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_deferred_figure_is_made_once_and_drawn_like_a_ready_one(workers):
+    made = []
+
+    def make():
+        made.append(1)
+        return draw.Job(figures.compare_chart, (_table(4),))
+
+    ready = draw.Job(figures.compare_chart, (_table(4),))
+    jobs = {("a", "ready"): ready, ("a", "later"): draw.Deferred(make), ("b", "x"): ready}
+    with draw.Drawing(jobs, workers=workers) as d:
+        assert (d.deferred("a"), d.deferred("b")) == (1, 0)
+        assert d[("a", "later")] == d[("a", "ready")] == d[("b", "x")]
+        assert d[("a", "later")].startswith("data:image/png;base64,")
+    assert made == [1]
