@@ -62,16 +62,21 @@ def crossovers(sp, order=None):
                       on=["workload", "variant", "size"], how="left")
     else:
         sp["work"] = sp["flops"]
-    sp["sign"] = sp["verdict"].map({"faster": 1, "slower": -1}).fillna(0).astype(int)
+    series: dict[tuple, dict[str, list[dict]]] = {}  # grouped here: a pandas groupby and
+    for r in sp.to_dict("records"):                  # agg per series was most of its time
+        r["sign"] = {"faster": 1, "slower": -1}.get(r["verdict"], 0)
+        by_size = series.setdefault(tuple(r[k] for k in SERIES_KEYS), {})
+        by_size.setdefault(r["size"], []).append(r)
     out = []
-    for keys, g in sp.groupby(SERIES_KEYS, sort=True, dropna=False):
-        g = g.groupby("size", sort=False).agg(
-            work=("work", "first"), speedup=("speedup", geomean),
-            # a size counts as faster/slower only when every run of it says so
-            sign=("sign", lambda x: int(x.iloc[0]) if len(set(x)) == 1 else 0)).reset_index()
-        g = g.sort_values(["work", "size"])
-        sizes, work, s = list(g["size"]), list(g["work"]), list(g["speedup"])
-        signs = list(g["sign"])
+    for keys in sorted(series, key=lambda k: tuple(str(v) for v in k)):
+        g = []
+        for size, rs in series[keys].items():
+            ss = {r["sign"] for r in rs}
+            g.append((rs[0]["work"], size, geomean([r["speedup"] for r in rs]),
+                      # a size counts as faster/slower only when every run of it says so
+                      ss.pop() if len(ss) == 1 else 0))
+        g.sort(key=lambda t: (math.isnan(t[0]), 0.0 if math.isnan(t[0]) else t[0], t[1]))
+        work, sizes, s, signs = (list(col) for col in zip(*g))
         rec = dict(zip(SERIES_KEYS, keys), n_sizes=len(sizes), sizes=sizes, speedups=s,
                    signs=signs, crossover=False, n_crossings=0, below_size=None,
                    above_size=None, crossover_work=math.nan, direction=None)
