@@ -51,7 +51,8 @@ def cmd_nightly(args) -> int:
     thresholds = Thresholds(steady=args.threshold / 100, compile=args.compile_threshold / 100)
     result = nightly(cases, args.results, args.reports, protocol=Protocol(min_time=args.min_time),
                      thresholds=thresholds, do_run=not args.no_run,
-                     recheck=not args.no_recheck, case_timeout=args.case_timeout,
+                     recheck=not args.no_recheck, recheck_rounds=args.recheck_rounds,
+                     case_timeout=args.case_timeout,
                      command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
                      run_id=args.run_id)
     print(f"history: {Path(args.reports) / 'index.html'}")

@@ -82,6 +82,19 @@ def positive(name: str):
     return parse
 
 
+def positive_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}")
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be 1 or more, got {text!r}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="jitbench", description="Measure what turning JIT (XLA) on does to "
                                                   "TensorFlow and JAX workloads.")
@@ -143,6 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "`jitbench merge` of shards)")
     p.add_argument("--no-recheck", action="store_true",
                    help="confirm suspected regressions without re-measuring them")
+    p.add_argument("--recheck-rounds", type=positive_int("--recheck-rounds"), default=3,
+                   metavar="N", help="re-measure suspects N times, each in fresh processes, "
+                                     "and judge the median of the rounds (default: 3)")
     add_scale_out(p)
 
     sweep_cli.add_parser(sub, add_filters, filters)

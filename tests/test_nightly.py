@@ -80,6 +80,10 @@ def test_a_2x_slower_jit_mode_is_confirmed_and_named(history):
     night = [r["case_id"] for r in read_rows(tmp / "results" / "night5" / "results.jsonl")]
     again = [r["case_id"] for r in read_rows(Path(recheck["run_dir"]) / "results.jsonl")]
     assert again == night and len(again) == 4
+    assert recheck["rounds"] == 3 and len(recheck["run_dirs"]) == 3
+    (mine,) = [s for s in recheck["suspect_rounds"] if s["metric"] == "jit_ratio"
+               and s["series"].startswith("nightly_small/default/n256")]
+    assert len(mine["values"]) == 3  # the ratio of each round, judged on their median
     assert recheck["controls"] == ["nightly_small-default-jax-eager-cpu-float32-n128"]
     # whether the control moved is the machine's doing, not the code's: only its presence is
     # asserted (a fresh-clone CI run here saw it move and say so)
