@@ -195,6 +195,12 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
 RECHECK_ROUNDS = 3
 
 
+def _decided(votes: dict[Any, list[bool]], rounds: int) -> bool:
+    """Whether every suspect has a majority of ``rounds`` already (True: slow in that round)."""
+    need = rounds // 2 + 1
+    return all(sum(v) >= need or len(v) - sum(v) >= need for v in votes.values())
+
+
 def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, run_kw,
              rounds: int = RECHECK_ROUNDS):
     """Re-measure the suspects in their night's context, ``rounds`` times, each in fresh
@@ -204,7 +210,8 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     ~1.5x slower in some processes for a while, and a single fresh process landed in that
     state again (a +37% "regression" of unchanged code confirmed, n6 of the note to issue 10).
     A slowdown of the code is in every round; a process that happens to be slow is outvoted.
-    (confirmed tests, recheck facts)."""
+    Rounds stop once each suspect has a majority (2 of 3 agreeing: 2 rounds). (confirmed
+    tests, recheck facts)."""
     import pandas as pd
 
     from . import runner
@@ -212,14 +219,21 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     latest_dir = results_root / h.order[-1]
     flagged = suspects[suspects["regression"]]
     again, controls = recheck_plan(night_cases(latest_dir), set(flagged["case_id"]))
-    dirs, tables = [], []
-    for i in range(max(1, rounds)):
+    only = set(zip(flagged["series"], flagged["metric"]))
+    dirs, tables, votes = [], [], {k: [] for k in only}
+    rounds = max(1, rounds)
+    for i in range(rounds):
         # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
         d = runner.run(again, latest_dir / "rechecks", run_id=f"{runner.new_run_id()}-r{i + 1}",
                        calibrate=True, **run_kw)
         meta = load_meta(d)
         dirs.append(d)
         tables.append(points_table(load_results(d), {meta["run_id"]: meta}, [meta["run_id"]]))
+        this = detect_regressions(h.points, h.order, thresholds, latest=tables[-1], only=only)
+        for r in this.to_dict("records"):
+            votes[(r["series"], r["metric"])].append(bool(r["regression"]))
+        if _decided(votes, rounds):  # the remaining rounds could not change a majority
+            break
     every = pd.concat(tables, ignore_index=True)
     pts = (every.groupby(["series", "metric"], sort=False, as_index=False)
            .agg({**{c: "first" for c in every.columns if c not in ("series", "metric",
@@ -239,6 +253,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     for_suspects = [{"series": s, "metric": m, "values": rounds_of.get((s, m), [])}
                     for s, m in zip(flagged["series"], flagged["metric"])]
     facts = {"run_dir": str(dirs[0]), "run_dirs": [str(d) for d in dirs], "rounds": len(dirs),
+             "max_rounds": rounds,
              "n_cases": len(again), "controls": controls, "suspect_rounds": for_suspects,
              "control_tests": [_record(r) for r in control.to_dict("records")],
              "disturbed": disturbed}
