@@ -170,3 +170,31 @@ def test_trend_has_one_point_per_run_and_ratio_series():
     wide = trend(points_table(df, metas, runs), runs)
     assert list(wide.index) == runs and wide.shape == (3, 10)
     assert not wide.isna().any().any()
+
+
+def _ratio_points(values):
+    """A jit_ratio series with the given values, one run each (run0 oldest)."""
+    runs = [f"run{i}" for i in range(len(values))]
+    pts = pd.DataFrame([dict(run_id=r, run_index=i, series="w/v/s/float32/jax/jit/cpu",
+                             workload="w", variant="v", size="s", dtype="float32",
+                             framework="jax", mode="jit", device="cpu", case_id="c",
+                             metric="jit_ratio", value=v) for i, (r, v) in
+                        enumerate(zip(runs, values))])
+    return pts, runs
+
+
+def test_a_level_the_series_often_visited_is_no_regression_but_a_new_one_is():
+    # measured here: mmd outer f32 n256 JAX jit ran 1.7x slower in 3 of 10 fresh processes
+    fast, slow = 0.052, 0.085
+    history = [fast, slow, fast, fast, fast, slow, slow, fast, fast, fast]
+    pts, runs = _ratio_points(history + [0.080])
+    (r,) = detect_regressions(pts, runs).to_dict("records")
+    assert r["change"] > 0.3 and r["q_value"] < 0.05  # a big, "significant" step...
+    assert r["usual_high"] >= slow * 0.95 and not r["regression"]  # ...to a familiar level
+    pts, runs = _ratio_points(history + [0.12])  # beyond anything seen before
+    (r,) = detect_regressions(pts, runs).to_dict("records")
+    assert r["regression"]
+    # a single odd night in the history does not make a 30% step familiar
+    pts, runs = _ratio_points([fast] * 4 + [0.09] + [fast] * 5 + [fast * 1.3])
+    (r,) = detect_regressions(pts, runs).to_dict("records")
+    assert r["regression"]
