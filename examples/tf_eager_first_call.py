@@ -1,41 +1,48 @@
-"""Is TF eager's first call in a worker's first group one-time start-up? (issue 10, open)
+"""Why is TF eager's first call dearer in a worker's first group? (issue 10, item 2)
 
     python examples/tf_eager_first_call.py
 
-One fresh process per scenario: the worker's warm-up (8x8), then nothing / a matmul of
-another shape / a 512x512 matmul / the same shape, then clear_kernel_cache, then the first
-eager relu(a @ b) at 256x256 timed. Measured: ~1.5-2.2 ms in every scenario, while a worker's
-first group pays 4-8 ms for the same call (examples/first_call_position.py).
+One fresh process per scenario and repeat, built like a jitbench TF worker (the adapter,
+``bench.warmup``, ``place``/``reset``/``build`` as ``bench.worker.run_group`` calls them):
+the first eager call of matmul_relu split 256^3 after nothing / the worker's warm-up / the
+warm-up plus an eager matmul_relu fused group at 64^3 or 256^3 (kernel cache cleared after it,
+as between groups). Measured here (3 processes each): 26.3-28.0 ms / 5.9-7.7 ms / 1.65-1.94 ms
+/ 1.58-1.64 ms. The warm-up's tiny function has no Relu: the first use of an op type in TF
+eager costs ~4-6 ms, and the first group using it pays, whatever its shape.
 """
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
 CODE = r'''
-import sys, time, json, numpy as np, tensorflow as tf
-from tensorflow.python.eager import context
-pre = sys.argv[1]
-w = tf.constant(np.ones((8, 8), np.float32))
-for _ in range(3): tf.reduce_sum(tf.tanh(tf.matmul(w, w) * 0.5 + 1.0) - w)
-a = tf.identity(tf.constant(np.random.rand(256, 256).astype(np.float32)))
-b = tf.identity(tf.constant(np.random.rand(256, 256).astype(np.float32)))
-if pre == "other-shape":
-    c = tf.constant(np.random.rand(256, 128).astype(np.float32)); tf.nn.relu(tf.matmul(a, c))
-elif pre == "big-warmup":
-    c = tf.constant(np.random.rand(512, 512).astype(np.float32)); tf.nn.relu(tf.matmul(c, c))
-elif pre == "same-shape":
-    tf.nn.relu(tf.matmul(b, a))
-tf.test.experimental.sync_devices()
-context.context().clear_kernel_cache()
-t = time.perf_counter(); y = tf.nn.relu(tf.matmul(a, b)); tf.test.experimental.sync_devices()
-first = time.perf_counter() - t
-t = time.perf_counter(); y = tf.nn.relu(tf.matmul(a, b)); tf.test.experimental.sync_devices()
-print(json.dumps([first, time.perf_counter() - t]))
+import sys, time, json
+sys.path.insert(0, sys.argv[2])
+import numpy as np
+from bench.frameworks import get_adapter
+from bench import warmup
+from suites import matmul_relu as MR
+scenario = sys.argv[1]
+ad = get_adapter("tf", None)
+if scenario != "none":
+    warmup.run(ad, "cpu", ["eager", "graph", "xla", "autoclustering"])
+def group(n, variant):
+    p = dict(m=n, k=n, n=n)
+    placed = ad.place(MR.inputs(p, "float32", np.random.default_rng(0)), "cpu")
+    ad.reset()
+    fn = ad.build(MR.tf_stages(p, "float32", variant), "eager", "cpu")
+    t = time.perf_counter(); ad.sync(fn(*placed)); first = time.perf_counter() - t
+    for _ in range(20): ad.sync(fn(*placed))
+    return first
+if scenario.startswith("warm+mm"):
+    group(int(scenario.split("mm")[1]), "fused")
+print(json.dumps(group(256, "split")))
 '''
-for pre in ["none", "other-shape", "big-warmup", "same-shape"]:
-    res = []
+for scenario in ["none", "warm", "warm+mm64", "warm+mm256"]:
+    firsts = []
     for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", CODE, pre], capture_output=True, text=True)
-        res.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(pre, "first ms", [round(r[0] * 1e3, 2) for r in res],
-          "second ms", [round(r[1] * 1e3, 2) for r in res])
+        out = subprocess.run([sys.executable, "-c", CODE, scenario, str(ROOT)],
+                             capture_output=True, text=True)
+        firsts.append(json.loads(out.stdout.strip().splitlines()[-1]) * 1e3)
+    print(f"{scenario:<12} first eager call, ms: {' '.join(f'{x:6.2f}' for x in firsts)}")
