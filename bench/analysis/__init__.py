@@ -57,7 +57,7 @@ from .stats import (
     noise_verdict,
 )
 from .summary import row_facts, summary
-from .values import CASE_KEYS, ROW_KEYS
+from .values import CASE_KEYS, ROW_KEYS, group_records
 
 __all__ = [
     "CASE_KEYS", "COMPARE_NOISE_FLOOR", "CONFIDENCE", "DISPATCH_BOUND_SHARE", "FEW_SAMPLES",

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .stats import geomean
-from .values import _num, _pd
+from .values import _num, _pd, group_records
 
 
 def _params_work(params) -> float:
@@ -62,15 +62,14 @@ def crossovers(sp, order=None):
                       on=["workload", "variant", "size"], how="left")
     else:
         sp["work"] = sp["flops"]
-    series: dict[tuple, dict[str, list[dict]]] = {}  # grouped here: a pandas groupby and
-    for r in sp.to_dict("records"):                  # agg per series was most of its time
+    records = sp.to_dict("records")
+    for r in records:
         r["sign"] = {"faster": 1, "slower": -1}.get(r["verdict"], 0)
-        by_size = series.setdefault(tuple(r[k] for k in SERIES_KEYS), {})
-        by_size.setdefault(r["size"], []).append(r)
+    series = group_records(records, SERIES_KEYS)
     out = []
     for keys in sorted(series, key=lambda k: tuple(str(v) for v in k)):
         g = []
-        for size, rs in series[keys].items():
+        for (size,), rs in group_records(series[keys], ["size"]).items():
             ss = {r["sign"] for r in rs}
             g.append((rs[0]["work"], size, geomean([r["speedup"] for r in rs]),
                       # a size counts as faster/slower only when every run of it says so

@@ -16,7 +16,7 @@ from .stats import (
     is_significant,
     noise_verdict,
 )
-from .values import CASE_KEYS, _median, _num, _pd, _samples
+from .values import CASE_KEYS, _median, _num, _pd, _samples, group_records
 
 # the verdict of a JIT-on row whose framework says it compiled nothing (``jit_happened`` False,
 # e.g. TF auto-clustering that formed no cluster): the same program as its baseline, not a
@@ -31,16 +31,9 @@ def is_nearest(framework, baseline) -> bool:
 
 
 def _case_groups(df):
-    """(case keys, {mode: row}) per case of the ``ok`` rows, in order of appearance. The rows
-    are grouped here, not by pandas: a groupby converting each group to records took a third
-    of a report's statistics time."""
-    groups: dict[tuple, tuple[dict, dict]] = {}
-    for r in df[df["status"] == "ok"].to_dict("records"):
-        keys = {k: r[k] for k in CASE_KEYS}
-        ident = tuple(None if isinstance(v, float) and math.isnan(v) else v
-                      for v in keys.values())  # NaN (no value) groups with NaN
-        groups.setdefault(ident, (keys, {}))[1][r["mode"]] = r
-    yield from groups.values()
+    """(case keys, {mode: row}) per case of the ``ok`` rows, in order of appearance."""
+    for rs in group_records(df[df["status"] == "ok"].to_dict("records"), CASE_KEYS).values():
+        yield {k: rs[0][k] for k in CASE_KEYS}, {r["mode"]: r for r in rs}
 
 
 def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFIDENCE,

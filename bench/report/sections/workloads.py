@@ -7,6 +7,7 @@ import functools
 import shlex
 from typing import Any
 
+from ... import analysis
 from ...errors import UserError
 from ...modes import FRAMEWORKS, MODES, modes_for
 from .. import fmt
@@ -144,14 +145,10 @@ def _data(run, images) -> dict[str, Any]:
     workloads = []
     for name, rows, wsp, wcross in _by_workload(run):
         cases = []
-        # grouped here: a pandas groupby and a mask per case, each made records, took half
-        # of the page's own time
-        by_case: dict[tuple, list[dict]] = {}
-        for r in rows.to_dict("records"):
-            by_case.setdefault(tuple(None if isnan(r[k]) else r[k] for k in _CASE), []).append(r)
-        sp_by_case: dict[tuple, list[dict]] = {}
-        for s in wsp.to_dict("records"):
-            sp_by_case.setdefault(tuple(s[k] for k in _CASE if k != "work"), []).append(s)
+        # not a pandas groupby and a mask per case, each made records: half the page's time
+        by_case = analysis.group_records(rows.to_dict("records"), _CASE)
+        sp_by_case = analysis.group_records(wsp.to_dict("records"),
+                                            [k for k in _CASE if k != "work"])
         for keys in sorted(by_case, key=_case_order):
             variant, dtype, _, size, framework, device = keys
             recs = sorted(by_case[keys], key=lambda r: _mode_rank(r["framework"], r["mode"]))
