@@ -235,12 +235,11 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
         if _decided(votes, rounds):  # the remaining rounds could not change a majority
             break
     every = pd.concat(tables, ignore_index=True)
-    pts = (every.groupby(["series", "metric"], sort=False, as_index=False)
-           .agg({**{c: "first" for c in every.columns if c not in ("series", "metric",
-                                                                    "value")},
-                 "value": "median"}))[every.columns]
-    confirmed = detect_regressions(h.points, h.order, thresholds, latest=pts,
-                                   only=set(zip(flagged["series"], flagged["metric"])))
+    by_test = every.groupby(["series", "metric"], sort=False)
+    pts = (by_test.agg({**{c: "first" for c in every.columns if c not in ("series", "metric",
+                                                                           "value")},
+                        "value": "median"}).reset_index())[every.columns]
+    confirmed = detect_regressions(h.points, h.order, thresholds, latest=pts, only=only)
     control = detect_regressions(h.points, h.order, thresholds, latest=pts[
         pts["case_id"].isin(controls) & (pts["metric"] == "baseline_norm")])
     disturbed = bool(((control["change"] > thresholds.steady)
@@ -248,8 +247,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     if disturbed:  # the probe did not hold in this recheck: only the ratios are trusted
         confirmed.loc[confirmed["metric"].isin(["baseline_norm", "compile_norm"]),
                       "regression"] = False
-    rounds_of = {k: [round(v, 6) for v in g["value"]]
-                 for k, g in every.groupby(["series", "metric"], sort=False)}
+    rounds_of = {k: [round(v, 6) for v in g["value"]] for k, g in by_test}
     for_suspects = [{"series": s, "metric": m, "values": rounds_of.get((s, m), [])}
                     for s, m in zip(flagged["series"], flagged["metric"])]
     facts = {"run_dir": str(dirs[0]), "run_dirs": [str(d) for d in dirs], "rounds": len(dirs),
