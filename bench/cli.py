@@ -106,8 +106,9 @@ def cmd_run(args) -> int:
     runner.check_writable(args.out, "--out")  # before an hour of measuring
     if not args.no_report:
         runner.check_writable(args.reports, "--reports")
+    # "sample" switches after every sample: untimed calls there would outnumber the timed ones
     protocol = Protocol(min_time=args.min_time or 0.5, interleave=args.interleave,
-                        switch_calls=0 if args.interleave == "sample" else 1)
+                        **({"switch_calls": 0} if args.interleave == "sample" else {}))
     run_dir = runner.run(cases, args.out, protocol=protocol,
                          case_timeout=args.case_timeout or 1800.0,
                          command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),

@@ -128,8 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how the timed samples of a group's modes alternate: 5 samples of a "
                         "mode in a row (block, the default), the same with the order "
                         "reversed every round (abba), one sample of each in turn (sample), "
-                        "or a new random order each round (random); all but sample make one "
-                        "untimed call after each switch of mode")
+                        "or a new random order each round (random); all but sample make 5 "
+                        "untimed calls after each switch of mode")
     insight.add_arguments(p)  # --dump-hlo, --profile
     add_scale_out(p)
 

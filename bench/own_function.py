@@ -254,7 +254,7 @@ def run(spec: Spec, protocol: Protocol | None = None,
         common = dict(**rows.timing_fields(r), loops=r.loops, sync_overhead_s=r.overhead_s,
                       flops=flops, interleaved_with=[m for m in spec.modes if m != mode],
                       rtol=work.rtol, atol=work.atol,
-                      **rows.interference_fields(r, protocol.interference_tolerance))
+                      **rows.interference_fields(r, protocol))
         if counts:
             common.update(rows.counter_fields(r.counters_first, r.counters_warmup,
                                               r.counters_samples))

@@ -10,9 +10,10 @@ For each mode of one case group:
 5. **timed samples**, modes interleaved (``Protocol.interleave``, :data:`INTERLEAVE_SCHEMES`),
    each sample ``loops`` calls then one sync; a sample during which anything compiled is set
    apart, not mixed into the statistics;
-6. **interference check**: when several modes were interleaved, a short block of each mode
-   alone (after an untimed call), so a row can say whether interleaving moved its median
-   (:func:`interference`).
+6. **interference check**: when several modes are interleaved, a short block of each mode
+   alone right after its warm-up (before any other mode ran in between) and another after the
+   interleaved phase (after ``switch_calls`` untimed calls), so a row can say whether
+   interleaving moved its median (:func:`interference`).
 
 The core takes its clock and its compile counter as arguments, so the arithmetic is tested
 exactly with a fake clock (tests/test_timing.py).
@@ -63,14 +64,23 @@ class Protocol:
     # (README, "Measurement protocol": TF rnn forward xla vs graph, 3 runs of each scheme)
     interleave: str = "block"  # a key of INTERLEAVE_SCHEMES
     block_samples: int = 5  # samples per turn, "block" and "abba" only
-    switch_calls: int = 1  # untimed calls of a mode each time the timed loop switches to it
-    alone_samples: int = 5  # interference check: samples of each mode alone (0: no check)
-    alone_max_time: float = 2.0  # per mode; at least 3 samples are taken anyway
+    # untimed calls of a mode each time the timed loop switches to it. With 1, the first
+    # sample of each block ran 1-8% slower than the rest (TF eager <-> graph worst), which
+    # made the 0-cluster auto-clustering rows read 1.01-1.02x "faster" than graph, the same
+    # program; with 5 the first sample is within 0.3-0.9% and they read 1.00x (README,
+    # "Measurement protocol")
+    switch_calls: int = 5
+    alone_samples: int = 5  # interference check: samples per block alone (0: no check)
+    alone_max_time: float = 2.0  # per block; at least 3 samples are taken anyway
     interference_tolerance: float = 0.03  # a smaller shift is never called interference
+    interference_z: float = 3.0  # ...nor one within z robust sigmas of the interleaved blocks
     seed: int = 0  # of the "random" order
     # the worker measures its framework's nearest JIT-off mode a second time, built afresh and
-    # interleaved like a JIT mode, in the first group it runs ("every": in each group)
-    aa_control: str = "first"
+    # interleaved like a JIT mode: in each group ("every"), or in the first group it runs.
+    # One group's interval is too narrow a yardstick: in 3 runs of matmul_relu tf, the 0-cluster
+    # auto-clustering ratios fell inside the first group's A/A interval in 3-4 of 6 groups,
+    # inside the band of all groups' A/A intervals in 6 of 6 (README, "A/A controls")
+    aa_control: str = "every"
 
     def __post_init__(self):
         if self.interleave not in INTERLEAVE_SCHEMES:
@@ -113,7 +123,9 @@ class ModeResult:
     counters_first: dict[str, float] = dataclasses.field(default_factory=dict)
     counters_warmup: dict[str, float] = dataclasses.field(default_factory=dict)
     counters_samples: dict[str, float] = dataclasses.field(default_factory=dict)
-    alone_samples: list[float] = dataclasses.field(default_factory=list)  # interference check
+    # interference check: a block alone right after the warm-up, and one after the interleaved
+    alone_before_samples: list[float] = dataclasses.field(default_factory=list)
+    alone_samples: list[float] = dataclasses.field(default_factory=list)
     alone_error: str | None = None  # the check failed; the interleaved samples still stand
     first_notes: list[str] = dataclasses.field(default_factory=list)  # why the first call
     later_notes: list[str] = dataclasses.field(default_factory=list)  # ...and later ones
@@ -210,7 +222,9 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
 
 
 def _take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[], float],
-                 alone: bool = False, notes: Notes | None = None) -> float:
+                 into: list[float] | None = None, notes: Notes | None = None) -> float:
+    """One sample of ``r.loops`` calls and a sync, kept in ``into`` (default ``r.samples``),
+    or in ``r.compiling_samples`` when anything compiled during it."""
     before = dict(counters())
     t0 = clock()
     out = None
@@ -224,10 +238,8 @@ def _take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[]
     per_call = elapsed / r.loops
     if delta.get("compiles", 0) > 0:
         r.compiling_samples.append(per_call)
-    elif alone:
-        r.alone_samples.append(per_call)
     else:
-        r.samples.append(per_call)
+        (r.samples if into is None else into).append(per_call)
     return elapsed
 
 
@@ -286,24 +298,22 @@ def _interleaved(modes: list[Timed], results: dict[str, ModeResult], p: Protocol
                 live.remove(t)
 
 
-def _alone(modes: list[Timed], results: dict[str, ModeResult], p: Protocol,
+def _alone(t: Timed, r: ModeResult, into: list[float], untimed: int, p: Protocol,
            counters: Counters, clock: Callable[[], float], notes: Notes | None = None) -> None:
-    """Phase 6: each mode that ran fine, alone for a short block after one untimed call (at
-    least one, ``p.switch_calls`` if more), so its interleaved median can be compared with
-    itself not interleaved. A failure here is noted; the interleaved samples stand."""
-    for t in modes:
-        r = results[t.name]
-        if not r.ok or not r.samples:
-            continue
-        try:
-            _untimed(t, r, counters, max(1, p.switch_calls), notes)
-            start = clock()
-            while len(r.alone_samples) < p.alone_samples:
-                _take_sample(t, r, counters, clock, alone=True, notes=notes)
-                if clock() - start > p.alone_max_time and len(r.alone_samples) >= 3:
-                    break
-        except Exception as exc:  # noqa: BLE001 -- extra information, never a failure
-            r.alone_error = f"{type(exc).__name__}: {exc}"
+    """Phase 6: one block of mode ``t`` alone (after ``untimed`` untimed calls), kept in
+    ``into``, so its interleaved median can be compared with itself not interleaved. A
+    failure here is noted; the interleaved samples stand."""
+    if not r.ok:
+        return
+    try:
+        _untimed(t, r, counters, untimed, notes)
+        start = clock()
+        while len(into) < p.alone_samples:
+            _take_sample(t, r, counters, clock, into=into, notes=notes)
+            if clock() - start > p.alone_max_time and len(into) >= 3:
+                break
+    except Exception as exc:  # noqa: BLE001 -- extra information, never a failure
+        r.alone_error = f"{type(exc).__name__}: {exc}"
 
 
 def measure(modes: list[Timed], protocol: Protocol = Protocol(),
@@ -313,46 +323,51 @@ def measure(modes: list[Timed], protocol: Protocol = Protocol(),
     """Run the whole protocol on the modes of one case group; one ``ModeResult`` per mode.
     ``notes``: the framework's reasons for compiling (``adapter.compile_notes``), kept per
     mode in ``first_notes`` and ``later_notes``."""
-    results = {t.name: first_and_warmup(t, protocol, counters, clock, notes) for t in modes}
+    check = protocol.alone_samples > 0 and len(modes) > 1
+    results = {}
+    for t in modes:
+        r = results[t.name] = first_and_warmup(t, protocol, counters, clock, notes)
+        if check:  # alone before: nothing ran since its warm-up
+            _alone(t, r, r.alone_before_samples, 0, protocol, counters, clock, notes)
     _interleaved(modes, results, protocol, counters, clock, notes)
-    if protocol.alone_samples and sum(1 for r in results.values() if r.samples) > 1:
-        _alone(modes, results, protocol, counters, clock, notes)
+    if check and sum(1 for r in results.values() if r.samples) > 1:
+        for t in modes:  # alone after: switched to like any turn, at least one untimed call
+            if results[t.name].samples:
+                _alone(t, results[t.name], results[t.name].alone_samples,
+                       max(1, protocol.switch_calls), protocol, counters, clock, notes)
     return results
 
 
-def median_ci(samples: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    """Distribution-free interval of the median from order statistics: the widest ranks
-    (k, n+1-k) whose binomial(n, 1/2) coverage is still >= ``confidence``; with too few
-    samples for that, (min, max). ``median_ci([3, 1, 2]) -> (1, 3)``."""
-    s = sorted(samples)
-    n = len(s)
-    if n == 0:
-        return (math.nan, math.nan)
-    alpha = (1.0 - confidence) / 2.0
-    k, tail = 0, 0.0  # tail = P(Binom(n, 1/2) <= k - 1)
-    while k < n // 2:
-        nxt = tail + math.comb(n, k) / 2 ** n
-        if nxt > alpha:
-            break
-        tail, k = nxt, k + 1
-    k = max(k, 1)
-    return (s[k - 1], s[n - k])
-
-
-def interference(interleaved: Sequence[float], alone: Sequence[float],
-                 tolerance: float = 0.03) -> dict[str, Any]:
-    """Did interleaving move this mode? ``interference`` = median interleaved / median alone;
-    ``interference_flag`` when the two medians' intervals (:func:`median_ci`) do not overlap
-    and the ratio is off 1 by more than ``tolerance``. ``{}`` without samples on both sides."""
+def interference(interleaved: Sequence[float], before: Sequence[float],
+                 after: Sequence[float], tolerance: float = 0.03,
+                 z: float = 3.0) -> dict[str, Any]:
+    """Did interleaving move this mode? ``interference`` = median interleaved / median of the
+    two alone blocks (``before`` the interleaved phase, ``after`` it). ``interference_flag``
+    only when *both* blocks lie on the same side of the interleaved samples, each farther
+    than ``interference_noise``: ``z`` robust sigmas (1.4826 MAD) of the medians of the
+    interleaved samples cut into blocks of the alone blocks' length (what a block's median
+    does here anyway: bursts of other work, drift), and never less than ``tolerance``. One
+    block hit by a burst is not interference; a shift both blocks see is. With fewer than 4
+    such blocks, or one alone block, nothing is flagged. ``{}`` without samples."""
+    alone = [*before, *after]
     if not interleaved or not alone:
         return {}
     mi, ma = statistics.median(interleaved), statistics.median(alone)
-    lo_i, hi_i = median_ci(interleaved)
-    lo_a, hi_a = median_ci(alone)
-    apart = hi_i < lo_a or hi_a < lo_i
-    ratio = mi / ma if ma > 0 else math.nan
-    return {"alone_median_s": ma, "alone_samples": list(alone), "interference": ratio,
-            "interference_flag": bool(apart and abs(ratio - 1.0) > tolerance)}
+    out = {"alone_median_s": ma, "alone_before_samples": list(before),
+           "alone_samples": list(after), "interference": mi / ma if ma > 0 else math.nan,
+           "interference_flag": False}
+    k = min(len(before), len(after))
+    n = len(interleaved) // k if k else 0
+    if n < 4 or min(interleaved) <= 0 or min(alone) <= 0:
+        return out
+    logs = [math.log(statistics.median(interleaved[i * k:(i + 1) * k])) for i in range(n)]
+    center = statistics.median(logs)
+    sigma = 1.4826 * statistics.median(abs(x - center) for x in logs)
+    bar = max(z * sigma, math.log1p(tolerance))
+    d = [math.log(statistics.median(b)) - center for b in (before, after)]
+    out["interference_noise"] = math.expm1(bar)
+    out["interference_flag"] = bool(min(d) > bar or max(d) < -bar)
+    return out
 
 
 def summarize(samples: list[float]) -> dict[str, float | None]:

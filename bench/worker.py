@@ -241,7 +241,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
         common.update(adapter.mode_facts(case.mode, r.counters_first))
         common.update(looks.get(case.mode, {}))  # HLO facts, XLA's cost analysis, files
-        common.update(rows.interference_fields(r, protocol.interference_tolerance))
+        common.update(rows.interference_fields(r, protocol))
         if case.mode + AA_SUFFIX in results:
             common.update(rows.aa_fields(r.samples, results[case.mode + AA_SUFFIX]))
         if not r.ok:

@@ -12,7 +12,6 @@ from bench.timing import (
     first_and_warmup,
     interference,
     measure,
-    median_ci,
     summarize,
 )
 
@@ -184,15 +183,26 @@ def test_an_unknown_scheme_names_the_valid_ones():
 
 # ------------------------------------------------------------- the interference check
 
-def test_each_mode_is_measured_alone_after_the_interleaved_phase():
+def test_each_mode_is_measured_alone_before_and_after_the_interleaved_phase():
     clock = FakeClock()
     log: list[str] = []
     p = Protocol(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
                  early_calls=1, warmup_min_calls=1, interleave="sample", switch_calls=0)
     results = measure([make_mode(n, clock, log=log) for n in ("a", "b")], p, clock=clock)
-    # interleaved a b a b a b, then a alone (1 untimed call + 2 samples), then b the same
-    assert log[4:] == ["a", "b"] * 3 + ["a"] * 3 + ["b"] * 3
-    assert all(len(r.samples) == 3 and len(r.alone_samples) == 2 for r in results.values())
+    # a: first call, 1 warm-up call, 2 samples alone; b the same; interleaved a b a b a b;
+    # then a alone (1 untimed call + 2 samples), then b the same
+    assert log == ["a"] * 4 + ["b"] * 4 + ["a", "b"] * 3 + ["a"] * 3 + ["b"] * 3
+    assert all(len(r.samples) == 3 and len(r.alone_samples) == 2
+               and len(r.alone_before_samples) == 2 for r in results.values())
+
+
+def test_a_single_mode_has_no_interference_check():
+    clock = FakeClock()
+    log: list[str] = []
+    p = Protocol(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
+                 early_calls=1, warmup_min_calls=1)
+    r = measure([make_mode("a", clock, log=log)], p, clock=clock)["a"]
+    assert log == ["a"] * 5 and not r.alone_samples and not r.alone_before_samples
 
 
 def test_a_mode_that_is_slower_interleaved_than_alone_is_flagged():
@@ -206,33 +216,50 @@ def test_a_mode_that_is_slower_interleaved_than_alone_is_flagged():
             last[0] = name
         return Timed(name, call, sync=lambda out: None)
 
-    p = Protocol(min_time=1e9, min_samples=9, max_samples=9, max_loops=1, max_time=1e9,
+    p = Protocol(min_time=1e9, min_samples=36, max_samples=36, max_loops=1, max_time=1e9,
                  alone_samples=9, alone_max_time=1e9, early_calls=1, warmup_min_calls=1,
                  warmup_max_time=0, interleave="sample", switch_calls=0)
     r = measure([mode("a", 1.0), mode("b", 1.0)], p, clock=clock)
     # a sample is 2 clock reads around one call: 1 + cost (+2 for b after a)
-    assert r["a"].samples == [2.0] * 9 and r["b"].samples == [4.0] * 9
-    assert r["b"].alone_samples == [2.0] * 9
-    b = interference(r["b"].samples, r["b"].alone_samples)
+    assert r["a"].samples == [2.0] * 36 and r["b"].samples == [4.0] * 36
+    assert r["b"].alone_before_samples == r["b"].alone_samples == [2.0] * 9
+    b = interference(r["b"].samples, r["b"].alone_before_samples, r["b"].alone_samples)
     assert b["interference"] == pytest.approx(2.0) and b["interference_flag"]
-    a = interference(r["a"].samples, r["a"].alone_samples)
+    a = interference(r["a"].samples, r["a"].alone_before_samples, r["a"].alone_samples)
     assert a["interference"] == pytest.approx(1.0) and not a["interference_flag"]
 
 
-def test_interference_needs_both_a_separation_and_a_shift_beyond_the_tolerance():
-    base = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01]
-    shifted = [x * 1.02 + 0.5 for x in base]
-    assert interference(base, [x + 0.5 for x in base])["interference_flag"]
-    # 2% apart but the intervals overlap: noise, not interference
-    assert not interference(base, [x * 1.02 for x in base])["interference_flag"]
-    # intervals apart, but within the tolerance
-    tight = [1.0] * 7
-    assert not interference(tight, [1.02] * 7, tolerance=0.03)["interference_flag"]
-    assert interference(tight, [1.05] * 7, tolerance=0.03)["interference_flag"]
-    assert interference([], shifted) == {} and interference(base, []) == {}
+def _wobbly(n: int, spread: float) -> list[float]:
+    """n samples around 1.0: blocks of 5 whose medians step through 1 +- spread."""
+    steps = [1.0, 1.0 + spread, 1.0 - spread, 1.0, 1.0 + spread / 2, 1.0 - spread / 2]
+    return [steps[(i // 5) % len(steps)] for i in range(n)]
 
 
-def test_median_interval_from_order_statistics():
-    assert median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0)  # too few for 95%: the range
-    # n = 10: P(Binom(10, 1/2) <= 1) = 0.0107 <= 0.025 < P(<= 2): ranks 2 and 9
-    assert median_ci([float(i) for i in range(10, 0, -1)]) == (2.0, 9.0)
+def test_interference_needs_both_alone_blocks_beyond_the_noise_of_the_interleaved_blocks():
+    calm = _wobbly(60, 0.01)  # 12 blocks of 5; robust sigma of their medians ~0.007
+    assert interference(calm, [0.8] * 5, [0.8] * 5)["interference_flag"]
+    assert interference(calm, [1.25] * 5, [1.3] * 5)["interference_flag"]
+    # one block hit by a burst, the other where the interleaved samples are: not interference
+    assert not interference(calm, [1.0] * 5, [1.5] * 5)["interference_flag"]
+    # the two blocks on opposite sides: no shift both see
+    assert not interference(calm, [0.8] * 5, [1.25] * 5)["interference_flag"]
+    # within the tolerance (3%), however quiet the interleaved samples
+    assert not interference([1.0] * 60, [1.02] * 5, [1.02] * 5)["interference_flag"]
+    assert interference([1.0] * 60, [1.05] * 5, [1.05] * 5)["interference_flag"]
+    # 10% away, but the interleaved blocks themselves wander +-10%: within 3 sigmas
+    wild = _wobbly(60, 0.10)
+    r = interference(wild, [0.9] * 5, [0.9] * 5)
+    assert not r["interference_flag"] and r["interference_noise"] > 0.1
+    assert interference(wild, [0.5] * 5, [0.5] * 5)["interference_flag"]
+
+
+def test_interference_without_enough_to_compare_flags_nothing():
+    shifted = [2.0] * 5
+    assert interference([1.0] * 15, shifted, shifted)["interference_flag"] is False  # 3 blocks
+    assert interference([1.0] * 60, [], shifted)["interference_flag"] is False  # one block
+    r = interference([1.0] * 60, [], shifted)
+    assert r["interference"] == pytest.approx(0.5) and r["alone_median_s"] == 2.0
+    assert interference([], shifted, shifted) == {}
+    assert interference([1.0] * 20, [], []) == {}
+
+

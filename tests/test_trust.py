@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 
 import pandas as pd
 import pytest
@@ -87,20 +88,29 @@ def test_no_jit_rows_are_not_speedups_and_the_geomean_counts_them_apart(run_dir)
 def test_interleaved_rows_carry_the_interference_check(rows):
     for r in rows:
         assert r["status"] == "ok", r.get("error")
-        assert len(r["alone_samples"]) == 3 and r["alone_median_s"] > 0
+        # a block alone right after the warm-up, and one after the interleaved phase
+        assert len(r["alone_before_samples"]) == 3 and len(r["alone_samples"]) == 3
+        alone = statistics.median(r["alone_before_samples"] + r["alone_samples"])
+        assert r["alone_median_s"] == pytest.approx(alone)
         assert r["interference"] == pytest.approx(r["median_s"] / r["alone_median_s"])
         assert isinstance(r["interference_flag"], bool)
 
 
-def test_each_worker_measures_an_aa_control_on_its_nearest_baseline(run_dir, rows):
+def test_every_group_measures_an_aa_control_on_its_nearest_baseline(run_dir, rows):
     with_aa = [r for r in rows if "aa_ratio" in r]
-    # the first group of each worker: tf graph, jax eager
-    assert {(r["framework"], r["mode"]) for r in with_aa} == {("tf", "graph"), ("jax", "eager")}
+    # each group: tf graph (matmul_relu, mmd), jax eager (matmul_relu)
+    assert sorted((r["framework"], r["mode"], r["workload"]) for r in with_aa) == [
+        ("jax", "eager", "matmul_relu"), ("tf", "graph", "matmul_relu"), ("tf", "graph", "mmd")]
     for r in with_aa:
         assert len(r["aa_samples"]) >= 5 and r["aa_median_s"] > 0
         assert r["aa_ratio"] == pytest.approx(r["median_s"] / r["aa_median_s"])
     controls = analysis.aa_controls(bench.load_results(run_dir))
-    assert len(controls) == 2 and (controls["ci_low"] <= controls["ci_high"]).all()
+    assert len(controls) == 3 and (controls["ci_low"] <= controls["ci_high"]).all()
+    bands = analysis.aa_bands(controls).set_index("framework")
+    assert bands.loc["tf", "n_controls"] == 2 and bands.loc["jax", "n_controls"] == 1
+    tf = controls[controls["framework"] == "tf"]
+    assert bands.loc["tf", "band_low"] == tf["ci_low"].min()
+    assert bands.loc["tf", "band_high"] == tf["ci_high"].max()
 
 
 def test_the_report_opens_with_the_controls(run_dir, tmp_path):
@@ -110,11 +120,37 @@ def test_the_report_opens_with_the_controls(run_dir, tmp_path):
     trust = page[page.index('<section id="trust">'):page.index('<section id="summary">')]
     assert "Identical programs:" in trust and "tf graph vs itself" in trust
     assert "jax eager vs itself" in trust
+    assert "2 groups" in trust and "Each group's control" in trust
     assert "No JIT happened" in trust and "matmul_relu" in trust
+    assert "the A/A band" in trust  # the no-JIT row against graph, beside graph's A/A band
     assert "Process start-up" in trust and "Interference check" in trust
 
 
-# ------------------------------------------------------------- widening, pure arithmetic
+# ------------------------------------------------------------- bands and widening, arithmetic
+
+def _control(mode, lo, hi, ratio=1.0, significant=False, framework="tf"):
+    return {"framework": framework, "device": "cpu", "mode": mode, "pairing": "p",
+            "ratio": ratio, "ci_low": lo, "ci_high": hi, "significant": significant,
+            "error": None}
+
+
+def test_the_aa_band_spans_every_groups_interval_and_judges_only_its_own_baseline():
+    c = pd.DataFrame([_control("graph", 0.99, 1.01), _control("graph", 1.002, 1.03, 1.01, True),
+                      _control("graph", 0.98, 1.00, 0.99), _control("eager", 0.9, 1.1,
+                                                                       framework="jax")])
+    b = analysis.aa_bands(c).set_index("framework")
+    assert b.loc["tf", "band_low"] == 0.98 and b.loc["tf", "band_high"] == 1.03
+    assert b.loc["tf", "n_controls"] == 3 and b.loc["tf", "n_significant"] == 1
+    assert b.loc["tf", "ratio"] == 1.0
+    bands = analysis.aa_bands(c)
+    assert analysis.in_band(bands, "tf", "cpu", "graph", 1.025) is True
+    assert analysis.in_band(bands, "tf", "cpu", "graph", 1.04) is False
+    # against eager (tf has no eager control) or on a device without one: nothing to say
+    assert analysis.in_band(bands, "tf", "cpu", "eager", 1.0) is None
+    assert analysis.in_band(bands, "tf", "gpu", "graph", 1.0) is None
+    assert analysis.aa_bands(c.iloc[:0]).empty
+
+
 
 def _sp(speedup, lo, hi, verdict):
     return pd.DataFrame({"speedup": [speedup], "ci_low": [lo], "ci_high": [hi],

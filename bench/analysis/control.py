@@ -97,3 +97,36 @@ def widen(sp, factor: float, noise_floor: float | None = None):
                       if v in ("faster", "slower", "no difference") else v
                       for r, s, v in zip(ratio, sig, out["verdict"])]
     return out
+
+
+BAND_KEYS = ["framework", "device", "mode", "pairing"]
+BAND_COLUMNS = [*BAND_KEYS, "n_controls", "n_significant", "ratio", "band_low", "band_high"]
+
+
+def aa_bands(controls):
+    """Where identical programs landed in this run, one row per kind of control (framework,
+    device, mode, pairing) over the groups that carried one: ``ratio`` the median of their
+    ratios, ``band_low``/``band_high`` the lowest and highest bound of their intervals (every
+    group's own interval inside it), ``n_significant`` how many excluded 1. A JIT mode that
+    compiled nothing (the same program as its baseline) should land inside its band."""
+    pd = _pd()
+    ok = controls[controls["error"].isna()] if not controls.empty else controls
+    if ok.empty:
+        return pd.DataFrame([], columns=BAND_COLUMNS)
+    out = ok.groupby(BAND_KEYS, dropna=False).agg(
+        n_controls=("ratio", "size"), n_significant=("significant", "sum"),
+        ratio=("ratio", "median"), band_low=("ci_low", "min"), band_high=("ci_high", "max"))
+    return out.reset_index()[BAND_COLUMNS]
+
+
+def in_band(bands, framework: str, device: str, baseline: str, ratio: float) -> bool | None:
+    """Whether ``ratio`` (a mode against ``baseline``) lies inside the A/A band of
+    ``baseline`` timed against itself, of ``framework`` on ``device``; None when the run has
+    no such control (then nothing says what identical programs look like against it)."""
+    if bands is None or bands.empty:
+        return None
+    b = bands[(bands["framework"] == framework) & (bands["device"] == device)
+              & (bands["mode"] == baseline)]
+    if b.empty or math.isnan(ratio):
+        return None
+    return bool(b["band_low"].min() <= ratio <= b["band_high"].max())

@@ -46,6 +46,11 @@ class RunFacts:
         return analysis.aa_controls(self.df, n_boot=self.n_boot)
 
     @functools.cached_property
+    def bands(self):
+        """``analysis.aa_bands``: where identical programs landed, per kind of control."""
+        return analysis.aa_bands(self.controls)
+
+    @functools.cached_property
     def sp(self):
         """``analysis.speedups`` + work, intervals already widened by the A/A controls."""
         sp = with_work(analysis.speedups(self.df, n_boot=self.n_boot), self.order)

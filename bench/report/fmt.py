@@ -41,18 +41,25 @@ def num(v, spec: str = ".3g") -> str:
     return format(float(v), spec)
 
 
+def _ratio(v: float) -> str:
+    """Two decimals between 0.1 and 10 (1.00, 1.26, 0.15), so ratios near 1 keep theirs."""
+    if v >= 100:
+        return f"{v:.0f}"
+    return f"{v:.2f}" if 0.1 <= v < 10 else f"{v:.3g}" if v >= 10 else f"{v:.2g}"
+
+
 def times(v) -> str:
-    """A ratio: 1.26×, 115×."""
+    """A ratio: 1.00×, 1.26×, 0.046×, 115×."""
     if _missing(v):
         return DASH
-    v = float(v)
-    return f"{v:.3g}×" if v < 100 else f"{v:.0f}×"
+    return f"{_ratio(float(v))}×"
 
 
 def interval(lo, hi) -> str:
+    """An interval of ratios: [0.99–1.02]."""
     if _missing(lo) or _missing(hi):
         return ""
-    return f"[{float(lo):.3g}–{float(hi):.3g}]"
+    return f"[{_ratio(float(lo))}–{_ratio(float(hi))}]"
 
 
 def calls(v) -> str:

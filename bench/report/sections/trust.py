@@ -13,16 +13,37 @@ from . import Section, register
 
 
 def _controls(run) -> list[dict[str, Any]]:
-    out = []
+    """Each group's A/A control (the details under the headline's bands)."""
     controls = run.controls
     if controls is None or controls.empty:
-        return out
-    for c in controls.to_dict("records"):
-        text = (f"{fmt.times(c['ratio'])} {fmt.interval(c['ci_low'], c['ci_high'])}"
-                if not c["error"] else f"not measured: {c['error']}")
-        out.append({"what": f"{c['framework']} {c['mode']} vs itself · {c['device']}",
-                    "case": f"{c['workload']} {c['variant']} {c['dtype']} {c['size']}",
-                    "pairing": c["pairing"], "text": text, "significant": c["significant"]})
+        return []
+    return [{"what": f"{c['framework']} {c['mode']} vs itself · {c['device']}",
+             "case": f"{c['workload']} {c['variant']} {c['dtype']} {c['size']}",
+             "pairing": c["pairing"], "significant": c["significant"],
+             "text": (f"{fmt.times(c['ratio'])} {fmt.interval(c['ci_low'], c['ci_high'])}"
+                      if not c["error"] else f"not measured: {c['error']}")}
+            for c in controls.to_dict("records")]
+
+
+def _bands(run) -> list[dict[str, Any]]:
+    """The headline: where identical programs landed, per kind of control."""
+    return [{"what": f"{b['framework']} {b['mode']} vs itself · {b['device']}",
+             "text": f"{fmt.times(b['ratio'])} {fmt.interval(b['band_low'], b['band_high'])}",
+             "n": int(b["n_controls"]), "n_significant": int(b["n_significant"]),
+             "pairing": b["pairing"]}
+            for b in run.bands.to_dict("records")]
+
+
+def _no_jit(run, no_jit) -> list[dict[str, Any]]:
+    out = []
+    for r in no_jit.to_dict("records"):
+        inside = analysis.in_band(run.bands, r["framework"], r["device"], r["baseline"],
+                                  r["speedup"])
+        out.append({"case": f"{r['workload']} {r['variant']} {r['dtype']} {r['size']} "
+                            f"{r['framework']} {r['mode']} vs {r['baseline']}",
+                    "ratio": fmt.times(r["speedup"]),
+                    "band": {True: "inside the A/A band", False: "OUTSIDE the A/A band",
+                             None: ""}[inside], "outside": inside is False})
     return out
 
 
@@ -33,7 +54,9 @@ def _interference(df) -> list[dict[str, Any]]:
     return [{"case": f"{r['workload']} {r['variant']} {r['dtype']} {r['size']}",
              "mode": f"{r['framework']} {r['mode']}",
              "text": f"interleaved median {fmt.secs(r['median_s'])} vs alone "
-                     f"{fmt.secs(r['alone_median_s'])} ({fmt.times(r['interference'])})"}
+                     f"{fmt.secs(r['alone_median_s'])} ({fmt.times(r['interference'])}; "
+                     f"both blocks alone beyond the ±{fmt.pct(r.get('interference_noise'))} "
+                     f"its interleaved blocks wander)"}
             for r in flagged.to_dict("records")]
 
 
@@ -52,11 +75,9 @@ def _data(run, images) -> dict[str, Any]:
     no_jit = sp[sp["verdict"] == analysis.NO_JIT]
     n_interleaved = int(run.df["alone_median_s"].notna().sum()) \
         if "alone_median_s" in run.df.columns else 0
-    return {"controls": _controls(run), "widened_by": factor,
+    return {"controls": _controls(run), "bands": _bands(run), "widened_by": factor,
             "widened_text": f"×{factor:.2f}" if factor > 1 else "",
-            "no_jit": [f"{r['workload']} {r['variant']} {r['dtype']} {r['size']} "
-                       f"{r['framework']} {r['mode']} vs {r['baseline']}"
-                       for r in no_jit.to_dict("records")],
+            "no_jit": _no_jit(run, no_jit),
             "interference": _interference(run.df), "n_checked": n_interleaved,
             "startup": _startup(run.meta)}
 
