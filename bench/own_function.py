@@ -249,12 +249,12 @@ def run(spec: Spec, protocol: Protocol | None = None,
     nojit, nojit_mode = _nojit(spec, work, results)
     work.rtol, work.atol = _tolerance(spec, case_of(spec, spec.modes[0]).dtype, nojit)
     flops = float(spec.flops) if spec.flops is not None else None
+    checks = rows.interference_fields(results, protocol)
     for mode in spec.modes:
         r = results[mode]
         common = dict(**rows.timing_fields(r), loops=r.loops, sync_overhead_s=r.overhead_s,
                       flops=flops, interleaved_with=[m for m in spec.modes if m != mode],
-                      rtol=work.rtol, atol=work.atol,
-                      **rows.interference_fields(r, protocol))
+                      rtol=work.rtol, atol=work.atol, **checks.get(mode, {}))
         if counts:
             common.update(rows.counter_fields(r.counters_first, r.counters_warmup,
                                               r.counters_samples))

@@ -90,18 +90,19 @@ def timing_fields(result) -> dict[str, Any]:
     return fields
 
 
-def interference_fields(result, protocol) -> dict[str, Any]:
-    """The interference check of a mode (``bench.timing.interference``): ``alone_median_s``,
-    ``alone_before_samples`` and ``alone_samples`` (the blocks before and after the
-    interleaved phase), ``interference`` (interleaved / alone medians),
-    ``interference_noise``, ``interference_flag``; {} when the mode was not interleaved with
-    another."""
-    from .timing import interference
+def interference_fields(results, protocol) -> dict[str, dict[str, Any]]:
+    """The interference check of a group's modes (``bench.interference``), per mode:
+    ``alone_median_s``, ``alone_samples`` and ``alone_again_samples`` (its two blocks alone,
+    after the interleaved phase), ``interference`` (interleaved / alone, the drift all modes
+    shared taken out), ``interference_shared``, ``interference_noise``,
+    ``interference_flag``, and ``alone_error`` when a block failed; a mode that was not
+    interleaved with another gets none of them."""
+    from .interference import interference
 
-    fields = interference(result.samples, result.alone_before_samples, result.alone_samples,
-                          protocol.interference_tolerance, protocol.interference_z)
-    if result.alone_error:
-        fields["alone_error"] = result.alone_error
+    fields = interference(results, protocol.interference_tolerance, protocol.interference_z)
+    for mode, r in results.items():
+        if r.alone_error:
+            fields.setdefault(mode, {})["alone_error"] = r.alone_error
     return fields
 
 
@@ -145,7 +146,7 @@ def sample_fields(samples: Sequence[float], flops: float | None) -> dict[str, An
 # What pytest-benchmark keeps itself (its stats of the rounds) or what only a jitbench run has
 # (its worker process, its run id): left out of a benchmark's extra_info.
 _NOT_EXTRA = ("schema_version", "run_id", "samples", "n_samples", "median_s", "mean_s",
-              "stdev_s", "iqr_s", "min_s", "max_s", "alone_samples", "alone_before_samples",
+              "stdev_s", "iqr_s", "min_s", "max_s", "alone_samples", "alone_again_samples",
               "worker_pid",
               "started_at", "finished_at")
 

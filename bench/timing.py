@@ -10,10 +10,11 @@ For each mode of one case group:
 5. **timed samples**, modes interleaved (``Protocol.interleave``, :data:`INTERLEAVE_SCHEMES`),
    each sample ``loops`` calls then one sync; a sample during which anything compiled is set
    apart, not mixed into the statistics;
-6. **interference check**: when several modes are interleaved, a short block of each mode
-   alone right after its warm-up (before any other mode ran in between) and another after the
-   interleaved phase (after ``switch_calls`` untimed calls), so a row can say whether
-   interleaving moved its median (:func:`interference`).
+6. **interference check**: when several modes were interleaved, two rounds of a short block
+   of each mode alone (each after ``switch_calls`` untimed calls), so a row can say whether
+   interleaving moved its median (:func:`bench.interference.interference`). Both come after the interleaved
+   phase: a block right after the warm-up caught TF's first while_loop function of a process
+   in its slow first ~100 calls (rnn graph 1.1 ms, later 0.87 ms).
 
 The core takes its clock and its compile counter as arguments, so the arithmetic is tested
 exactly with a fake clock (tests/test_timing.py).
@@ -123,9 +124,9 @@ class ModeResult:
     counters_first: dict[str, float] = dataclasses.field(default_factory=dict)
     counters_warmup: dict[str, float] = dataclasses.field(default_factory=dict)
     counters_samples: dict[str, float] = dataclasses.field(default_factory=dict)
-    # interference check: a block alone right after the warm-up, and one after the interleaved
-    alone_before_samples: list[float] = dataclasses.field(default_factory=list)
+    # interference check: two blocks alone, in two rounds over the modes after the interleaved
     alone_samples: list[float] = dataclasses.field(default_factory=list)
+    alone_again_samples: list[float] = dataclasses.field(default_factory=list)
     alone_error: str | None = None  # the check failed; the interleaved samples still stand
     first_notes: list[str] = dataclasses.field(default_factory=list)  # why the first call
     later_notes: list[str] = dataclasses.field(default_factory=list)  # ...and later ones
@@ -323,51 +324,16 @@ def measure(modes: list[Timed], protocol: Protocol = Protocol(),
     """Run the whole protocol on the modes of one case group; one ``ModeResult`` per mode.
     ``notes``: the framework's reasons for compiling (``adapter.compile_notes``), kept per
     mode in ``first_notes`` and ``later_notes``."""
-    check = protocol.alone_samples > 0 and len(modes) > 1
-    results = {}
-    for t in modes:
-        r = results[t.name] = first_and_warmup(t, protocol, counters, clock, notes)
-        if check:  # alone before: nothing ran since its warm-up
-            _alone(t, r, r.alone_before_samples, 0, protocol, counters, clock, notes)
+    results = {t.name: first_and_warmup(t, protocol, counters, clock, notes) for t in modes}
     _interleaved(modes, results, protocol, counters, clock, notes)
-    if check and sum(1 for r in results.values() if r.samples) > 1:
-        for t in modes:  # alone after: switched to like any turn, at least one untimed call
-            if results[t.name].samples:
-                _alone(t, results[t.name], results[t.name].alone_samples,
-                       max(1, protocol.switch_calls), protocol, counters, clock, notes)
+    if protocol.alone_samples and sum(1 for r in results.values() if r.samples) > 1:
+        for blocks in ("alone_samples", "alone_again_samples"):  # two rounds over the modes
+            for t in modes:  # switched to like any turn, at least one untimed call
+                r = results[t.name]
+                if r.samples:
+                    _alone(t, r, getattr(r, blocks), max(1, protocol.switch_calls), protocol,
+                           counters, clock, notes)
     return results
-
-
-def interference(interleaved: Sequence[float], before: Sequence[float],
-                 after: Sequence[float], tolerance: float = 0.03,
-                 z: float = 3.0) -> dict[str, Any]:
-    """Did interleaving move this mode? ``interference`` = median interleaved / median of the
-    two alone blocks (``before`` the interleaved phase, ``after`` it). ``interference_flag``
-    only when *both* blocks lie on the same side of the interleaved samples, each farther
-    than ``interference_noise``: ``z`` robust sigmas (1.4826 MAD) of the medians of the
-    interleaved samples cut into blocks of the alone blocks' length (what a block's median
-    does here anyway: bursts of other work, drift), and never less than ``tolerance``. One
-    block hit by a burst is not interference; a shift both blocks see is. With fewer than 4
-    such blocks, or one alone block, nothing is flagged. ``{}`` without samples."""
-    alone = [*before, *after]
-    if not interleaved or not alone:
-        return {}
-    mi, ma = statistics.median(interleaved), statistics.median(alone)
-    out = {"alone_median_s": ma, "alone_before_samples": list(before),
-           "alone_samples": list(after), "interference": mi / ma if ma > 0 else math.nan,
-           "interference_flag": False}
-    k = min(len(before), len(after))
-    n = len(interleaved) // k if k else 0
-    if n < 4 or min(interleaved) <= 0 or min(alone) <= 0:
-        return out
-    logs = [math.log(statistics.median(interleaved[i * k:(i + 1) * k])) for i in range(n)]
-    center = statistics.median(logs)
-    sigma = 1.4826 * statistics.median(abs(x - center) for x in logs)
-    bar = max(z * sigma, math.log1p(tolerance))
-    d = [math.log(statistics.median(b)) - center for b in (before, after)]
-    out["interference_noise"] = math.expm1(bar)
-    out["interference_flag"] = bool(min(d) > bar or max(d) < -bar)
-    return out
 
 
 def summarize(samples: list[float]) -> dict[str, float | None]:

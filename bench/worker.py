@@ -228,6 +228,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
     looks = insight.capture(adapter, cases, built, work.placed, timed, results, flops,
                             options or insight.Options())
     where.set(None, "checking the outputs")
+    checks = rows.interference_fields(results, protocol)
     out = []
     for case in cases:
         r = results[case.mode]
@@ -241,7 +242,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
         common.update(adapter.mode_facts(case.mode, r.counters_first))
         common.update(looks.get(case.mode, {}))  # HLO facts, XLA's cost analysis, files
-        common.update(rows.interference_fields(r, protocol))
+        common.update(checks.get(case.mode, {}))
         if case.mode + AA_SUFFIX in results:
             common.update(rows.aa_fields(r.samples, results[case.mode + AA_SUFFIX]))
         if not r.ok:

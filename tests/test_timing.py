@@ -6,11 +6,12 @@ import itertools
 
 import pytest
 
+from bench.interference import interference
 from bench.timing import (
+    ModeResult,
     Protocol,
     Timed,
     first_and_warmup,
-    interference,
     measure,
     summarize,
 )
@@ -183,17 +184,17 @@ def test_an_unknown_scheme_names_the_valid_ones():
 
 # ------------------------------------------------------------- the interference check
 
-def test_each_mode_is_measured_alone_before_and_after_the_interleaved_phase():
+def test_each_mode_is_measured_alone_twice_after_the_interleaved_phase():
     clock = FakeClock()
     log: list[str] = []
     p = Protocol(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
                  early_calls=1, warmup_min_calls=1, interleave="sample", switch_calls=0)
     results = measure([make_mode(n, clock, log=log) for n in ("a", "b")], p, clock=clock)
-    # a: first call, 1 warm-up call, 2 samples alone; b the same; interleaved a b a b a b;
-    # then a alone (1 untimed call + 2 samples), then b the same
-    assert log == ["a"] * 4 + ["b"] * 4 + ["a", "b"] * 3 + ["a"] * 3 + ["b"] * 3
+    # first call and 1 warm-up call of a, then of b; interleaved a b a b a b; then a alone
+    # (1 untimed call + 2 samples), then b the same; then that round once more
+    assert log[4:] == ["a", "b"] * 3 + (["a"] * 3 + ["b"] * 3) * 2
     assert all(len(r.samples) == 3 and len(r.alone_samples) == 2
-               and len(r.alone_before_samples) == 2 for r in results.values())
+               and len(r.alone_again_samples) == 2 for r in results.values())
 
 
 def test_a_single_mode_has_no_interference_check():
@@ -202,11 +203,12 @@ def test_a_single_mode_has_no_interference_check():
     p = Protocol(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
                  early_calls=1, warmup_min_calls=1)
     r = measure([make_mode("a", clock, log=log)], p, clock=clock)["a"]
-    assert log == ["a"] * 5 and not r.alone_samples and not r.alone_before_samples
+    assert log == ["a"] * 5 and not r.alone_samples and not r.alone_again_samples
 
 
 def test_a_mode_that_is_slower_interleaved_than_alone_is_flagged():
-    """Mode b pays 2.0 extra on each call that follows a call of a (a spinning thread pool)."""
+    """Mode b pays 2.0 extra on each call that follows a call of a (a spinning thread pool);
+    c, like a, is left alone."""
     clock = FakeClock()
     last = [None]
 
@@ -219,14 +221,16 @@ def test_a_mode_that_is_slower_interleaved_than_alone_is_flagged():
     p = Protocol(min_time=1e9, min_samples=36, max_samples=36, max_loops=1, max_time=1e9,
                  alone_samples=9, alone_max_time=1e9, early_calls=1, warmup_min_calls=1,
                  warmup_max_time=0, interleave="sample", switch_calls=0)
-    r = measure([mode("a", 1.0), mode("b", 1.0)], p, clock=clock)
+    r = measure([mode("a", 1.0), mode("b", 1.0), mode("c", 1.0)], p, clock=clock)
     # a sample is 2 clock reads around one call: 1 + cost (+2 for b after a)
     assert r["a"].samples == [2.0] * 36 and r["b"].samples == [4.0] * 36
-    assert r["b"].alone_before_samples == r["b"].alone_samples == [2.0] * 9
-    b = interference(r["b"].samples, r["b"].alone_before_samples, r["b"].alone_samples)
-    assert b["interference"] == pytest.approx(2.0) and b["interference_flag"]
-    a = interference(r["a"].samples, r["a"].alone_before_samples, r["a"].alone_samples)
-    assert a["interference"] == pytest.approx(1.0) and not a["interference_flag"]
+    assert r["b"].alone_samples == r["b"].alone_again_samples == [2.0] * 9
+    checks = interference(r)
+    assert checks["b"]["interference"] == pytest.approx(2.0) and checks["b"]["interference_flag"]
+    for m in ("a", "c"):
+        assert checks[m]["interference"] == pytest.approx(1.0)
+        assert not checks[m]["interference_flag"]
+    assert checks["a"]["interference_shared"] == pytest.approx(1.0)
 
 
 def _wobbly(n: int, spread: float) -> list[float]:
@@ -235,31 +239,52 @@ def _wobbly(n: int, spread: float) -> list[float]:
     return [steps[(i // 5) % len(steps)] for i in range(n)]
 
 
-def test_interference_needs_both_alone_blocks_beyond_the_noise_of_the_interleaved_blocks():
-    calm = _wobbly(60, 0.01)  # 12 blocks of 5; robust sigma of their medians ~0.007
-    assert interference(calm, [0.8] * 5, [0.8] * 5)["interference_flag"]
-    assert interference(calm, [1.25] * 5, [1.3] * 5)["interference_flag"]
+def _group(x_first, x_again, samples=None, others=(1.0, 1.0), n=60, spread=0.01):
+    """Mode x with its blocks alone at x_first / x_again; two more modes alone at ``others``
+    (their blocks in the same two rounds); all interleaved around 1.0."""
+    def mr(name, first, again):
+        return ModeResult(name, samples=list(samples or _wobbly(n, spread)),
+                          alone_samples=[first] * 5, alone_again_samples=[again] * 5)
+    return {"x": mr("x", x_first, x_again), "y": mr("y", *others), "z": mr("z", *others)}
+
+
+def test_interference_is_a_shift_of_one_mode_both_its_blocks_alone_see():
+    assert interference(_group(0.8, 0.8))["x"]["interference_flag"]
+    assert interference(_group(1.25, 1.3))["x"]["interference_flag"]
+    checks = interference(_group(0.8, 0.8))
+    assert not checks["y"]["interference_flag"] and not checks["z"]["interference_flag"]
     # one block hit by a burst, the other where the interleaved samples are: not interference
-    assert not interference(calm, [1.0] * 5, [1.5] * 5)["interference_flag"]
+    assert not interference(_group(1.0, 1.5))["x"]["interference_flag"]
     # the two blocks on opposite sides: no shift both see
-    assert not interference(calm, [0.8] * 5, [1.25] * 5)["interference_flag"]
+    assert not interference(_group(0.8, 1.25))["x"]["interference_flag"]
     # within the tolerance (3%), however quiet the interleaved samples
-    assert not interference([1.0] * 60, [1.02] * 5, [1.02] * 5)["interference_flag"]
-    assert interference([1.0] * 60, [1.05] * 5, [1.05] * 5)["interference_flag"]
+    assert not interference(_group(1.02, 1.02, samples=[1.0] * 60))["x"]["interference_flag"]
+    assert interference(_group(1.05, 1.05, samples=[1.0] * 60))["x"]["interference_flag"]
     # 10% away, but the interleaved blocks themselves wander +-10%: within 3 sigmas
-    wild = _wobbly(60, 0.10)
-    r = interference(wild, [0.9] * 5, [0.9] * 5)
+    r = interference(_group(0.9, 0.9, spread=0.10))["x"]
     assert not r["interference_flag"] and r["interference_noise"] > 0.1
-    assert interference(wild, [0.5] * 5, [0.5] * 5)["interference_flag"]
+    assert interference(_group(0.5, 0.5, spread=0.10))["x"]["interference_flag"]
+
+
+def test_a_shift_every_mode_shares_is_drift_not_interference():
+    """The machine ran 1.6x slower while the blocks alone were taken: every mode saw it."""
+    checks = interference(_group(1.6, 1.6, others=(1.6, 1.6)))
+    for c in checks.values():
+        assert not c["interference_flag"]
+        assert c["interference"] == pytest.approx(1.0)
+        assert c["interference_shared"] == pytest.approx(1 / 1.6)
+    # drift and, on top of it, x 20% slower alone than the others
+    x = interference(_group(1.92, 1.92, others=(1.6, 1.6)))["x"]
+    assert x["interference_flag"] and x["interference"] == pytest.approx(1 / 1.2)
 
 
 def test_interference_without_enough_to_compare_flags_nothing():
-    shifted = [2.0] * 5
-    assert interference([1.0] * 15, shifted, shifted)["interference_flag"] is False  # 3 blocks
-    assert interference([1.0] * 60, [], shifted)["interference_flag"] is False  # one block
-    r = interference([1.0] * 60, [], shifted)
-    assert r["interference"] == pytest.approx(0.5) and r["alone_median_s"] == 2.0
-    assert interference([], shifted, shifted) == {}
-    assert interference([1.0] * 20, [], []) == {}
+    few = interference(_group(2.0, 2.0, samples=[1.0] * 15))["x"]  # 3 blocks of 5
+    assert few["interference_flag"] is False and "interference_noise" not in few
+    assert few["alone_median_s"] == 2.0
+    alone = _group(2.0, 2.0)
+    alone["x"].alone_again_samples = []  # its second block failed: no check for it
+    assert "x" not in interference(alone) and set(interference(alone)) == {"y", "z"}
+    assert interference({"x": _group(2.0, 2.0)["x"]}) == {}  # nothing to compare with
 
 
