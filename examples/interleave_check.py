@@ -7,8 +7,9 @@ For each interleaving scheme, ``repeats`` times: ``jitbench run --suite rnn --va
 alone (separate runs, separate processes). Prints per scheme and size the graph and xla
 medians together and alone, the xla-vs-graph speedup both ways and their ratio (done when
 within 10%), and the interference check of the together runs (interleaved median / the same
-mode alone right after, in the same worker; flagged when beyond the noise). Run it on a quiet
-machine; the lead picks the default scheme from its output.
+mode in two blocks alone after the interleaved phase, in the same worker, the drift all modes
+shared taken out; flagged when both blocks moved beyond the noise). Run it on a quiet machine;
+the lead picks the default scheme from its output.
 """
 
 from __future__ import annotations
