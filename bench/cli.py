@@ -57,6 +57,8 @@ def cmd_nightly(args) -> int:
                      run_id=args.run_id)
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
+    if result["protocol_note"]:
+        print(result["protocol_note"])
     if result["regression"]:
         for r in result["confirmed"]:
             print(f"REGRESSION {r['case_id']} {r['metric']}: {r['text']}")

@@ -113,10 +113,22 @@ class History:
     metas: dict[str, dict[str, Any]]
     points: Any  # history.points_table
     tests: Any  # history.detect_regressions of the latest run
+    judged: list[str]  # the runs measured under the latest run's protocol, oldest first
+
+
+def comparable(metas: dict[str, dict[str, Any]], order: list[str]) -> list[str]:
+    """The runs of ``order`` measured under the same protocol as the latest (``meta
+    ["protocol"]``). A new jitbench that measures differently (e.g. 5 untimed calls after a
+    switch of mode instead of 1, which moved TF mmd's xla/graph ratio by +27%) starts a new
+    history: judged against the old protocol's runs, the first night after the upgrade
+    "confirmed" that change as two regressions."""
+    latest = metas[order[-1]].get("protocol")
+    return [r for r in order if metas[r].get("protocol") == latest]
 
 
 def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> History:
-    """The history under ``results_root`` and the verdict on its latest run."""
+    """The history under ``results_root`` and the verdict on its latest run, against the
+    earlier runs measured the same way (:func:`comparable`)."""
     runs = run_dirs(results_root)
     if not runs:
         raise UserError(f"no runs under {str(results_root)!r}")
@@ -124,7 +136,9 @@ def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> H
     metas = {load_meta(d).get("run_id") or d.name: load_meta(d) for d in runs}
     order = list(metas)
     points = points_table(df, metas, order)
-    return History(df, order, metas, points, detect_regressions(points, order, thresholds))
+    judged = comparable(metas, order)
+    return History(df, order, metas, points, detect_regressions(points, judged, thresholds),
+                   judged)
 
 
 def night_cases(run_dir: Path) -> list[Case]:
@@ -166,7 +180,7 @@ def _record(r: dict[str, Any]) -> dict[str, Any]:
 def summary(h: History, thresholds: Thresholds, suspects, confirmed,
             recheck: dict[str, Any] | None) -> dict[str, Any]:
     def hlo(rec):  # did the compiled program change too? (bench.history.hlo_change)
-        rec.update(hlo_change(h.df, h.order, rec, thresholds.window))
+        rec.update(hlo_change(h.df, h.judged, rec, thresholds.window))
         if rec["hlo_changed"] is not None and rec.get("text"):
             rec["text"] += ("; optimized HLO changed (fingerprint {hlo_reference_fingerprint} -> "
                             "{hlo_fingerprint})" if rec["hlo_changed"] else
@@ -180,7 +194,11 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
     tests = h.tests
     short = tests[tests["needs"] > 0]
     needs = int(short["needs"].max()) if len(short) else 0
+    other = len(h.order) - len(h.judged)
     return {"latest_run": h.order[-1], "runs": h.order, "rechecked": recheck is not None,
+            "n_other_protocol": other,
+            "protocol_note": (f"{other} earlier runs were measured under another protocol "
+                              f"and are not compared") if other else None,
             "thresholds": dataclasses.asdict(thresholds),
             "metrics": {m.name: m.doc for m in METRICS.values()},
             "n_tested": int((tests["needs"] == 0).sum()),
@@ -229,7 +247,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
         meta = load_meta(d)
         dirs.append(d)
         tables.append(points_table(load_results(d), {meta["run_id"]: meta}, [meta["run_id"]]))
-        this = detect_regressions(h.points, h.order, thresholds, latest=tables[-1], only=only)
+        this = detect_regressions(h.points, h.judged, thresholds, latest=tables[-1], only=only)
         for r in this.to_dict("records"):
             votes[(r["series"], r["metric"])].append(bool(r["regression"]))
         if _decided(votes, rounds):  # the remaining rounds could not change a majority
@@ -239,8 +257,8 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     pts = (by_test.agg({**{c: "first" for c in every.columns if c not in ("series", "metric",
                                                                            "value")},
                         "value": "median"}).reset_index())[every.columns]
-    confirmed = detect_regressions(h.points, h.order, thresholds, latest=pts, only=only)
-    control = detect_regressions(h.points, h.order, thresholds, latest=pts[
+    confirmed = detect_regressions(h.points, h.judged, thresholds, latest=pts, only=only)
+    control = detect_regressions(h.points, h.judged, thresholds, latest=pts[
         pts["case_id"].isin(controls) & (pts["metric"] == "baseline_norm")])
     disturbed = bool(((control["change"] > thresholds.steady)
                       & (control["p_value"] < thresholds.alpha)).any())

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from bench.modes import MODES
-from bench.nightly import merge, recheck_plan, shard
+from bench.nightly import comparable, merge, recheck_plan, shard
 from bench.results import read_rows
 from bench.runner import worker_key
 from bench.workload import Filters, expand
@@ -98,6 +98,16 @@ def test_a_2x_slower_jit_mode_is_confirmed_and_named(history):
     assert page.count("data:image/png;base64,") == 1  # one workload, one trend figure
     assert 'alt="trend of nightly_small over 6 runs"' in page
     assert 'href="night5/index.html"' in page
+
+
+def test_a_night_is_judged_only_against_runs_measured_under_its_protocol():
+    old, new = {"switch_calls": 1, "aa_control": "first"}, {"switch_calls": 5,
+                                                           "aa_control": "every"}
+    metas = {f"n{i}": {"protocol": old if i < 4 else new} for i in range(6)}
+    order = list(metas)
+    assert comparable(metas, order) == ["n4", "n5"]  # the upgrade starts a new history
+    metas["n6"] = {"protocol": dict(old)}  # and going back finds the old one again
+    assert comparable(metas, [*order, "n6"]) == ["n0", "n1", "n2", "n3", "n6"]
 
 
 def test_recheck_rounds_stop_once_every_suspect_has_a_majority():
