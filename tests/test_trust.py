@@ -153,34 +153,39 @@ def test_the_aa_band_spans_every_groups_interval_and_judges_only_its_own_baselin
     assert analysis.aa_bands(c.iloc[:0]).empty
 
 
+def test_the_scatter_of_identical_programs_is_added_to_every_interval_of_its_framework():
+    # tf's controls land at 1.00, 1.02, 0.98, 1.01 and one odd group at 1.30: robust sigma
+    ratios = [1.0, 1.02, 0.98, 1.01, 1.30]
+    c = pd.DataFrame([_control("graph", r - 0.01, r + 0.01, r) for r in ratios]
+                     + [_control("eager", 0.99, 1.01, 1.0, framework="jax")])
+    sc = analysis.aa_scatter(c)
+    expected = 1.4826 * statistics.median(abs(math.log(r)) for r in ratios)
+    assert sc[("tf", "cpu")] == pytest.approx(expected) and sc[("jax", "cpu")] == 0.0
+    assert expected < 0.03  # the 1.30 group moved the median of five, not the sigma's scale
+    sp = pd.DataFrame({"framework": ["tf", "tf", "jax"], "device": ["cpu"] * 3,
+                       "speedup": [1.04, 2.0, 1.04], "ci_low": [1.03, 1.9, 1.03],
+                       "ci_high": [1.05, 2.1, 1.05], "significant": [True] * 3,
+                       "verdict": ["faster"] * 3})
+    w = analysis.widen(sp, sc)
+    add = 1.96 * expected
+    down = math.sqrt(math.log(1.04 / 1.03) ** 2 + add ** 2)
+    assert w["ci_low"].iloc[0] == pytest.approx(1.04 * math.exp(-down))
+    assert w["ci_low"].iloc[0] < 1.0 and w["verdict"].iloc[0] == "no difference"
+    assert w["aa_scatter"].iloc[0] == pytest.approx(math.expm1(add))
+    assert w["ci_widened_by"].iloc[0] > 1.0
+    # a real 2x speedup stays significant; jax, whose controls agree, is left as it was
+    assert w["verdict"].iloc[1] == "faster" and w["ci_low"].iloc[1] > 1.5
+    assert w["ci_low"].iloc[2] == 1.03 and w["ci_widened_by"].iloc[2] == 1.0
+    assert w["verdict"].iloc[2] == "faster"
 
-def _sp(speedup, lo, hi, verdict):
-    return pd.DataFrame({"speedup": [speedup], "ci_low": [lo], "ci_high": [hi],
-                         "significant": [verdict != "no difference"], "verdict": [verdict]})
 
-
-def test_a_significant_control_widens_every_interval_until_it_includes_one():
-    df = pd.DataFrame([{"framework": "tf", "device": "cpu", "mode": "graph",
-                        "workload": "w", "variant": "v", "dtype": "float32", "size": "s",
-                        "samples": [1.04, 1.05, 1.03, 1.04, 1.05, 1.04, 1.03],
-                        "aa_samples": [1.0, 1.01, 0.99, 1.0, 1.0, 1.01, 0.99],
-                        "aa_pairing": "same worker, interleaved"}])
-    c = analysis.aa_controls(df, n_boot=500)
-    assert c["significant"].iloc[0] and c["ratio"].iloc[0] == pytest.approx(1.04)
-    f = analysis.widening_factor(c)
-    lo = c["ci_low"].iloc[0]
-    assert f == pytest.approx(math.log(1.04) / math.log(1.04 / lo))
-    # applied to the control itself, its interval now reaches 1.0 exactly
-    wide = analysis.widen(_sp(1.04, lo, c["ci_high"].iloc[0], "faster"), f)
-    assert wide["ci_low"].iloc[0] == pytest.approx(1.0)
-    assert wide["ci_widened_by"].iloc[0] == pytest.approx(f)
-    # a real 2x speedup with a tight interval stays significant
-    big = analysis.widen(_sp(2.0, 1.9, 2.1, "faster"), f)
-    assert big["significant"].iloc[0] and big["verdict"].iloc[0] == "faster"
-
-
-def test_controls_that_include_one_change_nothing():
-    sp = _sp(1.3, 1.1, 1.5, "faster")
-    assert analysis.widening_factor(pd.DataFrame(columns=["widen_by"])) == 1.0
-    same = analysis.widen(sp, 1.0)
+def test_without_controls_nothing_is_widened():
+    assert analysis.aa_scatter(pd.DataFrame(columns=["framework", "device", "ratio",
+                                                     "error"])) == {}
+    sp = pd.DataFrame({"framework": ["tf"], "device": ["cpu"], "speedup": [1.2],
+                       "ci_low": [1.1], "ci_high": [1.3], "significant": [True],
+                       "verdict": ["faster"]})
+    same = analysis.widen(sp, {})
     assert same["ci_low"].iloc[0] == 1.1 and same["ci_widened_by"].iloc[0] == 1.0
+
+

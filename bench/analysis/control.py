@@ -4,10 +4,12 @@ speedup intervals.
 A worker times its framework's nearest JIT-off mode a second time, built afresh and
 interleaved like a JIT mode (``bench.worker``, fields ``aa_*`` on that mode's row). Its
 **ratio** (mode median / control median, read like a speedup) and its bootstrap interval are
-what "no difference" looks like today, measured the way real pairs are. When a control's
-interval excludes 1, the run's intervals are too narrow: :func:`widening_factor` is how much
-wider (in log space) they must be for that control to include 1, and :func:`widen` applies it
-to the speedups (never narrowing them).
+what "no difference" looks like today, measured the way real pairs are. With a control in
+every group, how far identical programs scatter *between groups* is measured too
+(:func:`aa_scatter`), which no group's own bootstrap sees: its samples are taken minutes
+apart from the next group's, in another state of the machine. :func:`widen` adds that scatter
+to every speedup interval of the framework (never narrowing one). A control whose own interval
+excludes 1 is the sign that the bootstrap intervals alone are too narrow.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ def aa_controls(df, *, confidence: float = CONFIDENCE, n_boot: int = N_BOOT, see
     """One row per A/A control of the run (a row with ``aa_samples`` or ``aa_error``).
 
     ``significant``: the interval excludes 1 (no noise floor here: a control has no effect to
-    be small). ``widen_by``: the factor of :func:`widening_factor` for this control alone
-    (1.0 when its interval includes 1)."""
+    be small). ``widen_by``: by how much its log interval would have to grow to include 1
+    (1.0 when it does)."""
     pd = _pd()
     out = []
     has = [c for c in ("aa_samples", "aa_error") if c in df.columns]
@@ -69,33 +71,55 @@ def _needed(ratio: float, lo: float, hi: float) -> float:
     return 1.0
 
 
-def widening_factor(controls) -> float:
-    """The largest ``widen_by`` of the controls (1.0: every control includes 1, or none ran)."""
+def aa_scatter(controls) -> dict[tuple[str, str], float]:
+    """How far identical programs land from 1.00x in this run, per (framework, device): a
+    robust sigma of the controls' log ratios around 0 (1.4826 x the median of |log ratio|),
+    so one odd group does not set it. {} without controls."""
     if controls is None or controls.empty:
-        return 1.0
-    return float(max(1.0, controls["widen_by"].max()))
+        return {}
+    out = {}
+    ok = controls[controls["error"].isna() & (controls["ratio"] > 0)]
+    for (fw, dev), g in ok.groupby(["framework", "device"]):
+        out[(fw, dev)] = 1.4826 * float(np.median(np.abs(np.log(g["ratio"].astype(float)))))
+    return out
 
 
-def widen(sp, factor: float, noise_floor: float | None = None):
-    """``sp`` (``analysis.speedups``) with each interval's log half-widths around its speedup
-    times ``factor`` (>= 1), ``significant`` and ``verdict`` recomputed, and ``ci_widened_by``
-    saying by how much. ``factor`` 1.0 returns the same numbers."""
+def widen(sp, scatter, noise_floor: float | None = None, z: float = 1.96):
+    """``sp`` (``analysis.speedups``) with each interval's log half-widths grown to
+    sqrt(half^2 + (z * sigma)^2), sigma the A/A scatter of the row's framework and device
+    (``scatter``: :func:`aa_scatter`'s mapping, or one sigma for every row); ``significant``
+    and ``verdict`` recomputed. Adds ``aa_scatter`` (z * sigma as a fraction: "identical
+    programs land within +-x%") and ``ci_widened_by`` (new width / old width). Sigma 0 leaves
+    a row as it was."""
     from .stats import NOISE_FLOOR, is_significant
 
     out = sp.copy()
-    out["ci_widened_by"] = max(1.0, float(factor))
-    if factor <= 1.0 or out.empty:
+    if out.empty:
+        out["aa_scatter"], out["ci_widened_by"] = [], []
         return out
+    if isinstance(scatter, dict):
+        sig = [scatter.get((f, d), 0.0) for f, d in zip(out["framework"], out["device"])]
+    else:
+        sig = [float(scatter)] * len(out)
+    ratio = out["speedup"].astype(float).to_numpy()
+    lo, hi = out["ci_low"].astype(float).to_numpy(), out["ci_high"].astype(float).to_numpy()
+    add = z * np.asarray(sig, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        down, up = np.log(ratio / lo), np.log(hi / ratio)
+        new_down, new_up = np.sqrt(down ** 2 + add ** 2), np.sqrt(up ** 2 + add ** 2)
+        widened = np.where(down + up > 0, (new_down + new_up) / (down + up), 1.0)
+    keep = add <= 0
+    out["ci_low"] = np.where(keep, lo, ratio * np.exp(-new_down))
+    out["ci_high"] = np.where(keep, hi, ratio * np.exp(new_up))
+    out["aa_scatter"] = np.expm1(add)
+    out["ci_widened_by"] = np.where(keep, 1.0, widened)
     floor = NOISE_FLOOR if noise_floor is None else noise_floor
-    ratio = out["speedup"].astype(float)
-    out["ci_low"] = ratio * (out["ci_low"].astype(float) / ratio) ** factor
-    out["ci_high"] = ratio * (out["ci_high"].astype(float) / ratio) ** factor
-    sig = [is_significant(r, lo, hi, floor)
-           for r, lo, hi in zip(ratio, out["ci_low"], out["ci_high"])]
-    out["significant"] = sig
+    significant = [is_significant(r, a, b, floor)
+                   for r, a, b in zip(ratio, out["ci_low"], out["ci_high"])]
+    out["significant"] = significant
     out["verdict"] = [(("faster" if r > 1 else "slower") if s else "no difference")
                       if v in ("faster", "slower", "no difference") else v
-                      for r, s, v in zip(ratio, sig, out["verdict"])]
+                      for r, s, v in zip(ratio, significant, out["verdict"])]
     return out
 
 

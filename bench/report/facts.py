@@ -52,9 +52,9 @@ class RunFacts:
 
     @functools.cached_property
     def sp(self):
-        """``analysis.speedups`` + work, intervals already widened by the A/A controls."""
+        """``analysis.speedups`` + work, the A/A controls' scatter already in the intervals."""
         sp = with_work(analysis.speedups(self.df, n_boot=self.n_boot), self.order)
-        return analysis.widen(sp, analysis.widening_factor(self.controls))
+        return analysis.widen(sp, analysis.aa_scatter(self.controls))
 
     @functools.cached_property
     def gm(self):

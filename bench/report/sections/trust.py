@@ -1,10 +1,11 @@
 """How much to trust this run, first thing on the page: the A/A controls (identical programs
-measured the way real pairs are), whether they widened the intervals, rows where JIT compiled
+measured the way real pairs are), the scatter they add to every interval, rows where JIT compiled
 nothing, modes that interleaving moved (the interference check), and what process start-up
 cost before any case (the warm-up, kept out of the rows)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ... import analysis
@@ -70,14 +71,22 @@ def _startup(meta) -> list[dict[str, Any]]:
     return out
 
 
+def _scatter(run) -> str:
+    """'±2.1% (tf cpu), ±7.1% (jax cpu)': the A/A scatter every interval now includes."""
+    z = 1.96
+    return ", ".join(f"±{fmt.pct(math.expm1(z * s), 1)} ({fw} {dev})"
+                     for (fw, dev), s in sorted(analysis.aa_scatter(run.controls).items()))
+
+
 def _data(run, images) -> dict[str, Any]:
     sp = run.sp
-    factor = float(sp["ci_widened_by"].iloc[0]) if "ci_widened_by" in sp and len(sp) else 1.0
     no_jit = sp[sp["verdict"] == analysis.NO_JIT]
     n_interleaved = int(run.df["alone_median_s"].notna().sum()) \
         if "alone_median_s" in run.df.columns else 0
-    return {"controls": _controls(run), "bands": _bands(run), "widened_by": factor,
-            "widened_text": f"×{factor:.2f}" if factor > 1 else "",
+    controls = run.controls
+    n_sig = int(controls["significant"].sum()) if not controls.empty else 0
+    return {"controls": _controls(run), "bands": _bands(run), "scatter": _scatter(run),
+            "n_controls": len(controls), "n_significant": n_sig,
             "no_jit": _no_jit(run, no_jit),
             "interference": _interference(run.df), "n_checked": n_interleaved,
             "startup": _startup(run.meta)}
