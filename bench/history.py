@@ -65,8 +65,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .timing import robust_sigma
+
 SERIES_KEYS = ["workload", "variant", "size", "dtype", "framework", "mode", "device"]
-MAD_TO_SIGMA = 1.4826  # MAD of a normal sample x this = its standard deviation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,7 +216,7 @@ def _judge(latest: float, history: Sequence[float], metric: Metric, th: Threshol
                 "p_value": 0.0 if worse else 1.0, "counted": False}
     logs = np.log(values)
     ref = float(np.median(logs))
-    noise = max(MAD_TO_SIGMA * float(np.median(np.abs(logs - ref))), getattr(th, metric.floor))
+    noise = max(robust_sigma(logs, ref), getattr(th, metric.floor))
     z = (math.log(latest) - ref) / noise
     return {"reference": math.exp(ref), "change": latest / math.exp(ref) - 1.0,
             "noise": noise, "z": z, "p_value": float(norm.sf(z)), "counted": True,

@@ -12,7 +12,7 @@ import math
 import statistics
 from typing import Any, Mapping, Sequence
 
-from .timing import ModeResult
+from .timing import ModeResult, robust_sigma
 
 
 def _block_logs(samples: Sequence[float], k: int) -> list[float]:
@@ -44,7 +44,7 @@ def interference(results: Mapping[str, ModeResult], tolerance: float = 0.03,
         k = min(len(r.alone_samples), len(r.alone_again_samples))
         logs = _block_logs(r.samples, k)
         center = statistics.median(logs) if logs else math.log(statistics.median(r.samples))
-        sigma = 1.4826 * statistics.median(abs(x - center) for x in logs) if logs else 0.0
+        sigma = robust_sigma(logs, center) if logs else 0.0
         bars[m] = max(z * sigma, math.log1p(tolerance)) if len(logs) >= 4 else None
         off[m] = [math.log(statistics.median(b)) - center
                   for b in (r.alone_samples, r.alone_again_samples)]

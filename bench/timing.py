@@ -336,6 +336,16 @@ def measure(modes: list[Timed], protocol: Protocol = Protocol(),
     return results
 
 
+MAD_TO_SIGMA = 1.4826  # MAD of a normal sample x this = its standard deviation
+
+
+def robust_sigma(values: Sequence[float], center: float | None = None) -> float:
+    """1.4826 x the median absolute deviation of ``values`` from ``center`` (default: their
+    median): a standard deviation one outlier does not set."""
+    c = statistics.median(values) if center is None else center
+    return MAD_TO_SIGMA * float(statistics.median(abs(float(v) - c) for v in values))
+
+
 def summarize(samples: list[float]) -> dict[str, float | None]:
     """Statistics of per-call times (seconds)."""
     if not samples:

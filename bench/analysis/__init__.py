@@ -37,7 +37,7 @@ from .compare import (
     regressions_over,
     run_to_run_spread,
 )
-from .control import aa_bands, aa_controls, aa_scatter, in_band, widen
+from .control import SCATTER_Z, aa_bands, aa_controls, aa_scatter, in_band, widen
 from .costs import amortized_cost, amortized_curves, break_even_calls
 from .roofline import bandwidth_gbps, ceilings, flops_check, roofline
 from .sizes import SERIES_KEYS, crossovers, size_order
@@ -61,7 +61,7 @@ from .values import CASE_KEYS, ROW_KEYS, group_records
 
 __all__ = [
     "CASE_KEYS", "COMPARE_NOISE_FLOOR", "CONFIDENCE", "DISPATCH_BOUND_SHARE", "FEW_SAMPLES",
-    "NO_JIT", "aa_bands", "aa_controls", "aa_scatter", "in_band", "widen",
+    "NO_JIT", "SCATTER_Z", "aa_bands", "aa_controls", "aa_scatter", "in_band", "widen",
     "MIN_ROWS_FOR_SPREAD", "NOISE_FLOOR", "NOISY_REL_IQR", "NOISY_STEAL_PCT", "N_BOOT",
     "QUIET_REL_IQR", "QUIET_STEAL_PCT", "ROW_KEYS", "SERIES_KEYS", "SPREAD_Z",
     "amortized_cost", "amortized_curves", "bandwidth_gbps", "ceilings", "flops_check",

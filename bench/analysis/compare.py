@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..timing import robust_sigma
 from .stats import CONFIDENCE, N_BOOT, bootstrap_ratio_ci, is_significant, noise_verdict
 from .values import ROW_KEYS, _median, _pd, _samples
 
@@ -30,7 +31,7 @@ def run_to_run_spread(log_ratios: Sequence[float]) -> dict[str, float]:
         return {"n": int(x.size), "shift": math.nan, "spread": math.nan}
     med = float(np.median(x))
     return {"n": int(x.size), "shift": math.expm1(med),
-            "spread": 1.4826 * float(np.median(np.abs(x - med)))}
+            "spread": robust_sigma(x, med)}
 
 
 def compare_runs(a, b, *, noise_floor: float = COMPARE_NOISE_FLOOR,

@@ -18,20 +18,21 @@ import math
 
 import numpy as np
 
+from ..timing import robust_sigma
 from .stats import CONFIDENCE, N_BOOT, bootstrap_ratio_ci
 from .values import _pd, _samples
 
 CONTROL_COLUMNS = ["framework", "device", "mode", "workload", "variant", "dtype", "size",
-                   "pairing", "ratio", "ci_low", "ci_high", "significant", "widen_by",
-                   "n_samples", "error"]
+                   "pairing", "ratio", "ci_low", "ci_high", "significant", "n_samples",
+                   "error"]
+SCATTER_Z = 1.96  # the A/A scatter added to an interval: this many robust sigmas
 
 
 def aa_controls(df, *, confidence: float = CONFIDENCE, n_boot: int = N_BOOT, seed: int = 0):
     """One row per A/A control of the run (a row with ``aa_samples`` or ``aa_error``).
 
     ``significant``: the interval excludes 1 (no noise floor here: a control has no effect to
-    be small). ``widen_by``: by how much its log interval would have to grow to include 1
-    (1.0 when it does)."""
+    be small)."""
     pd = _pd()
     out = []
     has = [c for c in ("aa_samples", "aa_error") if c in df.columns]
@@ -50,25 +51,13 @@ def aa_controls(df, *, confidence: float = CONFIDENCE, n_boot: int = N_BOOT, see
             lo, hi = bootstrap_ratio_ci(a, b, confidence=confidence, n_boot=n_boot, seed=seed)
             sig = not (math.isnan(lo) or math.isnan(hi)) and (lo > 1.0 or hi < 1.0)
             out.append(dict(base, ratio=ratio, ci_low=lo, ci_high=hi, significant=sig,
-                            widen_by=_needed(ratio, lo, hi), n_samples=int(min(len(a), len(b))),
+                            n_samples=int(min(len(a), len(b))),
                             error=None))
         else:
             out.append(dict(base, ratio=math.nan, ci_low=math.nan, ci_high=math.nan,
-                            significant=False, widen_by=1.0,
+                            significant=False,
                             error=r.get("aa_error") or "no samples"))
     return pd.DataFrame(out, columns=CONTROL_COLUMNS)
-
-
-def _needed(ratio: float, lo: float, hi: float) -> float:
-    """Factor f >= 1 by which the interval's log half-widths around ``ratio`` must grow for it
-    to include 1: interval [1.02, 1.06] around 1.04 -> f = log 1.04 / log(1.04 / 1.02)."""
-    if any(math.isnan(x) for x in (ratio, lo, hi)) or ratio <= 0 or lo <= 0:
-        return 1.0
-    if lo > 1.0 and ratio > lo:
-        return max(1.0, math.log(ratio) / math.log(ratio / lo))
-    if hi < 1.0 and hi > ratio:
-        return max(1.0, -math.log(ratio) / math.log(hi / ratio))
-    return 1.0
 
 
 def aa_scatter(controls) -> dict[tuple[str, str], float]:
@@ -80,14 +69,15 @@ def aa_scatter(controls) -> dict[tuple[str, str], float]:
     out = {}
     ok = controls[controls["error"].isna() & (controls["ratio"] > 0)]
     for (fw, dev), g in ok.groupby(["framework", "device"]):
-        out[(fw, dev)] = 1.4826 * float(np.median(np.abs(np.log(g["ratio"].astype(float)))))
+        out[(fw, dev)] = robust_sigma(np.log(g["ratio"].astype(float)), 0.0)
     return out
 
 
-def widen(sp, scatter, noise_floor: float | None = None, z: float = 1.96):
+def widen(sp, scatter: dict[tuple[str, str], float], noise_floor: float | None = None,
+          z: float = SCATTER_Z):
     """``sp`` (``analysis.speedups``) with each interval's log half-widths grown to
     sqrt(half^2 + (z * sigma)^2), sigma the A/A scatter of the row's framework and device
-    (``scatter``: :func:`aa_scatter`'s mapping, or one sigma for every row); ``significant``
+    (``scatter``: :func:`aa_scatter`'s mapping); ``significant``
     and ``verdict`` recomputed. Adds ``aa_scatter`` (z * sigma as a fraction: "identical
     programs land within +-x%") and ``ci_widened_by`` (new width / old width). Sigma 0 leaves
     a row as it was."""
@@ -97,10 +87,7 @@ def widen(sp, scatter, noise_floor: float | None = None, z: float = 1.96):
     if out.empty:
         out["aa_scatter"], out["ci_widened_by"] = [], []
         return out
-    if isinstance(scatter, dict):
-        sig = [scatter.get((f, d), 0.0) for f, d in zip(out["framework"], out["device"])]
-    else:
-        sig = [float(scatter)] * len(out)
+    sig = [scatter.get((f, d), 0.0) for f, d in zip(out["framework"], out["device"])]
     ratio = out["speedup"].astype(float).to_numpy()
     lo, hi = out["ci_low"].astype(float).to_numpy(), out["ci_high"].astype(float).to_numpy()
     add = z * np.asarray(sig, dtype=float)

@@ -51,10 +51,15 @@ class RunFacts:
         return analysis.aa_bands(self.controls)
 
     @functools.cached_property
+    def scatter(self) -> dict[tuple[str, str], float]:
+        """``analysis.aa_scatter``: how far identical programs scatter, per framework/device."""
+        return analysis.aa_scatter(self.controls)
+
+    @functools.cached_property
     def sp(self):
         """``analysis.speedups`` + work, the A/A controls' scatter already in the intervals."""
         sp = with_work(analysis.speedups(self.df, n_boot=self.n_boot), self.order)
-        return analysis.widen(sp, analysis.aa_scatter(self.controls))
+        return analysis.widen(sp, self.scatter)
 
     @functools.cached_property
     def gm(self):

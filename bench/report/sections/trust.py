@@ -73,9 +73,8 @@ def _startup(meta) -> list[dict[str, Any]]:
 
 def _scatter(run) -> str:
     """'±2.1% (tf cpu), ±7.1% (jax cpu)': the A/A scatter every interval now includes."""
-    z = 1.96
-    return ", ".join(f"±{fmt.pct(math.expm1(z * s), 1)} ({fw} {dev})"
-                     for (fw, dev), s in sorted(analysis.aa_scatter(run.controls).items()))
+    return ", ".join(f"±{fmt.pct(math.expm1(analysis.SCATTER_Z * s), 1)} ({fw} {dev})"
+                     for (fw, dev), s in sorted(run.scatter.items()))
 
 
 def _data(run, images) -> dict[str, Any]:
