@@ -12,9 +12,9 @@ For each mode of one case group:
    apart, not mixed into the statistics;
 6. **interference check**: when several modes were interleaved, two rounds of a short block
    of each mode alone (each after ``switch_calls`` untimed calls), so a row can say whether
-   interleaving moved its median (:func:`bench.interference.interference`). Both come after the interleaved
-   phase: a block right after the warm-up caught TF's first while_loop function of a process
-   in its slow first ~100 calls (rnn graph 1.1 ms, later 0.87 ms).
+   interleaving moved its median (:func:`bench.interference.interference`). Both come after
+   the interleaved phase: a block right after the warm-up caught TF's first while_loop
+   function of a process in its slow first ~100 calls (rnn graph 1.1 ms, later 0.87 ms).
 
 The core takes its clock and its compile counter as arguments, so the arithmetic is tested
 exactly with a fake clock (tests/test_timing.py).
