@@ -1,18 +1,26 @@
 """Check the harness against a plain, minimal timing loop on the same cases.
 
-    python examples/harness_vs_plain.py [--repeats 3]
+    python examples/harness_vs_plain.py [--repeats 3] [--rounds 9] [--case SUBSTRING]
 
-Alternates `jitbench run` (one case, one mode) with a plain loop in a fresh process —
-warm up, then batches of N calls under perf_counter — and prints harness median / plain median
-per case and repeat. Ratios near 1 mean the harness adds no bias of its own.
+Two comparisons per case, each beside its own A/A control (the plain loop against itself,
+measured the same way), so a reader sees how far apart two *identical* measurements land:
 
-The plain loop times each batch two ways, alternately: with a device sync after every call
-("synced per call"), and with one sync at the end of the batch ("synced per batch", what the
-harness does: ``loops`` calls, then one sync). On CPU both are exact (TF and JAX return from a
-CPU call when it is done). The harness row's ``loops`` and ``sync_overhead_s`` are printed
-beside it. Measured 2026-11-22 (3 repeats): TF's sync costs ~10 us, JAX's ~1 us, so the sync
-does not explain the MMD cases' lean (JAX mmd harness/plain 0.84-0.94 both ways); that lean is
-still open.
+1. **processes**: `jitbench run` (one case, one mode: the whole harness, worker process and
+   all) alternating with a plain loop in a fresh process, twice (plain A, plain B), per repeat.
+   Two processes started seconds apart are not interleaved: their ratio carries the machine's
+   drift between them, and the plain B / plain A control shows how much.
+2. **interleaved**: in one process, the harness's own pieces (the worker's adapter builds the
+   mode on placed inputs; ``bench.timing.measure`` runs the protocol: first call, warm-up,
+   ``loops`` calibration, samples) alternating round by round with two plain loops over an
+   independently built ``jax.jit`` / ``tf.function(jit_compile=True)``, the order rotated every
+   round. Drift hits all three alike, so what is left of harness / plain is the harness's own
+   bias, and plain B / plain A its noise floor.
+
+The plain loop times single synced calls, for the same time as the harness's samples, and
+reports their median, as the harness does (``loops`` is 1 for calls of a millisecond or more).
+Until 2026-11-23 this script compared only way 1, without a control, against a median of
+batch averages; the JAX mmd case then read 0.84-0.94 (harness faster) in 6 repeats over two
+days, and the note on issue 10 gives what the controls showed about it.
 """
 
 from __future__ import annotations
@@ -31,12 +39,15 @@ CASES = [  # (suite, framework, mode, variant, dtype, size label)
     ("mmd", "jax", "jit", "default", "float32", "n512-d64"),
     ("mmd", "tf", "xla", "default", "float32", "n512-d64"),
 ]
+MIN_TIME = 0.75  # seconds of samples per measurement, harness (--min-time) and plain alike
 
-PLAIN = r"""
+# argv: suite framework mode variant dtype size rounds; rounds 0: the plain loop only, once
+SESSION = r"""
 import json, statistics, sys, time
 import numpy as np
 from bench.workload import discover, Filters, expand
-suite, fw, mode, variant, dtype, size = sys.argv[1:7]
+suite, fw, mode, variant, dtype, size, rounds = sys.argv[1:8]
+rounds, MIN_TIME = int(rounds), float(sys.argv[8])
 case = next(c for c in expand(Filters(suite=(suite,), framework=(fw,), mode=(mode,),
             variant=(variant,), dtype=(dtype,), device=("cpu",))) if c.size == size)
 wl = discover()[suite][1]
@@ -52,66 +63,100 @@ else:
     f = tf.function(wl.tf(case.params, dtype, variant)[0], jit_compile=True)
     args = [tf.constant(a) for a in xs]
     sync = lambda out: tf.test.experimental.sync_devices()
-run = lambda: f(*args)
-call = lambda: sync(run())
+clock = time.perf_counter
 for _ in range(20):
-    call()
-t0 = time.perf_counter(); call(); one = time.perf_counter() - t0
-n = max(1, int(0.05 / one))
-per_call, per_batch = [], []
-for _ in range(15):  # the two ways alternate, so drift hits both
-    t0 = time.perf_counter()
-    for _ in range(n):
-        call()
-    per_call.append((time.perf_counter() - t0) / n)
-    t0 = time.perf_counter()
-    for _ in range(n):
-        out = run()
-    sync(out)
-    per_batch.append((time.perf_counter() - t0) / n)
-print(json.dumps([statistics.median(per_call), statistics.median(per_batch)]))
+    sync(f(*args))
+
+def plain():
+    times, start = [], clock()
+    while clock() - start < MIN_TIME or len(times) < 7:
+        t0 = clock()
+        sync(f(*args))
+        times.append(clock() - t0)
+    return statistics.median(times)
+
+if not rounds:
+    print(json.dumps({"plain": plain()}))
+    sys.exit()
+
+from bench import casework
+from bench.frameworks import get_adapter
+from bench.timing import Protocol, measure
+adapter = get_adapter(fw)
+work = casework.Casework(adapter, fw, "cpu", xs)
+timed = work.timed(mode, work.build(wl.builder(fw)(case.params, dtype, variant), mode))
+protocol = Protocol(min_time=MIN_TIME)
+
+def harness():
+    return statistics.median(measure([timed], protocol, counters=adapter.counters)[mode].samples)
+
+ways = {"harness": harness, "plain A": plain, "plain B": plain}
+names = list(ways)
+for i in range(rounds):
+    order = names[i % 3:] + names[:i % 3]
+    got = {name: ways[name]() for name in order}
+    print(json.dumps(got), flush=True)
 """
 
 
-def harness(case, out: Path) -> dict:
+def session(case, rounds: int) -> list[dict[str, float]]:
+    out = subprocess.run([sys.executable, "-c", SESSION, *case, str(rounds), str(MIN_TIME)],
+                         check=True, capture_output=True, text=True)
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+def harness_run(case, out: Path) -> float:
     suite, fw, mode, variant, dtype, size = case
     subprocess.run([sys.executable, "-m", "bench", "run", "--suite", suite, "--framework", fw,
                     "--mode", mode, "--variant", variant, "--dtype", dtype, "--device", "cpu",
-                    "--out", str(out), "--no-report", "--no-calibrate", "--min-time", "0.75"],
-                   check=True, capture_output=True)
+                    "--out", str(out), "--no-report", "--no-calibrate", "--min-time",
+                    str(MIN_TIME)], check=True, capture_output=True)
     run = sorted(out.iterdir())[-1]
     rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
-    return next(r for r in rows if r["size"] == size)
+    return next(r for r in rows if r["size"] == size)["median_s"]
 
 
-def plain(case) -> tuple[float, float]:
-    """(synced per call, synced per batch) medians, seconds per call."""
-    out = subprocess.run([sys.executable, "-c", PLAIN, *case], check=True,
-                         capture_output=True, text=True)
-    return tuple(json.loads(out.stdout.strip().splitlines()[-1]))
+def summary(name: str, how: str, got: list[dict[str, float]]) -> str:
+    """One line: harness / plain and the plain B / plain A control, median and range."""
+    def ratios(a, b):
+        r = [g[a] / g[b] for g in got]
+        return f"median {statistics.median(r):.3f}, range {min(r):.3f}-{max(r):.3f}"
+
+    return (f"{name}, {how} ({len(got)}): harness / plain A {ratios('harness', 'plain A')}; "
+            f"control plain B / plain A {ratios('plain B', 'plain A')}")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=3)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3, help="process triples per case")
+    ap.add_argument("--rounds", type=int, default=9, help="interleaved rounds per case "
+                    "(each: harness, plain A, plain B in a rotating order)")
+    ap.add_argument("--case", default="", help="only the cases whose name contains this, "
+                    "e.g. mmd/jax")
     args = ap.parse_args()
+    cases = [c for c in CASES if args.case in "/".join(c)]
+    if not cases:
+        ap.error(f"no case contains {args.case!r}; cases: "
+                 + ", ".join("/".join(c) for c in CASES))
+    lines = []
     with tempfile.TemporaryDirectory() as tmp:
-        for case in CASES:
-            by_call, by_batch = [], []
+        for case in cases:
+            name = "/".join(case)
+            across = []
             for i in range(args.repeats):
-                row = harness(case, Path(tmp) / f"{case[0]}-{case[1]}-{i}")
-                h = row["median_s"]
-                p_call, p_batch = plain(case)
-                by_call.append(h / p_call)
-                by_batch.append(h / p_batch)
-                print(f"{'/'.join(case)} repeat {i + 1}: harness {h * 1e3:.3f} ms (loops "
-                      f"{row['loops']}, sync {row['sync_overhead_s'] * 1e6:.0f} us); plain "
-                      f"synced per call {p_call * 1e3:.3f} ms, ratio {h / p_call:.3f}; per "
-                      f"batch {p_batch * 1e3:.3f} ms, ratio {h / p_batch:.3f}", flush=True)
-            for name, r in (("synced per call", by_call), ("synced per batch", by_batch)):
-                print(f"{'/'.join(case)}: harness / plain {name}: median "
-                      f"{statistics.median(r):.3f}, range {min(r):.3f}-{max(r):.3f}",
-                      flush=True)
+                got = {"harness": harness_run(case, Path(tmp) / f"{name.replace('/', '-')}-{i}"),
+                       "plain A": session(case, 0)[0]["plain"],
+                       "plain B": session(case, 0)[0]["plain"]}
+                across.append(got)
+                print(f"{name} processes {i + 1}: " + ", ".join(
+                    f"{k} {v * 1e3:.3f} ms" for k, v in got.items()), flush=True)
+            within = session(case, args.rounds) if args.rounds else []
+            for i, got in enumerate(within):
+                print(f"{name} interleaved {i + 1}: " + ", ".join(
+                    f"{k} {v * 1e3:.3f} ms" for k, v in got.items()), flush=True)
+            lines += [summary(name, how, got) for how, got in
+                      (("processes", across), ("interleaved", within)) if got]
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":
