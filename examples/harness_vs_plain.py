@@ -111,7 +111,7 @@ def harness_run(case, out: Path) -> float:
                     "--mode", mode, "--variant", variant, "--dtype", dtype, "--device", "cpu",
                     "--out", str(out), "--no-report", "--no-calibrate", "--min-time",
                     str(MIN_TIME)], check=True, capture_output=True)
-    run = sorted(out.iterdir())[-1]
+    run = max(out.iterdir())
     rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
     return next(r for r in rows if r["size"] == size)["median_s"]
 
