@@ -6,8 +6,11 @@ Each repeat makes two runs of the same cases with the Python API (``bench.runner
 one, the probe case is the first group of its worker; in the other, it comes after the other
 groups. The worker warms up every mode before its first group (``bench.warmup``), so the probe's
 first call should be the same in both positions: the script prints, for TF eager, TF xla and
-JAX jit, the first call as first group and as a later group, their ratio, and whether the
-medians over the repeats agree within 20%. Run it on a quiet machine.
+JAX jit, the first call as first group and as a later group, their ratio, whether the
+medians over the repeats agree within 20%, and a rank test of the two positions (Mann-Whitney U,
+two-sided): one first call per repeat is a single sample, and on a noisy machine it spreads
+±25% within a position, so a ratio outside 20% from a few repeats with a large p is noise, not a
+position effect; more repeats tell them apart. Run it on a quiet machine.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import json
 import statistics
 import tempfile
 from pathlib import Path
+
+from scipy.stats import mannwhitneyu
 
 from bench import runner
 from bench.timing import Protocol
@@ -67,7 +72,8 @@ def main() -> int:
             got[position].append(_first_calls(run_dir))
     print(f"probe {' '.join(PROBE)}; first call in ms, as the first group of its worker vs "
           f"after {len(others)} other groups; {args.repeats} repeats")
-    print(f"{'mode':<10} {'first group':>24} {'later group':>24} {'ratio':>7}  within 20%")
+    print(f"{'mode':<10} {'first group':>24} {'later group':>24} {'ratio':>7}  within 20%  "
+          f"rank test p")
     ok_all = True
     for key in CHECKED:
         a = [g[key] * 1e3 for g in got["first"] if key in g]
@@ -79,8 +85,10 @@ def main() -> int:
         ratio = statistics.median(b) / statistics.median(a)
         ok = abs(ratio - 1) <= TOLERANCE
         ok_all &= ok
+        p = mannwhitneyu(a, b).pvalue
         print(f"{' '.join(key):<10} {' '.join(f'{x:7.2f}' for x in a):>24} "
-              f"{' '.join(f'{x:7.2f}' for x in b):>24} {ratio:7.2f}  {'yes' if ok else 'NO'}")
+              f"{' '.join(f'{x:7.2f}' for x in b):>24} {ratio:7.2f}  {'yes' if ok else 'NO':<10} "
+              f"{p:.2f}")
     print(f"runs in {out}")
     return 0 if ok_all else 1
 

@@ -1,6 +1,6 @@
 """Check the harness against a plain, minimal timing loop on the same cases.
 
-    python examples/harness_vs_plain.py [--repeats 3] [--rounds 9] [--case SUBSTRING]
+    python examples/harness_vs_plain.py [--repeats 3] [--rounds 30] [--case SUBSTRING]
 
 Two comparisons per case, each beside its own A/A control (the plain loop against itself,
 measured the same way), so a reader sees how far apart two *identical* measurements land:
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -39,7 +40,10 @@ CASES = [  # (suite, framework, mode, variant, dtype, size label)
     ("mmd", "jax", "jit", "default", "float32", "n512-d64"),
     ("mmd", "tf", "xla", "default", "float32", "n512-d64"),
 ]
-MIN_TIME = 0.75  # seconds of samples per measurement, harness (--min-time) and plain alike
+MIN_TIME = 0.75  # seconds of samples per measurement across processes (jitbench --min-time)
+# ...and per turn in one process: short turns, so drift (levels that hold for seconds on this
+# machine) moves little between the three measurements of a round
+TURN_TIME = 0.25
 
 # argv: suite framework mode variant dtype size rounds; rounds 0: the plain loop only, once
 SESSION = r"""
@@ -100,7 +104,8 @@ for i in range(rounds):
 
 
 def session(case, rounds: int) -> list[dict[str, float]]:
-    out = subprocess.run([sys.executable, "-c", SESSION, *case, str(rounds), str(MIN_TIME)],
+    seconds = TURN_TIME if rounds else MIN_TIME
+    out = subprocess.run([sys.executable, "-c", SESSION, *case, str(rounds), str(seconds)],
                          check=True, capture_output=True, text=True)
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
 
@@ -117,19 +122,21 @@ def harness_run(case, out: Path) -> float:
 
 
 def summary(name: str, how: str, got: list[dict[str, float]]) -> str:
-    """One line: harness / plain and the plain B / plain A control, median and range."""
-    def ratios(a, b):
-        r = [g[a] / g[b] for g in got]
-        return f"median {statistics.median(r):.3f}, range {min(r):.3f}-{max(r):.3f}"
+    """One line: harness / plain (the geometric mean of plain A and B, each round) and the
+    control plain B / plain A: median of the rounds' ratios and their quartiles."""
+    def ratios(r):
+        q1, _, q3 = statistics.quantiles(r, n=4) if len(r) > 1 else (r[0],) * 3
+        return f"{statistics.median(r):.3f} [quartiles {q1:.3f}-{q3:.3f}]"
 
-    return (f"{name}, {how} ({len(got)}): harness / plain A {ratios('harness', 'plain A')}; "
-            f"control plain B / plain A {ratios('plain B', 'plain A')}")
+    return (f"{name}, {how} ({len(got)}): harness / plain "
+            + ratios([g["harness"] / math.sqrt(g["plain A"] * g["plain B"]) for g in got])
+            + "; control plain B / plain A " + ratios([g["plain B"] / g["plain A"] for g in got]))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3, help="process triples per case")
-    ap.add_argument("--rounds", type=int, default=9, help="interleaved rounds per case "
+    ap.add_argument("--rounds", type=int, default=30, help="interleaved rounds per case "
                     "(each: harness, plain A, plain B in a rotating order)")
     ap.add_argument("--case", default="", help="only the cases whose name contains this, "
                     "e.g. mmd/jax")
