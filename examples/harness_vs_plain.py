@@ -16,11 +16,14 @@ measured the same way), so a reader sees how far apart two *identical* measureme
    round. Drift hits all three alike, so what is left of harness / plain is the harness's own
    bias, and plain B / plain A its noise floor.
 
-The plain loop times single synced calls, for the same time as the harness's samples, and
-reports their median, as the harness does (``loops`` is 1 for calls of a millisecond or more).
-Until 2026-11-23 this script compared only way 1, without a control, against a median of
-batch averages; the JAX mmd case then read 0.84-0.94 (harness faster) in 6 repeats over two
-days, and the note on issue 10 gives what the controls showed about it.
+The plain loop times single synced calls and reports their median, as the harness does
+(``loops`` is 1 for calls of a millisecond or more).
+
+Measured 2026-11-23 (2-core machine; README, "Does the harness itself bias what it
+measures?"), two runs: interleaved, harness / plain 1.006 / 1.001 (jax matmul), 0.994 /
+1.003 (tf matmul), 1.020 / 1.000 (jax mmd), 1.019 / 0.993 (tf mmd), controls 0.990-1.067;
+across processes (one run, 5 repeats) the control alone spread 0.75-1.21. Until then this script compared way 1 only, one plain process per repeat and no
+control; it read JAX mmd as a "harness 6-16% faster" lean, which lies inside that spread.
 """
 
 from __future__ import annotations
