@@ -48,13 +48,14 @@ MIN_TIME = 0.75  # seconds of samples per measurement across processes (jitbench
 # machine) moves little between the three measurements of a round
 TURN_TIME = 0.25
 
-# argv: suite framework mode variant dtype size rounds; rounds 0: the plain loop only, once
+# argv: suite framework mode variant dtype size rounds seconds (of samples per measurement);
+# rounds 0: the plain loop only, once
 SESSION = r"""
 import json, statistics, sys, time
 import numpy as np
 from bench.workload import discover, Filters, expand
 suite, fw, mode, variant, dtype, size, rounds = sys.argv[1:8]
-rounds, MIN_TIME = int(rounds), float(sys.argv[8])
+rounds, seconds = int(rounds), float(sys.argv[8])
 case = next(c for c in expand(Filters(suite=(suite,), framework=(fw,), mode=(mode,),
             variant=(variant,), dtype=(dtype,), device=("cpu",))) if c.size == size)
 wl = discover()[suite][1]
@@ -76,7 +77,7 @@ for _ in range(20):
 
 def plain():
     times, start = [], clock()
-    while clock() - start < MIN_TIME or len(times) < 7:
+    while clock() - start < seconds or len(times) < 7:
         t0 = clock()
         sync(f(*args))
         times.append(clock() - t0)
@@ -92,7 +93,7 @@ from bench.timing import Protocol, measure
 adapter = get_adapter(fw)
 work = casework.Casework(adapter, fw, "cpu", xs)
 timed = work.timed(mode, work.build(wl.builder(fw)(case.params, dtype, variant), mode))
-protocol = Protocol(min_time=MIN_TIME)
+protocol = Protocol(min_time=seconds)
 
 def harness():
     return statistics.median(measure([timed], protocol, counters=adapter.counters)[mode].samples)
