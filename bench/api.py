@@ -55,7 +55,7 @@ class Result:
 
         sp = self.speedups()
         parts = []
-        for r in sp[sp["nearest"]].to_dict("records") if len(sp) else []:
+        for r in sp.loc[sp["nearest"]].to_dict("records") if len(sp) else []:
             ratio, lo, hi = r["speedup"], r["ci_low"], r["ci_high"]
             if r["verdict"] == analysis.NO_JIT:
                 head = (f"{r['mode']}: {r['verdict']} ({fmt.times(ratio)} "

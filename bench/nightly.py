@@ -189,7 +189,7 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
 
     def records(t):
         return [] if t is None else [hlo(_record(r))
-                                     for r in t[t["regression"]].to_dict("records")]
+                                     for r in t.loc[t["regression"]].to_dict("records")]
 
     tests = h.tests
     short = tests[tests["needs"] > 0]
@@ -206,7 +206,7 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
             "note": (f"{len(short)} series x metrics need up to {needs} more runs before "
                      f"they can be judged") if needs else None,
             "suspected": records(suspects), "confirmed": records(confirmed),
-            "advisory": [hlo(_record(r)) for r in tests[tests["advisory"]].to_dict("records")],
+            "advisory": [hlo(_record(r)) for r in tests.loc[tests["advisory"]].to_dict("records")],
             "recheck": recheck, "regression": bool(len(records(confirmed)))}
 
 
@@ -235,7 +235,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     from . import runner
 
     latest_dir = results_root / h.order[-1]
-    flagged = suspects[suspects["regression"]]
+    flagged = suspects.loc[suspects["regression"]]
     again, controls = recheck_plan(night_cases(latest_dir), set(flagged["case_id"]))
     only = set(zip(flagged["series"], flagged["metric"]))
     dirs, tables, votes = [], [], {k: [] for k in only}

@@ -41,7 +41,7 @@ from .control import SCATTER_Z, aa_bands, aa_controls, aa_scatter, in_band, wide
 from .costs import amortized_cost, amortized_curves, break_even_calls
 from .roofline import bandwidth_gbps, ceilings, flops_check, roofline
 from .sizes import SERIES_KEYS, crossovers, size_order
-from .speedups import NO_JIT, geomean_speedups, is_nearest, speedups
+from .speedups import NO_JIT, geomean_speedups, is_nearest, speedups, why_no_pairs
 from .stats import (
     CONFIDENCE,
     FEW_SAMPLES,
@@ -69,5 +69,5 @@ __all__ = [
     "calibration_frames", "compare_drift", "compare_runs", "crossovers", "efficiency",
     "geomean", "geomean_speedups", "is_nearest", "is_significant", "noise_verdict",
     "peak_gflops", "regressions_over", "row_facts", "run_to_run_spread", "size_order",
-    "speedups", "summary",
+    "speedups", "summary", "why_no_pairs",
 ]

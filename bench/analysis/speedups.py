@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..modes import FRAMEWORKS, MODES, baselines_for, nearest_baseline
+from ..modes import FRAMEWORKS, MODES, baselines_for, modes_for, nearest_baseline
 from .costs import break_even_calls
 from .stats import (
     CONFIDENCE,
@@ -144,3 +144,30 @@ def geomean_speedups(sp, df):
             "n_skipped", "n_faster", "n_slower", "n_same", "min_speedup", "max_speedup",
             "nearest", "n_no_jit"]
     return pd.DataFrame(out, columns=cols)
+
+
+def why_no_pairs(df, sp) -> str | None:
+    """Why ``sp`` (:func:`speedups` of ``df``) is empty, in one line a reader acts on; None
+    where it is not."""
+    if not sp.empty:
+        return None
+    if df.empty:
+        return "this run holds no rows"
+    ok = df[df["status"] == "ok"]
+    if len(ok) == 0:
+        return "no row ran ok (see Failures): speedups need a JIT-on and a JIT-off mode that both ran"
+    spec = [MODES.get((f, m)) for f, m in zip(ok["framework"], ok["mode"])]
+    has_on = any(s is not None and s.jit for s in spec)
+    has_off = any(s is not None and not s.jit for s in spec)
+    frameworks = sorted({f for f in ok["framework"] if f in FRAMEWORKS}) or list(FRAMEWORKS)
+
+    def named(jit: bool) -> str:
+        return " or ".join(f"{'/'.join(m for m in modes_for(fw) if MODES[(fw, m)].jit == jit)}"
+                           f" ({fw})" for fw in frameworks)
+
+    if not has_off:
+        return f"no JIT-off baseline measured: speedups need one of {named(False)}"
+    if not has_on:
+        return f"no JIT-on mode measured: speedups need one of {named(True)}"
+    return ("no case has a JIT-on and a JIT-off mode that both ran ok: each pair had a "
+            "failed or missing side (see Failures)")

@@ -44,7 +44,7 @@ def summary(df, sp) -> dict[str, Any]:
     jit_rows = df[(df["status"] == "ok") & df["jit"].map(_truthy)]
     cc = [_num(r.get("first_call_s")) - _median(r) for r in jit_rows.to_dict("records")]
     cc = [c for c in cc if not math.isnan(c)]
-    near = sp[sp["nearest"]] if len(sp) else sp
+    near = sp.loc[sp["nearest"]] if len(sp) else sp
     be = near["break_even_calls"] if len(near) else np.zeros(0)
     finite = np.asarray([b for b in be if math.isfinite(b)])
     return {

@@ -3,8 +3,10 @@ one run, and small helpers the sections share to turn them into template values.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -112,3 +114,23 @@ def text_or(v, default=None):
     """``v`` when it is a string (a message, a note), else ``default``: pandas fills missing
     strings with NaN."""
     return v if isinstance(v, str) else default
+
+
+@dataclasses.dataclass(frozen=True)
+class Need:
+    """What a report section needs of a run (``Section.needs``): ``missing(run)`` gives None
+    where the run has it, else the one line the page shows in the section's place."""
+
+    name: str
+    missing: Callable[[RunFacts], str | None]
+
+
+# a JIT-on and a JIT-off mode of one case, both ok: every speedup, geomean and break-even
+PAIRS = Need("pairs", lambda run: analysis.why_no_pairs(run.df, run.sp))
+# at least one row measured ok
+OK_ROWS = Need("ok rows", lambda run: None if (run.df["status"] == "ok").any() else
+               "no row ran ok: nothing was timed (see Failures and skips)")
+# the run's calibration (matmul peaks, dispatch floors)
+CALIBRATION = Need("calibration", lambda run: None if run.calibration else
+                   "this run has no calibration (made with --no-calibrate, by an older "
+                   "jitbench, or imported): no % of peak, no dispatch floors")

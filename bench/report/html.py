@@ -40,7 +40,9 @@ def build_context(df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT,
     ``workers``: processes that draw the figures (default: every usable CPU)."""
     with draw.collector_paused():
         run = RunFacts(df, meta, n_boot=n_boot)  # the bootstrap: on first use, while it draws
-        secs = sections.registered()
+        everyone = sections.registered()
+        unmet = {s.name: why for s in everyone if (why := s.unmet(run))}
+        secs = [s for s in everyone if s.name not in unmet]
         jobs = {(s.name, key): job for s in secs for key, job in s.figures(run).items()}
         data = {}
         with draw.Drawing(jobs, workers) as images:  # sections' values computed while it draws
@@ -49,7 +51,10 @@ def build_context(df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT,
             for s in sorted(secs, key=lambda s: images.deferred(s.name)):
                 data[s.name] = s.data(run, images.of(s.name))
     blocks = [{"name": s.name, "title": s.title, "template": s.template,
-               "data": data[s.name], "nav": s.links(data[s.name])} for s in secs]
+               "data": data[s.name], "nav": s.links(data[s.name])} if s.name in data else
+              {"name": s.name, "title": s.title, "template": "section_unmet.html.j2",
+               "data": {"why": unmet[s.name]}, "nav": [(s.name, s.title)]}
+              for s in everyone]
     return {
         "run_id": str(meta.get("run_id", "")), "sections": blocks,
         "noise_floor_pct": f"{100 * analysis.NOISE_FLOOR:g}",

@@ -8,6 +8,11 @@ shows them in ``order``. A new section is one new module here plus its template 
         return {"n": len(run.df)}    # the block reads it as d.n
 
     register(Section(name="rowcount", title="Row count", order=45, data=_data))
+
+A section that cannot say anything without some part of a run declares it in ``needs``
+(``bench.report.facts``: ``PAIRS``, ``OK_ROWS``, ``CALIBRATION``, ...); where the run lacks it,
+the page shows the section's title and that need's one-line reason, and its ``data`` and
+``figures`` are never called.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ class Section:
 
     ``data(run, images)`` returns the values its template block reads (as ``d``); ``images``
     holds the figures it asked for, by key, as data URIs (None: nothing to draw).
-    ``figures(run)`` returns the figures it shows as ``{key: bench.report.draw.Job}``; they
+    ``needs``: what the run must hold for the section to say anything (see the module's
+    docstring). ``figures(run)`` returns the figures it shows as ``{key: bench.report.draw.Job}``; they
     are drawn for every section together, in parallel. ``nav(d)`` gives its links in the page's
     navigation bar as (anchor, text); by default one link, ``(name, title)``.
     """
@@ -42,10 +48,19 @@ class Section:
     data: Callable[[Any, Mapping[str, str | None]], dict[str, Any]]
     figures: Callable[[Any], Mapping[str, Any]] = _no_figures
     nav: Callable[[dict[str, Any]], list[tuple[str, str]]] | None = None
+    needs: tuple[Any, ...] = ()  # bench.report.facts.Need: what the run must hold
 
     @property
     def template(self) -> str:
         return f"section_{self.name}.html.j2"
+
+    def unmet(self, run) -> str | None:
+        """The reason of the first need ``run`` does not meet (None: it meets them all)."""
+        for need in self.needs:
+            why = need.missing(run)
+            if why:
+                return why
+        return None
 
     def links(self, d: dict[str, Any]) -> list[tuple[str, str]]:
         return self.nav(d) if self.nav else [(self.name, self.title)]

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..facts import records
+from ..facts import CALIBRATION, records
 from . import Section, register
 
 
 def _data(run, images) -> dict[str, Any]:
     cal = run.calibration
-    return {"present": bool(cal), "elapsed_s": (cal or {}).get("elapsed_s"),
+    return {"elapsed_s": cal.get("elapsed_s"),
             "peaks": records(run.peak_rows), "floors": records(run.floors)}
 
 
-register(Section(name="calibration", title="Calibration", order=30, data=_data))
+register(Section(name="calibration", title="Calibration", order=30, data=_data,
+                 needs=(CALIBRATION,)))

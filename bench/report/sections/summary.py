@@ -1,5 +1,5 @@
-"""The summary: headline tiles, a few findings in plain sentences, every case's speedup at a
-glance, and the geomean table."""
+"""The summary: headline tiles and a few findings in plain sentences; then the speedups: every
+case's speedup at a glance and the geomean table (a section of its own, which needs pairs)."""
 
 from __future__ import annotations
 
@@ -12,20 +12,21 @@ from ... import analysis
 from .. import figures as F
 from .. import fmt
 from ..draw import Deferred, Job
-from ..facts import nearest_only
+from ..facts import PAIRS, nearest_only
 from . import Section, register
 
 
-def _findings(sp, gm, cross, facts, summ) -> list[str]:
-    """A few plain sentences a reader gets in a minute; every number is in the tables."""
-    out = []
-    for g in gm[gm["nearest"]].to_dict("records"):
+def _findings(sp, gm, cross, facts, summ, no_pairs: str | None = None) -> list[str]:
+    """A few plain sentences a reader gets in a minute; every number is in the tables.
+    ``no_pairs``: why the run has no speedup (``PAIRS``), said first."""
+    out = [f"No speedups: {no_pairs}."] if no_pairs else []
+    for g in gm.loc[gm["nearest"]].to_dict("records"):
         out.append(f"{g['framework']} {g['mode']} vs {g['baseline']} on {g['device']}: "
                    f"geomean {fmt.times(g['geomean'])} over {g['n_included']} cases "
                    f"({g['n_faster']} faster, {g['n_slower']} slower, {g['n_same']} no "
                    f"significant difference; {g['n_excluded']} excluded).")
-    near = sp[sp["nearest"]]
-    sig = near[near["significant"]]
+    near = sp.loc[sp["nearest"]]
+    sig = near.loc[near["significant"]]
     if len(sig):
         best = sig.loc[sig["speedup"].idxmax()]
         if best["speedup"] > 1:
@@ -38,7 +39,7 @@ def _findings(sp, gm, cross, facts, summ) -> list[str]:
             out.append(f"Largest JIT loss: {_case(worst)} {worst['mode']} vs "
                        f"{worst['baseline']}, {fmt.times(worst['speedup'])} "
                        f"{fmt.interval(worst['ci_low'], worst['ci_high'])}.")
-    for c in nearest_only(cross[cross["crossover"]]).to_dict("records"):
+    for c in nearest_only(cross.loc[cross["crossover"]]).to_dict("records"):
         out.append(f"Crossover: {c['workload']} {c['variant']} {c['dtype']} {c['framework']} "
                    f"{c['mode']} vs {c['baseline']}: {c['summary']}.")
     bound = facts[facts["dispatch_bound"] & (facts["status"] == "ok")]
@@ -69,7 +70,7 @@ def _case(r) -> str:
 
 def _tiles(gm, summ, peaks, floors) -> list[dict[str, Any]]:
     tiles = []
-    for g in gm[gm["nearest"]].to_dict("records"):
+    for g in gm.loc[gm["nearest"]].to_dict("records"):
         kind = "good" if g["geomean"] > 1 else "bad" if g["geomean"] < 1 else ""
         tiles.append({"value": fmt.times(g["geomean"]),
                       "label": f"{g['framework']} {g['mode']} vs {g['baseline']} · "
@@ -149,18 +150,23 @@ def _figures(run) -> dict[str, Deferred]:
 def _overview_job(run) -> Job:
     # drawn first of the figures that wait for the bootstrap: this section's values are
     # computed before the workloads', and wait for it
-    return Job(overview_speedups, (run.sp[run.sp["nearest"]],), weight=math.inf)
+    return Job(overview_speedups, (run.sp.loc[run.sp["nearest"]],), weight=math.inf)
 
 
 def _data(run, images) -> dict[str, Any]:
-    gm, summ = run.gm, run.summary
+    return {"tiles": _tiles(run.gm, run.summary, run.peaks, run.floors),
+            "findings": _findings(run.sp, run.gm, run.cross, run.rows, run.summary,
+                                  PAIRS.missing(run))}
+
+
+def _speedups_data(run, images) -> dict[str, Any]:
     geomeans = [dict(g, geomean_text=fmt.times(g["geomean"]),
                      range_text=(f"{fmt.times(g['min_speedup'])} – {fmt.times(g['max_speedup'])}"
                                  if g["n_included"] else "–"))
-                for g in gm.to_dict("records")]
-    return {"tiles": _tiles(gm, summ, run.peaks, run.floors),
-            "findings": _findings(run.sp, gm, run.cross, run.rows, summ),
-            "geomeans": geomeans, "overview": images.get("overview")}
+                for g in run.gm.to_dict("records")]
+    return {"geomeans": geomeans, "overview": images.get("overview")}
 
 
-register(Section(name="summary", title="Summary", order=10, data=_data, figures=_figures))
+register(Section(name="summary", title="Summary", order=10, data=_data))
+register(Section(name="speedups", title="Speedups", order=11, data=_speedups_data,
+                 figures=_figures, needs=(PAIRS,)))
