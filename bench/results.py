@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .errors import DataWarning, UserError
-from .rows import SCHEMA_VERSION  # noqa: F401 -- also re-exported: readers import it from here
+from .rows import SCHEMA_VERSION, check  # SCHEMA_VERSION re-exported: readers import it here
 
 # The columns every loaded DataFrame has, in this order (then any extra ones).
 COLUMNS = [
@@ -116,7 +116,9 @@ def _version_problem(path, number: int, version: Any) -> str:
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """Rows of one results.jsonl. A truncated last line (a run killed mid-write) is skipped
     with a warning naming file and line; a damaged line elsewhere, or a row of an unknown
-    schema version, is refused with a UserError saying what to do."""
+    schema version, is refused with a UserError saying what to do. A row whose fields a hand
+    edit broke is kept, the broken fields read as missing (``bench.rows.check``), with a
+    warning naming file and line."""
     rows = []
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -141,6 +143,10 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         version = row.get("schema_version")
         if version != SCHEMA_VERSION:
             raise UserError(_version_problem(path, number, version))
+        row, problems = check(row)
+        if problems:
+            warnings.warn(f"{path}:{number}: {'; '.join(problems)} (read as missing; the file "
+                          f"is left as it is)", DataWarning, stacklevel=2)
         rows.append(row)
     return rows
 

@@ -83,7 +83,8 @@ def _mode_row(r: dict[str, Any], sp_rows: list[dict[str, Any]]) -> dict[str, Any
     counters = r.get("first_compile_s")
     share = r.get("floor_share")
     return {
-        "mode": r["mode"], "jit": bool(r.get("jit")), "status": r["status"],
+        "case_id": r["case_id"], "mode": r["mode"], "jit": bool(r.get("jit")),
+        "status": r["status"],
         "expected_failure": r.get("expected_failure") if isinstance(
             r.get("expected_failure"), str) else None,
         "median": fmt.secs(r.get("median_s")), "iqr": fmt.secs(r.get("iqr_s")),
@@ -158,6 +159,7 @@ def _data(run, images) -> dict[str, Any]:
                 "label": f"{variant} · {dtype} · {size} · {framework} · {device}",
                 "work": fmt.flop(keys[2]),
                 "skipped": (recs[0].get("error") or "skipped") if skipped else None,
+                "case_ids": [r["case_id"] for r in recs],
                 "command": reproduce_command(recs, run.meta),
                 "rows": [_mode_row(r, [s for s in csp if s["mode"] == r["mode"]])
                          for r in recs],
