@@ -126,6 +126,9 @@ def run_job(adapter, job: SweepJob) -> list[dict[str, Any]]:
         p = dict(base, **{k: v for k, v in sw.points[i].items() if k != "dtype"})
         return p, sw.points[i].get("dtype", wl.dtypes[0])
 
+    available, why = adapter.device_available(job.device)
+    if not available:  # one skipped row per mode, as `run` gives a case on a missing device
+        return [_job_row(job, mode, status="skipped", error=why) for mode in job.modes]
     rows = []
     for mode in job.modes:
         adapter.reset()
@@ -156,6 +159,13 @@ def run_job(adapter, job: SweepJob) -> list[dict[str, Any]]:
             row["reasons"] = notes()[:MAX_REASONS]
             rows.append(row)
     return rows
+
+
+def _job_row(job: SweepJob, mode: str, **fields: Any) -> dict[str, Any]:
+    """The row of a mode of ``job`` that made no call (skipped, or its worker failed)."""
+    return dict(sweep_version=SWEEP_VERSION, workload=job.workload, source=job.source,
+                sweep=job.sweep, framework=job.framework, device=job.device, mode=mode,
+                jit=MODES[(job.framework, mode)].jit, **fields)
 
 
 def main(argv: list[str]) -> int:
@@ -211,8 +221,8 @@ def run(jobs: Sequence[SweepJob], run_dir: Path, timeout: float = 1800.0,
             got, failed = [], f"worker exceeded {timeout:g} s"
         if failed:
             tail = log.read_text(errors="replace").splitlines()[-5:] if log.exists() else []
-            got += [dict(sweep_version=SWEEP_VERSION, **dataclasses.asdict(j), status="error",
-                         error=f"{failed}: " + " | ".join(tail)) for j in group_jobs]
+            got += [_job_row(j, mode, status="error", error=f"{failed}: " + " | ".join(tail))
+                    for j in group_jobs for mode in j.modes]
         rows += got
         with open(run_dir / "sweep.jsonl", "a") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in got)

@@ -42,3 +42,15 @@ def test_run_with_filter_exits_0_with_a_report(tmp_path, filters, says):
     assert says in text
     if "--dump-hlo" in filters:  # the compiled programs are linked
         assert re.search(r'href="[^"]*/cases/[^"]*hlo[^"]*\.txt"', text)
+
+
+def test_sweep_on_a_device_this_host_lacks_is_skipped_rows(tmp_path):
+    cmd = [sys.executable, "-m", "bench", "sweep", "--suite", "matmul_relu", "--device", "gpu",
+           "--out", tmp_path / "results", "--reports", tmp_path / "reports"]
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "CUDA_VISIBLE_DEVICES": ""}
+    p = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    table = [ln for ln in p.stdout.splitlines() if ln.startswith("matmul_relu/size")]
+    assert {ln.split()[1] for ln in table} == {"tf", "jax"}
+    assert table and all("skipped: " in ln for ln in table), p.stdout
+    assert list((tmp_path / "reports").glob("*/index.html"))

@@ -24,7 +24,7 @@ def summary(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ``new_s``: median wall time of a new signature after the first (the first also pays
     one-time start-up), ``first_s`` that first call, ``revisit_s`` median of the revisits;
     ``compile_s_new``: median compile seconds of a new signature; ``errors`` and the first
-    ``error``; ``reasons``: the first few reasons the framework gave after the first call.
+    ``error``; ``skipped``: why the mode made no call (no such device here), else None; ``reasons``: the first few reasons the framework gave after the first call.
     """
     groups: dict[tuple, list[Mapping[str, Any]]] = {}
     for r in rows:
@@ -35,7 +35,8 @@ def summary(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         ok = [r for r in calls if r.get("status") == "ok"]
         new = [r for r in ok if not r.get("revisit")]
         back = [r for r in ok if r.get("revisit")]
-        errors = [r for r in calls if r.get("status") != "ok"]
+        errors = [r for r in calls if r.get("status") not in ("ok", "skipped")]
+        skipped = [r for r in calls if r.get("status") == "skipped"]
         reasons = [x for r in calls[1:] for x in r.get("reasons") or []]
         out.append(dict(
             zip(KEY, key), jit=calls[0].get("jit"),
@@ -51,12 +52,15 @@ def summary(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             compile_s_new=_median([r.get("compile_s", 0.0) for r in new[1:]]),
             revisit_s=_median([r["wall_s"] for r in back]),
             errors=len(errors), error=errors[0].get("error") if errors else None,
+            skipped=skipped[0].get("error") or "skipped" if skipped else None,
             reasons=reasons[:3]))
     return out
 
 
 def verdict(s: Mapping[str, Any]) -> str:
     """One line: "1 compile per new signature; revisits free" and the like."""
+    if s.get("skipped") and not s["compiles_new"]:
+        return f"skipped: {s['skipped'][:120]}"
     if s["errors"] and not s["compiles_new"]:
         return f"failed: {(s['error'] or '')[:120]}"
     per_new = sorted(set(s["compiles_new"][1:] or s["compiles_new"]))
