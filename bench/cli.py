@@ -30,9 +30,17 @@ def _selected_cases(args):
 
 
 def _why_no_cases(args) -> str:
-    """The usual reason: modes asked for that the frameworks asked for do not have."""
+    """The usual reasons: modes asked for that the frameworks asked for do not have; a size
+    set the workloads asked for do not define."""
     from .modes import FRAMEWORKS, modes_for
-    from .workload import Filters
+    from .workload import Filters, discover
+
+    suites = Filters.split(args.suite)
+    chosen = {n: wl for n, (_, wl) in discover(tuple(args.suite_file)).items()
+              if not suites or n in suites}
+    if chosen and not any(wl.grid.get(args.size) for wl in chosen.values()):
+        sets = "; ".join(f"{n}: {', '.join(wl.grid)}" for n, wl in sorted(chosen.items()))
+        return f": no workload chosen has a {args.size!r} size set ({sets}); pick one with --size"
 
     frameworks = Filters.split(args.framework) or FRAMEWORKS
     modes = Filters.split(args.mode)

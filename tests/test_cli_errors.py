@@ -50,6 +50,8 @@ BAD = [
     (["list", "--suite", ","], "--suite ',' names nothing; leave it out to mean all"),
     (["run", "--framework", "jax", "--mode", "xla"],
      "no cases match these filters: no jax mode is called xla (jax: eager, jit, aot)"),
+    (["run", "--suite-file", TINY, "--suite", "tiny", "--size", "full"],
+     "no workload chosen has a 'full' size set (tiny: quick); pick one with --size"),
     (["run", "--min-time", "0"], "--min-time must be a finite number > 0, got '0'"),
     (["run", "--min-time", "-1"], "--min-time must be a finite number > 0, got '-1'"),
     (["run", "--min-time", "nan"], "--min-time must be a finite number > 0, got 'nan'"),
