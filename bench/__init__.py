@@ -4,8 +4,8 @@
 (``bench.frameworks``), pandas only when results are loaded.
 """
 
-from .errors import UserError
-from .workload import Case, Workload
+from bench.define.workload import Case, Workload
+from bench.errors import UserError
 
 __version__ = "0.1.0"
 __all__ = ["Case", "UserError", "Workload", "load_results", "measure", "__version__"]
@@ -16,14 +16,14 @@ def load_results(path_or_paths):
 
     Deferred import: pandas costs ~0.3 s and most callers of ``bench`` never load results.
     """
-    from .results import load_results as _load
+    from bench.results.files import load_results as _load
 
     return _load(path_or_paths)
 
 
 def measure(fn, *args, **options):
-    """What JIT does to ``fn(*args)``: see ``bench.api.measure`` (deferred import, like
+    """What JIT does to ``fn(*args)``: see ``bench.userfn.measure.measure`` (deferred import, like
     ``load_results``; it imports only the framework the inputs already belong to)."""
-    from .api import measure as _measure
+    from bench.userfn.measure import measure as _measure
 
     return _measure(fn, *args, **options)

@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from bench.cli.main import main
 
 sys.exit(main())

@@ -2,9 +2,10 @@
 
     python examples/first_call_position.py [--repeats 3] [--out /tmp/first_call_position]
 
-Each repeat makes two runs of the same cases with the Python API (``bench.runner.run``): in
+Each repeat makes two runs of the same cases with the Python API (``bench.run.runner.run``): in
 one, the probe case is the first group of its worker; in the other, it comes after the other
-groups. The worker warms up every mode before its first group (``bench.warmup``), so the probe's
+groups. The worker warms up every mode before its first group (``bench.run.startup``), so the
+probe's
 first call should be the same in both positions: the script prints, for TF eager, TF xla and
 JAX jit, the first call as first group and as a later group, their ratio, whether the
 medians over the repeats agree within 20%, and a rank test of the two positions (Mann-Whitney U,
@@ -23,9 +24,9 @@ from pathlib import Path
 
 from scipy.stats import mannwhitneyu
 
-from bench import runner
-from bench.timing import Protocol
-from bench.workload import Filters, expand
+from bench.define.workload import Filters, expand
+from bench.protocol.timing import Protocol
+from bench.run import runner
 
 PROBE = ("matmul_relu", "split", "256x256x256")  # workload, variant, size label
 OTHERS = [("matmul_relu", "fused"), ("mmd", "default")]  # run before it in the later position

@@ -10,7 +10,7 @@ measured the same way), so a reader sees how far apart two *identical* measureme
    Two processes started seconds apart are not interleaved: their ratio carries the machine's
    drift between them, and the plain B / plain A control shows how much.
 2. **interleaved**: in one process, the harness's own pieces (the worker's adapter builds the
-   mode on placed inputs; ``bench.timing.measure`` runs the protocol: first call, warm-up,
+   mode on placed inputs; ``bench.protocol.timing.measure`` runs the protocol: first call, warm-up,
    ``loops`` calibration, samples) alternating round by round with two plain loops over an
    independently built ``jax.jit`` / ``tf.function(jit_compile=True)``, the order rotated every
    round. Drift hits all three alike, so what is left of harness / plain is the harness's own
@@ -53,7 +53,7 @@ TURN_TIME = 0.25
 SESSION = r"""
 import json, statistics, sys, time
 import numpy as np
-from bench.workload import discover, Filters, expand
+from bench.define.workload import discover, Filters, expand
 suite, fw, mode, variant, dtype, size, rounds = sys.argv[1:8]
 rounds, seconds = int(rounds), float(sys.argv[8])
 case = next(c for c in expand(Filters(suite=(suite,), framework=(fw,), mode=(mode,),
@@ -87,9 +87,9 @@ if not rounds:
     print(json.dumps({"plain": plain()}))
     sys.exit()
 
-from bench import casework
+from bench.protocol import case_setup as casework
 from bench.frameworks import get_adapter
-from bench.timing import Protocol, measure
+from bench.protocol.timing import Protocol, measure
 adapter = get_adapter(fw)
 work = casework.Casework(adapter, fw, "cpu", xs)
 timed = work.timed(mode, work.build(wl.builder(fw)(case.params, dtype, variant), mode))

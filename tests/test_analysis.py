@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bench import analysis as A
-from bench.results import to_frame
+from bench.results.files import to_frame
 
 
 def make_row(mode, *, framework="jax", samples=None, first=None, early=(), status="ok",

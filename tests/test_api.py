@@ -15,8 +15,8 @@ import pytest
 
 import bench
 from bench.errors import UserError
-from bench.results import COLUMNS
-from bench.timing import Protocol
+from bench.protocol.timing import Protocol
+from bench.results.files import COLUMNS
 
 QUICK = Protocol(min_time=0.02, min_samples=5, warmup_max_time=1.0)
 SUMMARY = re.compile(r"^jit is \d[\d.]*× (faster|slower) than eager \[[\d.]+–[\d.]+\]; "
@@ -80,7 +80,7 @@ import json, sys
 import numpy as np
 import tensorflow as tf
 import bench
-from bench.timing import Protocol
+from bench.protocol.timing import Protocol
 
 
 def tf_deep(w, x):  # enough ops for TF's minimum cluster size
@@ -209,7 +209,8 @@ def test_failure_with_jit_only_is_a_row_and_a_wrong_answer_a_mismatch():
 
 def test_import_bench_and_its_front_doors_import_no_framework():
     code = ("import sys, bench; bench.measure; "
-            "from bench import api, own_function, isolate, jit_fixture, pytest_plugin; "
+            "import bench.userfn.measure, bench.userfn.as_workload, bench.userfn.isolate, "
+            "bench.pytest_plugin.fixture, bench.pytest_plugin.plugin; "
             "print(sorted(m for m in ('tensorflow', 'jax') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -109,12 +109,12 @@ def test_no_module_over_400_lines():
 
 
 def test_mode_names_live_only_in_the_declarations():
-    from bench.modes import MODES
-    from bench.results import COLUMNS
+    from bench.define.modes import MODES
+    from bench.results.files import COLUMNS
 
     # "jit" is also the row's column saying whether JIT was on: that use is not a mode name
     names = {m.name for m in MODES.values()} - set(COLUMNS)
-    allowed = {BENCH / "modes.py"} | set((BENCH / "frameworks").glob("*.py"))
+    allowed = {BENCH / "define" / "modes.py"} | set((BENCH / "frameworks").glob("*.py"))
     offenders = []
     for path in BENCH.rglob("*.py"):
         if path in allowed:
@@ -123,3 +123,27 @@ def test_mode_names_live_only_in_the_declarations():
             if isinstance(node, ast.Constant) and node.value in names:
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
     assert offenders == [], "mode names outside the declarations:\n" + "\n".join(offenders)
+
+
+def _layer_packages() -> list[str]:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = next(c["layers"] for c in config["contracts"] if c["type"] == "layers")
+    return [name.strip() for layer in layers for name in layer.replace("|", ":").split(":")]
+
+
+def test_every_module_lies_in_a_layer():
+    """A new module outside every layer of the import contract would be free to import
+    anything: each module of bench must be one of the layers' packages or inside one."""
+    packages = _layer_packages()
+    face = {"bench"}  # the package's face: __init__ re-exports, imports nothing heavy
+    loose = sorted(m for m in grimp.build_graph("bench").modules
+                   if m not in face and not any(m == p or m.startswith(p + ".")
+                                                for p in packages))
+    assert loose == [], f"modules in no import-linter layer (pyproject.toml): {loose}"
+
+
+def test_the_top_of_bench_is_its_face_and_packages_by_job():
+    top = sorted(p.name for p in BENCH.glob("*.py"))
+    assert top == ["__init__.py", "__main__.py", "errors.py"], top

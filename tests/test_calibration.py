@@ -1,4 +1,4 @@
-"""bench.calibration: which cases it measures, the meta it writes, and one real (JAX) run."""
+"""bench.run.calibration: which cases it measures, the meta it writes, and one real (JAX) run."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from bench import analysis, calibration
-from bench.workload import Filters, expand, load_workload
+from bench import analysis
+from bench.define.workload import Filters, expand, load_workload
+from bench.run import calibration
 
 
 def test_calibration_cases_cover_the_runs_frameworks_and_modes_in_default_workers():
@@ -95,9 +96,9 @@ def test_a_real_calibration_of_jax(tmp_path):
 
 
 def test_a_run_with_calibration_keeps_it_in_meta_and_the_report_uses_it(tmp_path):
-    from bench import runner
+    from bench.protocol.timing import Protocol
     from bench.report import write_report
-    from bench.timing import Protocol
+    from bench.run import runner
 
     cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
                                        mode=("eager", "jit"), device=("cpu",),

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from bench import analysis
-from bench.cli import main
-from bench.compare import compare_paths
-from bench.results import load_results, read_rows
+from bench.cli.main import main
+from bench.report.compare import compare_paths
+from bench.results.files import load_results, read_rows
 
 FIX = Path(__file__).parent / "fixtures" / "compare"
 SLOWED = ("matmul_relu", "fused", "256x256x256", "float32", "jax", "cpu", "jit")
@@ -107,7 +107,7 @@ def test_rows_moving_every_which_way_widen_every_interval(rows_b):
     rng = np.random.default_rng(0)
     a = load_results(FIX / "same-b")
     moved = [scaled(r, float(np.exp(rng.normal(0, 0.3)))) for r in rows_b]
-    from bench.results import to_frame
+    from bench.results.files import to_frame
 
     b = to_frame(moved)
     naive = analysis.compare_runs(a, b, between_runs=False)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import false_discovery_control
 
-from bench.history import (
+from bench.analysis.history import (
     Thresholds,
     benjamini_hochberg,
     detect_regressions,
@@ -19,7 +19,7 @@ from bench.history import (
     trend,
 )
 
-# (framework, JIT-off baseline, JIT mode): the pairs bench.modes declares
+# (framework, JIT-off baseline, JIT mode): the pairs bench.define.modes declares
 PAIRS = (("jax", "eager", "jit"), ("tf", "graph", "xla"))
 CASES = [("matmul_relu", "fused", s, 1e-4 * s) for s in (1, 4, 16)] + \
         [("mmd", "broadcast", s, 3e-4 * s) for s in (1, 8)]

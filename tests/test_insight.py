@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bench import insight, runner
-from bench.timing import Protocol
-from bench.workload import Filters, expand
+from bench.define.workload import Filters, expand
+from bench.protocol.timing import Protocol
+from bench.run import runner
+from bench.xla import capture as insight
 
 FAST = Protocol(min_time=0.02, min_samples=3, max_samples=10, max_time=0.5,
                 warmup_max_time=0.3)
@@ -150,7 +151,7 @@ def test_options_reach_a_resumed_run_and_default_off(tmp_path):
 def test_a_regression_record_says_whether_the_compiled_program_changed():
     import pandas as pd
 
-    from bench.history import SERIES_KEYS, hlo_change
+    from bench.analysis.history import SERIES_KEYS, hlo_change
 
     series = {"workload": "w", "variant": "default", "size": "n8", "dtype": "float32",
               "framework": "jax", "mode": "jit", "device": "cpu"}
@@ -188,7 +189,7 @@ def test_a_framework_that_cannot_give_the_program_leaves_a_note_not_a_failure(tm
 
 
 def test_the_dump_reader_returns_new_cluster_modules_in_compile_order(tmp_path):
-    from bench.xla_dump import DumpReader
+    from bench.xla.dump_reader import DumpReader
 
     env = {"XLA_FLAGS": f"--xla_dump_to={tmp_path}"}  # a user's own dump: kept, filtered
     reader = DumpReader.install(env, None, "^cluster_[0-9]+__")

@@ -8,10 +8,10 @@ import json
 import pytest
 
 import bench
-from bench import runner
-from bench.results import COLUMNS, SCHEMA_VERSION
-from bench.timing import Protocol
-from bench.workload import Filters, discover, expand
+from bench.define.workload import Filters, discover, expand
+from bench.protocol.timing import Protocol
+from bench.results.files import COLUMNS, SCHEMA_VERSION
+from bench.run import runner
 
 FAST = Protocol(min_time=0.02, min_samples=3, max_samples=20, max_time=1.0,
                 warmup_max_time=0.5)
@@ -101,3 +101,4 @@ def test_gpu_cases_are_skipped_rows_with_a_reason_where_no_gpu(tmp_path):
         pytest.skip("this machine has a GPU JAX can use")
     assert (df["status"] == "skipped").all()
     assert df["error"].str.contains("JAX sees no gpu device").all()
+

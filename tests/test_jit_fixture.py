@@ -9,16 +9,17 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parent.parent
 FAST = ["-p", "no:cacheprovider", "--benchmark-max-time=0.02", "--benchmark-min-rounds=3"]
-# what bench.pytest_plugin.run_case writes for the suites' cases (README, "Using with pytest")
+# what bench.pytest_plugin.plugin.run_case writes for the suites' cases (README, "Using with
+# pytest")
 # (max_abs_err and max_rel_err: only against a reference, given here for JAX)
 SUITE_KEYS = {"jitbench_schema", "case_id", "workload", "variant", "size", "size_set", "params",
               "dtype", "framework", "mode", "jit", "device", "source", "status",

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.modes import MODES
-from bench.nightly import comparable, merge, recheck_plan, shard
-from bench.results import read_rows
-from bench.runner import worker_key
-from bench.workload import Filters, expand
+from bench.define.modes import MODES
+from bench.define.workload import Filters, expand
+from bench.nightly.night import comparable, merge, recheck_plan, shard
+from bench.results.files import read_rows
+from bench.run.runner import worker_key
 
 WORKLOAD = Path(__file__).parent / "workloads" / "nightly_small.py"
 SLOW_CASE = "nightly_small-default-jax-jit-cpu-float32-n256"
@@ -111,7 +111,7 @@ def test_a_night_is_judged_only_against_runs_measured_under_its_protocol():
 
 
 def test_recheck_rounds_stop_once_every_suspect_has_a_majority():
-    from bench.nightly import _decided
+    from bench.nightly.night import _decided
 
     assert _decided({"a": [True, True]}, 3) and _decided({"a": [False, False]}, 3)
     assert not _decided({"a": [True, False]}, 3)  # 1:1 -> a third round decides

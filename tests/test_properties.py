@@ -21,9 +21,9 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from bench.define.modes import FRAMEWORKS, MODES, modes_for  # noqa: E402
 from bench.errors import DataWarning  # noqa: E402
-from bench.modes import FRAMEWORKS, MODES, modes_for  # noqa: E402
-from bench.results import SCHEMA_VERSION, ResultWriter, load_results  # noqa: E402
+from bench.results.files import SCHEMA_VERSION, ResultWriter, load_results  # noqa: E402
 
 pytestmark = pytest.mark.unit
 # more examples for a deeper search: JITBENCH_PROPERTY_EXAMPLES=500 pytest tests/test_properties.py
@@ -107,7 +107,7 @@ def _write(tmp_path, rows):
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(rows=row_sets())
 def test_every_row_read_is_kept_and_each_damage_named(tmp_path, rows):
-    from bench.rows import FIELDS, IDENTITY
+    from bench.results.row import FIELDS, IDENTITY
 
     run = _write(tmp_path, rows)
     before = (run / "results.jsonl").read_bytes()
@@ -133,7 +133,7 @@ def test_every_row_read_is_kept_and_each_damage_named(tmp_path, rows):
 @given(rows=row_sets())
 def test_any_rows_load_analyse_and_render(tmp_path, rows):
     from bench.report.html import render
-    from bench.results import load_meta
+    from bench.results.files import load_meta
 
     run = _write(tmp_path, rows)
     with warnings.catch_warnings():

@@ -1,4 +1,4 @@
-"""pytest-benchmark JSON -> jitbench rows (bench.pytest_import), on hand-written files."""
+"""pytest-benchmark JSON -> jitbench rows (bench.results.pytest_import), on hand-written files."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 import bench
 from bench.errors import UserError
-from bench.pytest_import import read_pytest_benchmark
-from bench.results import COLUMNS
+from bench.results.files import COLUMNS
+from bench.results.pytest_import import read_pytest_benchmark
 
 
 def _bench(mode="jit", jit=True, median=2e-4, **info):

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.modes import AUTOCLUSTER_FLAGS, MODES, modes_for
-from bench.pytest_plugin import _rounds, environment_skip
-from bench.workload import Filters, expand
+from bench.define.modes import AUTOCLUSTER_FLAGS, MODES, modes_for
+from bench.define.workload import Filters, expand
+from bench.pytest_plugin.plugin import _rounds, environment_skip
 
 pytest_plugins = ["pytester"]
 
@@ -28,7 +28,7 @@ ISSUE_KEYS = {"framework", "mode", "jit", "device", "workload", "variant", "para
               "first_call_s", "gflops", "max_abs_err", "status"}
 
 TOY = '''
-from bench.workload import Workload
+from bench.define.workload import Workload
 
 
 def inputs(p, dtype, rng):
@@ -62,7 +62,7 @@ LOAD_AND_SUMMARIZE = """
 import json, sys
 import bench
 from bench import analysis
-from bench.results import COLUMNS
+from bench.results.files import COLUMNS
 df = bench.load_results(sys.argv[1])
 sp = analysis.speedups(df)
 print(json.dumps({
@@ -112,7 +112,7 @@ def test_matmul_relu_tf_and_jax_table_json_dataframe_and_report(pytester, tmp_pa
         assert info["params"] == {"m": 64, "k": 64, "n": 64}
         assert b["group"] == f"matmul_relu-fused-{info['framework']}-cpu-float32-64x64x64"
         assert b["stats"]["rounds"] >= 3
-        # what XLA built, or why there is nothing to show (bench.insight)
+        # what XLA built, or why there is nothing to show (bench.xla.capture)
         assert info.get("hlo_fingerprint") or info.get("hlo_note"), info["mode"]
         if info["mode"] in ("xla", "jit", "aot"):
             assert info["hlo_programs"] == 1 and info["hlo_kernels"] >= 1

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from bench.define.workload import Case, Filters, expand, group_cases
 from bench.errors import UserError
-from bench.workload import Case, Filters, expand, group_cases
 
 
 def test_every_workload_framework_and_mode_is_expanded():
@@ -78,7 +78,7 @@ def test_a_workload_is_one_file(tmp_path):
 
 
 def test_import_bench_imports_no_framework():
-    code = ("import bench, bench.workload, bench.cli, bench.runner, sys; "
+    code = ("import bench, bench.define.workload, bench.cli.main, bench.run.runner, sys; "
             "assert 'tensorflow' not in sys.modules and 'jax' not in sys.modules, "
             "[m for m in sys.modules if m.startswith(('tensorflow', 'jax'))]")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from bench import analysis
-from bench.cli import main
+from bench.cli.main import main
 from bench.report import fmt, write_report
-from bench.results import SCHEMA_VERSION
+from bench.results.files import SCHEMA_VERSION
 
 NASTY = 'Detected unsupported operations <script>alert("x")</script> & \'q\' <img src=x>'
 MODES = {"jax": [("eager", False, 3.0), ("jit", True, 1.0)],
@@ -118,7 +118,7 @@ def test_the_page_is_self_contained(html):
 def test_the_page_has_every_section_and_the_headline_numbers(run_dir, html):
     for anchor in ("summary", "toy", "calibration", "failures", "environment"):
         assert f'id="{anchor}"' in html
-    from bench.results import load_results
+    from bench.results.files import load_results
 
     df = load_results(run_dir)
     gm = analysis.geomean_speedups(analysis.speedups(df), df)
@@ -138,7 +138,7 @@ def test_a_run_without_calibration_or_samples_still_renders(tmp_path):
     rows = [dict(r, samples=None) for r in _rows(np.random.default_rng(1))]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     html = write_report(tmp_path / "results.jsonl", tmp_path / "out").read_text()
-    assert "This run has no calibration" in html
+    assert "this run has no calibration" in html  # the Calibration section's unmet need
     assert "data:image/png;base64," in html
 
 
@@ -163,7 +163,7 @@ def test_jitbench_report_command(run_dir, tmp_path, capsys):
 # --------------------------------------------------------------------------- real browser
 
 def _browser():
-    from bench.report import browser
+    import browser  # tests/browser.py: a headless Chromium driver, only the tests use it
 
     try:
         browser.find_chromium()

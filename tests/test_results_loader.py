@@ -8,13 +8,20 @@ import warnings
 import pytest
 
 from bench.errors import DataWarning, UserError
-from bench.results import (SCHEMA_VERSION, ResultWriter, load_meta, load_results, read_rows,
-                           repair_tail)
+from bench.results.files import (
+    SCHEMA_VERSION,
+    ResultWriter,
+    load_meta,
+    load_results,
+    read_rows,
+    repair_tail,
+)
 
 
 def row(case_id, **kw):
     return {"schema_version": SCHEMA_VERSION, "run_id": "r", "case_id": case_id,
-            "status": "ok", **kw}
+            "workload": "w", "variant": "v", "size": "n8", "dtype": "float32",
+            "framework": "jax", "mode": "jit", "device": "cpu", "status": "ok", **kw}
 
 
 def write(path, rows, tail=""):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import runner
 from bench.errors import DataWarning
+from bench.run import runner
 
 TINY = str(Path(__file__).parent / "workloads" / "tiny.py")
 # the two JAX modes this was written for (JIT off, JIT on); aot would add a third per group
@@ -68,7 +68,7 @@ def workers_of(run_dir: Path) -> list[int]:
     """Worker processes still alive that write into this run's logs."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
     return [int(line.split()[0]) for line in out.splitlines()
-            if "bench.worker" in line and str(run_dir) in line]
+            if "bench.run.worker" in line and str(run_dir) in line]
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

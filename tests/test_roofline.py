@@ -8,10 +8,10 @@ import math
 import pandas as pd
 import pytest
 
-from bench import calibration
 from bench.analysis import ceilings, flops_check, roofline, row_facts
-from bench.calibration import bandwidth
-from bench.results import to_frame
+from bench.results.files import to_frame
+from bench.run import calibration
+from bench.run.calibration import bandwidth
 
 N = bandwidth.N
 

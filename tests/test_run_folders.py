@@ -2,7 +2,7 @@
 an older schema, a hand-edited row, an empty run, a pytest-benchmark JSON with no jitbench
 extra_info. ``report``, ``compare``, ``nightly --no-run`` and ``load_results`` either work
 (a warning naming file and line) or exit 2 with one line; never a traceback, never a row lost
-or rewritten. In-process (``bench.cli.main``), on the recorded runs of tests/fixtures/compare:
+or rewritten. In-process (``bench.cli.main.main``), on the recorded runs of tests/fixtures/compare:
 no framework is imported."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import bench
-from bench.cli import main
+from bench.cli.main import main
 from bench.errors import DataWarning, UserError
 
 pytestmark = pytest.mark.unit

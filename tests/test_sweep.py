@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bench import sweep
 from bench.analysis.recompilation import summary, verdict
-from bench.workload import Filters
+from bench.define.workload import Filters
+from bench.run import sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 PITFALLS = str(ROOT / "tests" / "workloads" / "pitfalls.py")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.timing import Protocol, Timed, measure
+from bench.protocol.timing import Protocol, Timed, measure
 
 
 def test_unsynced_timing_would_be_visibly_shorter():

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from bench.interference import interference
-from bench.timing import (
+from bench.protocol.interference import interference
+from bench.protocol.timing import (
     ModeResult,
     Protocol,
     Timed,

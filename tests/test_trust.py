@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 
 import bench
-from bench import analysis, runner
-from bench.timing import Protocol
-from bench.workload import Filters, expand
+from bench import analysis
+from bench.define.workload import Filters, expand
+from bench.protocol.timing import Protocol
+from bench.run import runner
 
 FAST = Protocol(min_time=0.02, min_samples=5, max_samples=20, max_time=1.0,
                 warmup_max_time=0.5, alone_samples=3)

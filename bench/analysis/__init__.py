@@ -1,4 +1,4 @@
-"""Analysis: pure functions from result DataFrames (``bench.results.load_results``) to
+"""Analysis: pure functions from result DataFrames (``bench.results.files.load_results``) to
 DataFrames. Nothing here prints, plots or reads files; ``bench.report`` renders what this returns.
 
 Definitions used everywhere (the report quotes them):
@@ -27,8 +27,13 @@ FLOPs vs the formula's), ``compare`` (run to run), ``control`` (A/A controls and
 the intervals they widen). This package re-exports them.
 """
 
-from .calibration import DISPATCH_BOUND_SHARE, calibration_frames, efficiency, peak_gflops
-from .compare import (
+from bench.analysis.calibration import (
+    DISPATCH_BOUND_SHARE,
+    calibration_frames,
+    efficiency,
+    peak_gflops,
+)
+from bench.analysis.compare import (
     COMPARE_NOISE_FLOOR,
     MIN_ROWS_FOR_SPREAD,
     SPREAD_Z,
@@ -37,12 +42,12 @@ from .compare import (
     regressions_over,
     run_to_run_spread,
 )
-from .control import SCATTER_Z, aa_bands, aa_controls, aa_scatter, in_band, widen
-from .costs import amortized_cost, amortized_curves, break_even_calls
-from .roofline import bandwidth_gbps, ceilings, flops_check, roofline
-from .sizes import SERIES_KEYS, crossovers, size_order
-from .speedups import NO_JIT, geomean_speedups, is_nearest, speedups, why_no_pairs
-from .stats import (
+from bench.analysis.control import SCATTER_Z, aa_bands, aa_controls, aa_scatter, in_band, widen
+from bench.analysis.costs import amortized_cost, amortized_curves, break_even_calls
+from bench.analysis.roofline import bandwidth_gbps, ceilings, flops_check, roofline
+from bench.analysis.sizes import SERIES_KEYS, crossovers, size_order
+from bench.analysis.speedups import NO_JIT, geomean_speedups, is_nearest, speedups, why_no_pairs
+from bench.analysis.stats import (
     CONFIDENCE,
     FEW_SAMPLES,
     N_BOOT,
@@ -56,8 +61,8 @@ from .stats import (
     is_significant,
     noise_verdict,
 )
-from .summary import row_facts, summary
-from .values import CASE_KEYS, ROW_KEYS, group_records
+from bench.analysis.summary import row_facts, summary
+from bench.analysis.values import CASE_KEYS, ROW_KEYS, group_records
 
 __all__ = [
     "CASE_KEYS", "COMPARE_NOISE_FLOOR", "CONFIDENCE", "DISPATCH_BOUND_SHARE", "FEW_SAMPLES",

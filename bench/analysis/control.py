@@ -2,7 +2,7 @@
 speedup intervals.
 
 A worker times its framework's nearest JIT-off mode a second time, built afresh and
-interleaved like a JIT mode (``bench.worker``, fields ``aa_*`` on that mode's row). Its
+interleaved like a JIT mode (``bench.run.worker``, fields ``aa_*`` on that mode's row). Its
 **ratio** (mode median / control median, read like a speedup) and its bootstrap interval are
 what "no difference" looks like today, measured the way real pairs are. With a control in
 every group, how far identical programs scatter *between groups* is measured too
@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
-from ..timing import robust_sigma
-from .stats import CONFIDENCE, N_BOOT, bootstrap_ratio_ci
-from .values import _pd, _samples
+from bench.analysis.stats import CONFIDENCE, N_BOOT, bootstrap_ratio_ci
+from bench.analysis.values import _pd, _samples
+from bench.protocol.timing import robust_sigma
 
 CONTROL_COLUMNS = ["framework", "device", "mode", "workload", "variant", "dtype", "size",
                    "pairing", "ratio", "ci_low", "ci_high", "significant", "n_samples",
@@ -81,7 +81,7 @@ def widen(sp, scatter: dict[tuple[str, str], float], noise_floor: float | None =
     and ``verdict`` recomputed. Adds ``aa_scatter`` (z * sigma as a fraction: "identical
     programs land within +-x%") and ``ci_widened_by`` (new width / old width). Sigma 0 leaves
     a row as it was."""
-    from .stats import NOISE_FLOOR, is_significant
+    from bench.analysis.stats import NOISE_FLOOR, is_significant
 
     out = sp.copy()
     if out.empty:

@@ -1,4 +1,4 @@
-"""Recompile sweeps (``sweep.jsonl``, see ``bench.sweep``) -> what each mode does per signature.
+"""Recompile sweeps (``sweep.jsonl``, see ``bench.run.sweep``) -> what each mode does per signature.
 
 Data only: one dict per (workload, sweep, framework, mode), the sentences are the renderer's.
 """
@@ -24,7 +24,8 @@ def summary(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ``new_s``: median wall time of a new signature after the first (the first also pays
     one-time start-up), ``first_s`` that first call, ``revisit_s`` median of the revisits;
     ``compile_s_new``: median compile seconds of a new signature; ``errors`` and the first
-    ``error``; ``skipped``: why the mode made no call (no such device here), else None; ``reasons``: the first few reasons the framework gave after the first call.
+    ``error``; ``skipped``: why the mode made no call (no such device here), else None;
+    ``reasons``: the first few reasons the framework gave after the first call.
     """
     groups: dict[tuple, list[Mapping[str, Any]]] = {}
     for r in rows:

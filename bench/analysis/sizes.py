@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .stats import geomean
-from .values import _num, _pd, group_records
+from bench.analysis.stats import geomean
+from bench.analysis.values import _num, _pd, group_records
 
 
 def _params_work(params) -> float:

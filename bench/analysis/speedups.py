@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import math
 
-from ..modes import FRAMEWORKS, MODES, baselines_for, modes_for, nearest_baseline
-from .costs import break_even_calls
-from .stats import (
+from bench.analysis.costs import break_even_calls
+from bench.analysis.stats import (
     CONFIDENCE,
     N_BOOT,
     NOISE_FLOOR,
@@ -16,7 +15,8 @@ from .stats import (
     is_significant,
     noise_verdict,
 )
-from .values import CASE_KEYS, _median, _num, _pd, _samples, group_records
+from bench.analysis.values import CASE_KEYS, _median, _num, _pd, _samples, group_records
+from bench.define.modes import FRAMEWORKS, MODES, baselines_for, modes_for, nearest_baseline
 
 # the verdict of a JIT-on row whose framework says it compiled nothing (``jit_happened`` False,
 # e.g. TF auto-clustering that formed no cluster): the same program as its baseline, not a
@@ -26,7 +26,7 @@ NO_JIT = "no JIT happened"
 
 def is_nearest(framework, baseline) -> bool:
     """``baseline`` is the JIT-off mode that differs from the framework's JIT modes by the JIT
-    switch alone (``bench.modes.nearest_baseline``); the headline tiles use these pairs."""
+    switch alone (``bench.define.modes.nearest_baseline``); the headline tiles use these pairs."""
     return framework in FRAMEWORKS and nearest_baseline(framework) == baseline
 
 
@@ -155,7 +155,8 @@ def why_no_pairs(df, sp) -> str | None:
         return "this run holds no rows"
     ok = df[df["status"] == "ok"]
     if len(ok) == 0:
-        return "no row ran ok (see Failures): speedups need a JIT-on and a JIT-off mode that both ran"
+        return ("no row ran ok (see Failures): speedups need a JIT-on and a JIT-off mode that "
+                "both ran")
     spec = [MODES.get((f, m)) for f, m in zip(ok["framework"], ok["mode"])]
     has_on = any(s is not None and s.jit for s in spec)
     has_off = any(s is not None and not s.jit for s in spec)

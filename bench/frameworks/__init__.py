@@ -99,7 +99,7 @@ class Adapter(Protocol):
 
     def warmup_stages(self) -> tuple[list[Callable], list[Any]]:
         """(stages, numpy inputs) of a tiny function unrelated to any workload, which a worker
-        runs in each of its modes before its first group (``bench.warmup``), e.g.
+        runs in each of its modes before its first group (``bench.run.startup``), e.g.
         ``([lambda x: jnp.sum(jnp.tanh(x @ x))], [np.ones((8, 8), np.float32)])``."""
 
     def sync(self, out: Any) -> None:
@@ -132,9 +132,9 @@ class Adapter(Protocol):
     def compiled_programs(self, stages: Sequence[Callable], mode: str, device: str,
                           placed: Sequence[Any], graph: bool = False) -> list[Any]:
         """The XLA programs one call of ``mode`` runs, after it ran (outside the timing), as
-        :class:`bench.hlo.Program` (optimized HLO text, cost analysis where there is one,
+        :class:`bench.xla.hlo_text.Program` (optimized HLO text, cost analysis where there is one,
         XLA's Graphviz rendering with ``graph`` where there is one), one per stage in call
-        order; raises :class:`bench.hlo.NoProgram` ("op-by-op: ...") where there is none:
+        order; raises :class:`bench.xla.hlo_text.NoProgram` ("op-by-op: ...") where there is none:
         ``compiled_programs([f], "jit", "cpu", placed)[0].hlo.startswith("HloModule")``."""
 
     def profile(self, call: Callable[[], Any], calls: int, out_dir: str) -> list[str]:

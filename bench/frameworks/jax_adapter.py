@@ -26,8 +26,8 @@ import jax  # noqa: E402  (this module is only imported inside a JAX worker)
 import jax.monitoring  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ..hlo import NoProgram, Program  # noqa: E402
-from . import compose  # noqa: E402
+from bench.frameworks import compose  # noqa: E402
+from bench.xla.hlo_text import NoProgram, Program  # noqa: E402
 
 # JAX emits these while compiling; their count and durations are "what JIT really did".
 _EVENTS = {
@@ -209,7 +209,8 @@ class Adapter:
         """The optimized HLO and XLA cost analysis of each stage's program, after the stages
         ran: ``jax.jit``'s cache serves them, ``aot`` its own executables (no new compile).
         Later stages are lowered on the previous one's output shapes, so nothing runs.
-        ``graph``: JAX renders none (``dot`` stays None; ``bench.hlo.to_dot`` draws one)."""
+        ``graph``: JAX renders none (``dot`` stays None; ``bench.xla.hlo_text.to_dot`` draws
+        one)."""
         if mode == "eager":
             raise NoProgram("op-by-op: JAX dispatches (and compiles) each primitive on its "
                             "own; there is no XLA program of the whole function")
@@ -274,7 +275,7 @@ def _cost(analysis) -> dict[str, float] | None:
 
 def _static(stage) -> tuple[int, ...]:
     """The positions of a stage's static arguments (``stage.static_argnums``, see
-    ``bench.workload.static_args``): jax.jit compiles once per distinct value there."""
+    ``bench.define.workload.static_args``): jax.jit compiles once per distinct value there."""
     return tuple(getattr(stage, "static_argnums", ()))
 
 

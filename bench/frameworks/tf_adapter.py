@@ -25,7 +25,7 @@ import sys
 import time
 import weakref
 
-from .tf_modes import CPU_GLOBAL_JIT
+from bench.frameworks.tf_modes import CPU_GLOBAL_JIT
 
 # Must be set before TensorFlow is imported (the worker imports this module first thing).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
@@ -65,9 +65,9 @@ import tensorflow as tf  # noqa: E402
 from tensorflow.core.protobuf import config_pb2  # noqa: E402
 from tensorflow.python.eager import context as tf_context  # noqa: E402
 
-from ..hlo import NoProgram, Program  # noqa: E402
-from ..xla_dump import DumpReader  # noqa: E402
-from . import compose  # noqa: E402
+from bench.frameworks import compose  # noqa: E402
+from bench.xla.dump_reader import DumpReader  # noqa: E402
+from bench.xla.hlo_text import NoProgram, Program  # noqa: E402
 
 _COMPILED = re.compile(r"Compiled (\S+) \d+ times, compile time: (\d+) us")
 _BUILT = re.compile(r"Built (\d+) clusters, size (\d+) / (\d+)")

@@ -1,5 +1,5 @@
 """The HTML report: one self-contained page per run (figures inlined, no network)."""
 
-from .html import write_report
+from bench.report.html import write_report
 
 __all__ = ["write_report"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import analysis
+from bench import analysis
 
 
 class RunFacts:

@@ -1,14 +1,14 @@
 """reports/index.html: the runs, per-series trends of the drift-proof quantities the nightly
-judges (bench.history), and the latest verdict."""
+judges (bench.analysis.history), and the latest verdict."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from ..history import trend
-from ..results import load_meta
-from . import figures
+from bench.analysis.history import trend
+from bench.report import figures
+from bench.results.files import load_meta
 
 
 def trend_charts(points, order) -> list[dict]:
@@ -46,8 +46,8 @@ def trend_charts(points, order) -> list[dict]:
 
 
 def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Path:
-    """``h``: bench.nightly.History; ``summary``: what nightly-summary.json holds."""
-    from .html import _env
+    """``h``: bench.nightly.night.History; ``summary``: what nightly-summary.json holds."""
+    from bench.report.html import _env
 
     runs = []
     for run_id in reversed(h.order):

@@ -12,12 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import analysis
-from ..errors import UserError
-from ..modes import FRAMEWORKS, nearest_baseline
-from ..results import load_meta, load_results
-from . import draw, fmt, sections
-from .facts import RunFacts
+from bench import analysis
+from bench.define.modes import FRAMEWORKS, nearest_baseline
+from bench.errors import UserError
+from bench.report import draw, fmt, sections
+from bench.report.facts import RunFacts
+from bench.results.files import load_meta, load_results
 
 
 def _env():

@@ -11,7 +11,7 @@ import html
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..analysis.recompilation import summary, verdict
+from bench.analysis.recompilation import summary, verdict
 
 _CSS = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px}"
         "table{border-collapse:collapse;font-size:.9rem}td,th{padding:.2rem .6rem;"
@@ -54,7 +54,7 @@ def block(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def write_page(run_dir: Path, out_dir: Path) -> Path:
     """``out_dir/index.html``: the Recompilation block of the sweep in ``run_dir``."""
-    from ..sweep import load
+    from bench.run.sweep import load
 
     rows = load(run_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

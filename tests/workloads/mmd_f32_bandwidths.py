@@ -11,7 +11,7 @@ So it is a ``runtime_error`` of the program in every mode, not an XLA compile er
 
 from __future__ import annotations
 
-from bench.workload import Workload
+from bench.define.workload import Workload
 from suites.mmd import _bandwidths, flops, inputs, reference, tf_mmd
 
 

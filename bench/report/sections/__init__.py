@@ -2,7 +2,7 @@
 shows them in ``order``. A new section is one new module here plus its template block
 ``bench/report/templates/section_<name>.html.j2``::
 
-    from . import Section, register
+    from bench.report.sections import Section, register
 
     def _data(run, images):          # run: bench.report.facts.RunFacts
         return {"n": len(run.df)}    # the block reads it as d.n
@@ -37,7 +37,8 @@ class Section:
     ``data(run, images)`` returns the values its template block reads (as ``d``); ``images``
     holds the figures it asked for, by key, as data URIs (None: nothing to draw).
     ``needs``: what the run must hold for the section to say anything (see the module's
-    docstring). ``figures(run)`` returns the figures it shows as ``{key: bench.report.draw.Job}``; they
+    docstring). ``figures(run)`` returns the figures it shows as ``{key: bench.report.draw.Job}``;
+    they
     are drawn for every section together, in parallel. ``nav(d)`` gives its links in the page's
     navigation bar as (anchor, text); by default one link, ``(name, title)``.
     """

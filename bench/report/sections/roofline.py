@@ -10,12 +10,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ...analysis.roofline import ceilings, flops_check, roofline
-from ...modes import FRAMEWORKS, SPECS
-from .. import fmt
-from ..draw import Job
-from ..facts import isnan, records, text_or
-from . import Section, register
+from bench.analysis.roofline import ceilings, flops_check, roofline
+from bench.define.modes import FRAMEWORKS, SPECS
+from bench.report import fmt
+from bench.report.draw import Job
+from bench.report.facts import isnan, records, text_or
+from bench.report.sections import Section, register
 
 MAX_WORKLOADS = 12  # figures; the table lists every row
 
@@ -24,7 +24,7 @@ def draw_roofline(name: str, points: list[dict[str, Any]], ceil: list[dict[str, 
                   ) -> str | None:
     """Log-log GFLOP/s against FLOP/byte: the peak (flat) and bandwidth (slope 1) ceilings of
     each device, one point per row (colour: mode; marker: framework)."""
-    from .. import figures as F
+    from bench.report import figures as F
 
     pts = [p for p in points if p["intensity"] > 0 and p["gflops"] > 0]
     if not pts:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ... import analysis
-from .. import fmt
-from . import Section, register
+from bench import analysis
+from bench.report import fmt
+from bench.report.sections import Section, register
 
 
 def _controls(run) -> list[dict[str, Any]]:

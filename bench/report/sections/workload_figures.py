@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-from .. import figures as F
-from .. import fmt
+from bench.report import figures as F
+from bench.report import fmt
 
 
 def speedup_vs_size(sp, crossings) -> str | None:

@@ -7,14 +7,14 @@ import functools
 import shlex
 from typing import Any
 
-from ... import analysis
-from ...errors import UserError
-from ...modes import FRAMEWORKS, MODES, modes_for
-from .. import fmt
-from ..draw import Deferred, Job
-from ..facts import isnan, nearest_only
-from . import Section, register
-from . import workload_figures as W
+from bench import analysis
+from bench.define.modes import FRAMEWORKS, MODES, modes_for
+from bench.errors import UserError
+from bench.report import fmt
+from bench.report.draw import Deferred, Job
+from bench.report.facts import isnan, nearest_only
+from bench.report.sections import Section, register
+from bench.report.sections import workload_figures as W
 
 DEFAULT_MIN_TIME = 0.5  # `jitbench run --min-time` default: not repeated in commands
 
@@ -52,7 +52,7 @@ def reproduce_command(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
 
 
 def _descriptions(df) -> dict[str, str]:
-    from ...workload import load_workload
+    from bench.define.workload import load_workload
 
     out = {}
     for name, source in df[["workload", "source"]].drop_duplicates().itertuples(index=False):

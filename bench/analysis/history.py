@@ -1,0 +1,306 @@
+"""History over runs and regression detection on quantities that survive machine drift.
+
+The machine under a nightly is not the same machine from one night to the next: on a shared
+2-core box absolute times drift 0.5-3x between runs minutes apart, and raw samples of two runs
+differ by that drift, not by the code. So no absolute time and no raw sample is compared across
+runs. A *series* is one case (workload/variant/size/dtype/framework/mode/device) followed over
+runs; each run contributes one *point* per metric, each a ratio taken inside that run:
+
+``jit_ratio`` (primary; JIT-on rows)
+    median time of the JIT mode / median time of its nearest JIT-off baseline
+    (``MODES[...].baseline``) in the same run. The two modes are interleaved in one worker, so
+    machine drift hits both alike and cancels in the ratio. A row not interleaved with its
+    baseline gets no point (its ratio would carry the drift between two processes).
+``compiles`` (JIT-on rows)
+    the framework's own count of compilations during the first call. An integer the machine
+    cannot move: flagged when it rises above a history that never varied.
+``compile_norm`` (JIT-on rows)
+    compile seconds from the framework's own counter (``first_compile_s``: not the first call,
+    which also pays tracing, transfers and start-up) x the run's machine-speed probe.
+``baseline_norm`` (JIT-off rows)
+    median time x the run's machine-speed probe. A JIT-on row's time is ``jit_ratio`` x its
+    baseline's time, so these two cover every steady-state slowdown without counting one twice.
+
+The machine-speed probe is the run's calibration (``meta["calibration"]``, measured by the same
+run before its cases): the best float32 matmul GFLOP/s of the row's own framework on the row's
+device (the device's best over every source where that framework has none). seconds x GFLOP/s
+is "this much matmul work": a machine 2x slower doubles the time and halves the probe, so the
+product stays put. Why normalise at all: raw absolute times of different runs carry the drift,
+and without some absolute series a slowdown of the JIT-off baseline itself would be invisible
+(every ratio moves with its baseline). Why the two probe-normalised metrics are *advisory* by
+default (reported, plotted, listed in the summary, never the exit status; ``judge_absolute``
+makes them decide on a quiet machine): on the shared 2-core machine the probe, a short
+multi-threaded matmul taken once before the cases, swung 3.6x over six runs (88-319 GFLOP/s)
+while the JIT-off medians it should correct moved at most 1.4x: it measures whether the second
+core happened to be free for a second, not the speed the cases later see, and normalising by
+it added a +139% "step" to an unchanged baseline. The verdict rests on what the machine cannot
+move: the interleaved ratios and the compile counts.
+
+Verdict on the latest run, per series x metric (log values, so steps are relative):
+
+1. enough history: at least ``min_previous`` earlier runs with a point (else "needs N more");
+2. reference = median of the previous ``window`` points; noise = 1.4826 x MAD of them
+   (a robust sigma), never below the metric's floor: 5 near-identical points must not read
+   as zero noise;
+3. z = (latest - reference) / noise, one-sided p-value (normal); Benjamini-Hochberg q-values
+   over every series x metric that decides, tested that night (advisory ones form a family of
+   their own), so testing ~100 series does not make one of them "significant" by chance;
+4. a *suspect* has q < ``alpha``, a step above the metric's threshold (10% steady state,
+   50% compile by default) and a value above the ``usual`` (0.8) quantile of its history. The
+   last rule is this machine's: some XLA CPU programs run ~1.7x slower in a third of fresh
+   processes (mmd outer float32 n256, JAX jit and aot alike: 0.87 ms in 9 of 14 nightlies,
+   1.3-1.6 ms in 5), and neither a robust sigma nor re-measuring in fresh processes tells that
+   state from a step; a history that has been there before does. A compile count is suspect
+   when it exceeds a constant history;
+   an advisory metric that passes is ``advisory``, not ``regression``.
+
+Suspects are re-measured (``bench.nightly.night``) and judged again the same way before they are
+confirmed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bench.protocol.timing import robust_sigma
+
+SERIES_KEYS = ["workload", "variant", "size", "dtype", "framework", "mode", "device"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Thresholds:
+    """Steps that count (0.10 = 10% worse), history needed, noise floors (log units, i.e.
+    relative), and the false-discovery rate across all series x metrics."""
+
+    steady: float = 0.10  # jit_ratio and baseline_norm
+    compile: float = 0.50  # compile_norm: compile time is far noisier
+    window: int = 10  # previous runs the reference and noise are taken from
+    min_previous: int = 5
+    alpha: float = 0.05  # Benjamini-Hochberg FDR
+    floor_ratio: float = 0.04
+    floor_norm: float = 0.15  # the probe corrects drift only roughly
+    floor_compile: float = 0.15
+    judge_absolute: bool = False  # probe-normalised metrics decide too (a quiet machine)
+    # a step must also rise above this quantile of the series' history: a level the series
+    # reached in a fifth of its earlier runs is a state this machine puts it in, not a change
+    usual: float = 0.8
+
+
+@dataclasses.dataclass(frozen=True)
+class Metric:
+    name: str
+    doc: str  # what a value is, for the summary and the page
+    step: str | None  # Thresholds field of the step that counts; None: a count
+    floor: str | None  # Thresholds field of the noise floor; None: a count
+    drift_proof: bool = True  # False: advisory unless Thresholds.judge_absolute
+
+
+METRICS = {m.name: m for m in (
+    Metric("jit_ratio", "JIT time / baseline time, same run (1/speedup)", "steady",
+           "floor_ratio"),
+    Metric("compiles", "compilations in the first call (framework counter)", None, None),
+    Metric("compile_norm", "compile s x probe GFLOP/s (framework counter)", "compile",
+           "floor_compile", drift_proof=False),
+    Metric("baseline_norm", "JIT-off median s x probe GFLOP/s", "steady", "floor_norm",
+           drift_proof=False),
+)}
+
+TEST_COLUMNS = ["series", *SERIES_KEYS, "case_id", "metric", "latest", "reference", "change",
+                "noise", "z", "p_value", "q_value", "usual_high", "n_previous", "needs",
+                "advisory", "regression"]
+
+
+def probes(calibration: Mapping[str, Any] | None) -> dict[tuple[str, str], float]:
+    """(framework, device) -> matmul GFLOP/s of the run's calibration; ("*", device) holds
+    the device's best over every source (numpy included), the fallback."""
+    out: dict[tuple[str, str], float] = {}
+    for p in (calibration or {}).get("peak", []):
+        g = p.get("gflops")
+        if p.get("status") != "ok" or not isinstance(g, (int, float)) or not g > 0:
+            continue
+        for key in ((p.get("framework") or "*", p["device"]), ("*", p["device"])):
+            out[key] = max(out.get(key, 0.0), float(g))
+    return out
+
+
+def _num(v) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def run_points(rows: Sequence[Mapping[str, Any]], calibration=None) -> list[dict[str, Any]]:
+    """The points one run contributes: dicts of SERIES_KEYS, series, case_id, metric, value."""
+    from bench.define.modes import MODES, nearest_baseline
+
+    probe = probes(calibration)
+    ok = [r for r in rows if r.get("status") == "ok"]
+    median = {(*(r[k] for k in SERIES_KEYS if k != "mode"), r["mode"]): _num(r.get("median_s"))
+              for r in ok}
+    out = []
+    for r in ok:
+        mode = MODES.get((r["framework"], r["mode"]))
+        if mode is None:
+            continue
+        base_point = {**{k: r[k] for k in SERIES_KEYS}, "case_id": r.get("case_id"),
+                      "series": "/".join(str(r[k]) for k in SERIES_KEYS)}
+
+        def point(metric, value, base_point=base_point):
+            if value is not None:
+                out.append({**base_point, "metric": metric, "value": float(value)})
+
+        gflops = probe.get((r["framework"], r["device"])) or probe.get(("*", r["device"]))
+        if mode.jit:
+            base = mode.baseline or nearest_baseline(r["framework"])
+            mine = _num(r.get("median_s"))
+            theirs = median.get((*(r[k] for k in SERIES_KEYS if k != "mode"), base))
+            if base in (r.get("interleaved_with") or []) and mine and theirs:
+                point("jit_ratio", mine / theirs)
+            point("compiles", _num(r.get("first_compiles")))
+            compile_s = _num(r.get("first_compile_s"))
+            if compile_s and gflops:
+                point("compile_norm", compile_s * gflops)
+        else:
+            mine = _num(r.get("median_s"))
+            if mine and gflops:
+                point("baseline_norm", mine * gflops)
+    return out
+
+
+def points_table(df, metas: Mapping[str, Mapping[str, Any]], run_order: Sequence[str]):
+    """Long table of every run's points: run_id, run_index (oldest first), and run_points'
+    columns. ``metas``: run_id -> meta.json (for the calibration)."""
+    import pandas as pd
+
+    out = []
+    for i, run_id in enumerate(run_order):
+        rows = df[df["run_id"] == run_id].to_dict("records")
+        for p in run_points(rows, (metas.get(run_id) or {}).get("calibration")):
+            out.append(dict(p, run_id=run_id, run_index=i))
+    cols = ["run_id", "run_index", "series", *SERIES_KEYS, "case_id", "metric", "value"]
+    return pd.DataFrame(out, columns=cols)
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """q-values (BH-adjusted p-values), in the order given."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    q = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):  # from the largest p down: q_i = min_{j>=i} p_j m / j
+        i = order[rank - 1]
+        running = min(running, p_values[i] * m / rank)
+        q[i] = running
+    return q
+
+
+def _judge(latest: float, history: Sequence[float], metric: Metric, th: Thresholds
+           ) -> dict[str, Any]:
+    """One series x metric: reference, change, noise, z, p (one-sided: worse = larger)."""
+    import numpy as np
+    from scipy.stats import norm
+
+    values = np.asarray(history, dtype=float)
+    if metric.floor is None:  # a count: only a rise over a history that never moved
+        reference = float(np.median(values))
+        steady = bool(values.min() == values.max())
+        worse = steady and latest > values.max()
+        return {"reference": reference,
+                "change": latest / reference - 1 if reference else None,
+                "noise": float(values.max() - values.min()), "z": None,
+                "p_value": 0.0 if worse else 1.0, "counted": False}
+    logs = np.log(values)
+    ref = float(np.median(logs))
+    noise = max(robust_sigma(logs, ref), getattr(th, metric.floor))
+    z = (math.log(latest) - ref) / noise
+    return {"reference": math.exp(ref), "change": latest / math.exp(ref) - 1.0,
+            "noise": noise, "z": z, "p_value": float(norm.sf(z)), "counted": True,
+            "usual_high": float(np.quantile(values, th.usual))}
+
+
+def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds | None = None,
+                       latest=None, only: set[tuple[str, str]] | None = None):
+    """Judge the last run of ``run_order`` (or the points ``latest``, e.g. a re-measurement)
+    against the runs before it. ``points``: :func:`points_table` of the history; ``only``:
+    (series, metric) pairs to judge (a recheck judges its suspects, and the correction then
+    counts only them). One row per series x metric (TEST_COLUMNS); ``needs`` = earlier runs
+    still missing before it can be judged (then no verdict), ``regression`` = suspect.
+    """
+    import pandas as pd
+
+    th = thresholds or Thresholds()
+    previous = list(run_order[:-1])[-th.window:]
+    if latest is None:
+        latest = points[points["run_id"] == run_order[-1]]
+    hist = points[points["run_id"].isin(previous)]
+    by_key = {k: g["value"].to_numpy(dtype=float)
+              for k, g in hist.groupby(["series", "metric"], sort=False)}
+    out = []
+    for p in latest.to_dict("records"):
+        key = (p["series"], p["metric"])
+        if only is not None and key not in only:
+            continue
+        values = by_key.get(key, [])
+        rec = dict({k: p[k] for k in ["series", *SERIES_KEYS, "case_id", "metric"]},
+                   latest=p["value"], reference=None, change=None, noise=None, z=None,
+                   p_value=None, q_value=None, usual_high=None, n_previous=len(values),
+                   needs=max(0, th.min_previous - len(values)), advisory=False,
+                   regression=False)
+        if not rec["needs"]:
+            judged = _judge(p["value"], values, METRICS[p["metric"]], th)
+            rec["counted"] = judged.pop("counted")
+            rec.update(judged)
+        out.append(rec)
+    for decides in (True, False):  # the correction counts the tests that decide together
+        family = [r for r in out if r.get("counted") and decides == (
+            METRICS[r["metric"]].drift_proof or th.judge_absolute)]
+        for r, q in zip(family, benjamini_hochberg([r["p_value"] for r in family])):
+            r["q_value"] = q
+    for r in out:
+        metric = METRICS[r["metric"]]
+        if r["needs"]:
+            continue
+        if metric.floor is None:
+            step = r["p_value"] == 0.0
+        else:
+            step = bool(r["q_value"] < th.alpha and r["change"] > getattr(th, metric.step)
+                        and r["latest"] > r["usual_high"])
+        decides = metric.drift_proof or th.judge_absolute
+        r["regression"], r["advisory"] = step and decides, step and not decides
+    return pd.DataFrame(out, columns=TEST_COLUMNS)
+
+
+def hlo_change(df, run_order: Sequence[str], test: Mapping[str, Any], window: int = 10
+               ) -> dict[str, Any]:
+    """Whether the series of a test row ran another XLA program in the latest run than in the
+    reference runs (the ``window`` before it): ``hlo_fingerprint`` (latest),
+    ``hlo_reference_fingerprint`` (the last earlier one) and ``hlo_changed`` (None where a
+    run has no fingerprint: a JIT-off mode, a run from before fingerprints)."""
+    if "hlo_fingerprint" not in df.columns or not run_order:
+        return {"hlo_changed": None}
+    mine = df
+    for k in SERIES_KEYS:
+        mine = mine[mine[k] == test.get(k)]
+    prints = {r: p for r, p in zip(mine["run_id"], mine["hlo_fingerprint"])
+              if isinstance(p, str) and p}
+    latest = prints.get(run_order[-1])
+    earlier = [prints[r] for r in list(run_order[:-1])[-window:] if r in prints]
+    if latest is None or not earlier:
+        return {"hlo_changed": None}
+    return {"hlo_fingerprint": latest, "hlo_reference_fingerprint": earlier[-1],
+            "hlo_changed": latest != earlier[-1]}
+
+
+def trend(points, run_order: Sequence[str], metric: str = "jit_ratio"):
+    """Wide table: one column per series, one row per run (oldest first), values of
+    ``metric``; what the history page plots."""
+    sub = points[points["metric"] == metric]
+    wide = sub.pivot_table(index="run_index", columns="series", values="value",
+                           aggfunc="first")
+    wide.index = [run_order[i] for i in wide.index]
+    return wide

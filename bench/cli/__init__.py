@@ -1,0 +1,1 @@
+"""The ``jitbench`` command line: every argparse grammar, and the one place that prints."""

@@ -1,0 +1,210 @@
+"""The ``jitbench`` command line's grammar: subcommands, options and their checks.
+
+``bench.cli.main`` runs the commands; this module only says what a valid command line is. A bad
+value is one line naming it and what is valid, exit code 2 (argparse's ``error``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from bench.cli import sweep as sweep_cli
+from bench.define.modes import FRAMEWORKS, modes_for
+from bench.errors import UserError
+from bench.protocol.timing import INTERLEAVE_SCHEMES
+from bench.xla import capture as insight
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a mistake is one line (not the usage block), still exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def add_filters(p: argparse.ArgumentParser, size: str = "quick") -> None:
+    g = p.add_argument_group("case filters (comma lists; default: all)")
+    g.add_argument("--suite", help="workloads, e.g. matmul_relu,mmd")
+    g.add_argument("--framework", help="tf, jax")
+    g.add_argument("--mode", help="; ".join(f"{', '.join(modes_for(fw))} ({fw})"
+                                            for fw in FRAMEWORKS))
+    g.add_argument("--device", help="cpu, gpu (gpu cases are 'skipped' rows where no GPU)")
+    g.add_argument("--dtype", help="float32, float64")
+    g.add_argument("--variant", help="workload variants, e.g. fused,split")
+    g.add_argument("--size", default=size, help=f"parameter grid: quick or full (default: {size})")
+    g.add_argument("--suite-file", action="append", default=[], metavar="FILE.py",
+                   help="also load the workload defined in this file (repeatable)")
+
+
+def filters(args):
+    from bench.define.workload import Filters
+
+    for name in ("suite", "framework", "mode", "device", "dtype", "variant"):
+        value = getattr(args, name, None)
+        if value is not None and Filters.split(value) is None:
+            raise UserError(f"--{name} {value!r} names nothing; leave it out to mean all")
+    for f in args.suite_file:
+        check_suite_file(f)
+    return Filters(suite=Filters.split(args.suite), framework=Filters.split(args.framework),
+                   mode=Filters.split(args.mode), device=Filters.split(args.device),
+                   dtype=Filters.split(args.dtype), variant=Filters.split(args.variant),
+                   size=args.size, suite_files=tuple(args.suite_file))
+
+
+def check_suite_file(path: str) -> None:
+    """A --suite-file that is missing, not Python, or fails to import: one line, not the
+    traceback of the import machinery."""
+    from bench.define.workload import load_workload
+
+    if not path.endswith(".py"):
+        raise UserError(f"--suite-file {path!r} is not a .py file")
+    try:
+        load_workload(path)
+    except UserError:
+        raise
+    except Exception as exc:  # the user's file raised while importing: say which and how
+        raise UserError(f"--suite-file {path!r} failed to import: "
+                        f"{type(exc).__name__}: {exc}") from exc
+
+
+def positive(name: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number of seconds, "
+                                             f"got {text!r}")
+        if not (value > 0 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, "
+                                             f"got {text!r}")
+        return value
+
+    return parse
+
+
+def positive_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}")
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be 1 or more, got {text!r}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="jitbench", description="Measure what turning JIT (XLA) on does to "
+                                                  "TensorFlow and JAX workloads.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("list", help="print the cases a run with these filters would execute")
+    add_filters(p)
+    p.add_argument("--shard", metavar="K/N", help="only the cases of shard K of N")
+
+    p = sub.add_parser("run", help="measure the cases, write results/<run_id>/ and a report")
+    add_filters(p)
+    p.add_argument("--out", default="results", metavar="DIR",
+                   help="results root; the run goes to DIR/<run_id>/ (default: results)")
+    p.add_argument("--reports", default="reports", metavar="DIR",
+                   help="reports root; the HTML goes to DIR/<run_id>/ (default: reports)")
+    p.add_argument("--no-report", action="store_true", help="do not write the HTML report")
+    p.add_argument("--min-time", type=positive("--min-time"), default=None, metavar="S",
+                   help="seconds of timed samples per mode, at least (default: 0.5)")
+    p.add_argument("--case-timeout", type=positive("--case-timeout"), default=None,
+                   metavar="S", help="time limit of one case group, in seconds (default: 1800); "
+                                     "a group that exceeds it is killed, the mode it was in "
+                                     "gets a 'timeout' row and its other modes run again")
+    p.add_argument("--resume", metavar="RUN_DIR",
+                   help="continue an interrupted run: measure only the cases RUN_DIR has no "
+                        "row for, with its own settings, appending to its results.jsonl")
+    p.add_argument("--no-calibrate", action="store_true",
+                   help="skip the per-run calibration (matmul peak, dispatch floor of each "
+                        "mode; ~10 s): the report then shows no %% of peak or floors")
+    p.add_argument("--interleave", choices=list(INTERLEAVE_SCHEMES), default="block",
+                   help="how the timed samples of a group's modes alternate: 5 samples of a "
+                        "mode in a row (block, the default), the same with the order "
+                        "reversed every round (abba), one sample of each in turn (sample), "
+                        "or a new random order each round (random); all but sample make 5 "
+                        "untimed calls after each switch of mode")
+    insight.add_arguments(p)  # --dump-hlo, --profile
+    add_scale_out(p)
+
+    p = sub.add_parser("nightly", help="run, add to the history, detect regressions "
+                                       "(exit 1 on a confirmed one), write reports/index.html")
+    add_filters(p, size="full")
+    p.add_argument("--results", default="results", metavar="DIR",
+                   help="results root holding the past runs (default: results)")
+    p.add_argument("--reports", default="reports", metavar="DIR",
+                   help="reports root; history page at DIR/index.html (default: reports)")
+    p.add_argument("--min-time", type=positive("--min-time"), default=1.0, metavar="S",
+                   help="seconds of timed samples per mode, at least (default: 1.0)")
+    p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
+                   metavar="S", help="time limit of one case group, in seconds (default: 1800)")
+    p.add_argument("--threshold", type=positive("--threshold"), default=10.0, metavar="PCT",
+                   help="steady-state step that counts as a regression: JIT time / baseline "
+                        "time, JIT-off time x machine probe (default: 10)")
+    p.add_argument("--compile-threshold", "--first-call-threshold", dest="compile_threshold",
+                   type=positive("--compile-threshold"), default=50.0, metavar="PCT",
+                   help="compile-time step (framework counter x machine probe) that counts "
+                        "(default: 50)")
+    p.add_argument("--no-run", action="store_true",
+                   help="measure nothing: analyse the runs already in --results (e.g. after "
+                        "`jitbench merge` of shards)")
+    p.add_argument("--no-recheck", action="store_true",
+                   help="confirm suspected regressions without re-measuring them")
+    p.add_argument("--recheck-rounds", type=positive_int("--recheck-rounds"), default=3,
+                   metavar="N", help="re-measure suspects N times, each in fresh processes, "
+                                     "and judge the median of the rounds (default: 3)")
+    add_scale_out(p)
+
+    sweep_cli.add_parser(sub, add_filters, filters)
+    p = sub.add_parser("merge", help="merge the runs of several shards into one run folder")
+    p.add_argument("shard_dirs", nargs="+", metavar="SHARD_RUN_DIR")
+    p.add_argument("-o", "--output", required=True, metavar="RUN_DIR",
+                   help="the merged run folder, e.g. results/<run_id>")
+
+    p = sub.add_parser("report", help="write the HTML report of a run")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder (results/<run_id>)")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="output folder (default: reports/<run_id>)")
+
+    p = sub.add_parser("compare", help="per-case change from RUN_A to RUN_B with confidence "
+                                       "intervals; a table here and an HTML page")
+    p.add_argument("run_a", metavar="RUN_A", help="the reference run folder (or results.jsonl)")
+    p.add_argument("run_b", metavar="RUN_B", help="the new run folder (or results.jsonl)")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="output folder of the HTML page (default: reports/compare-A-vs-B)")
+    p.add_argument("--fail-on-regression", type=percent("--fail-on-regression"),
+                   metavar="PCT", help="exit 1 when a significant regression is slower by more "
+                                       "than PCT percent, or a row that passed in A fails in B")
+    p.add_argument("--noise-floor", type=percent("--noise-floor"), default=None, metavar="PCT",
+                   help="changes below this are never significant (default: 5)")
+    return parser
+
+
+def percent(name: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text.rstrip("%"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a percentage, got {text!r}")
+        if not (value >= 0 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite percentage >= 0, "
+                                             f"got {text!r}")
+        return value
+
+    return parse
+
+
+def add_scale_out(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--shard", metavar="K/N",
+                   help="run only shard K of N of the case groups (deterministic split for "
+                        "N machines; merge their runs with `jitbench merge`)")
+    p.add_argument("--run-id", metavar="ID",
+                   help="name of the run folder (default: date-time-pid); give every shard "
+                        "of one night the same ID")

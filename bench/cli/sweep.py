@@ -1,0 +1,85 @@
+"""``jitbench sweep``: run the workloads' recompile sweeps, print per mode what compiled
+(and the ``run --compile-cache`` option, ``bench.run.compile_cache``).
+
+    jitbench sweep --suite rnn [--framework jax] [--sweep seq] [--out results]
+
+Writes ``OUT/<run_id>/sweep.jsonl`` (one row per call, see ``bench.run.sweep``) and
+``sweep_meta.json``, prints one line per mode ("1 compile(s) per new signature; revisits
+free") and a page with the Recompilation block unless ``--no-report``. With ``--run-id`` of an
+existing run, the sweep joins that run's report (section "First call and compilation").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def add_parser(sub, add_filters, filters) -> None:
+    """The ``sweep`` subcommand, with the usual case filters (``add_filters`` adds them,
+    ``filters(args)`` reads them: both from ``bench.cli.main``)."""
+    p = sub.add_parser("sweep", help="call each mode with a workload's sweep of signatures "
+                                     "(shapes, dtypes, static values), then revisit them: "
+                                     "what compiles, what retraces, and why")
+    add_filters(p)
+    p.add_argument("--sweep", help="sweep names, comma list (default: every sweep of the "
+                                   "selected workloads)")
+    p.add_argument("--out", default="results", metavar="DIR",
+                   help="results root; the sweep goes to DIR/<run_id>/ (default: results)")
+    p.add_argument("--reports", default="reports", metavar="DIR",
+                   help="reports root; the page goes to DIR/<run_id>/ (default: reports)")
+    p.add_argument("--no-report", action="store_true", help="do not write the HTML page")
+    p.add_argument("--run-id", metavar="ID", help="name of the run folder")
+    p.set_defaults(filters=filters)
+    # `run --compile-cache` is registered here too: cli.py is at its 400-line limit
+    from bench.run.compile_cache import add_option
+
+    add_option(sub.choices["run"])
+
+
+def cmd(args: argparse.Namespace) -> int:
+    from bench.analysis.recompilation import summary, verdict
+    from bench.define.workload import Filters
+    from bench.run import sweep
+
+    jobs = sweep.plan(args.filters(args), Filters.split(args.sweep))
+    run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + "-sweep"
+    run_dir = Path(args.out) / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    # its own meta file: a sweep may go into a run's folder (--run-id) and join its report
+    (run_dir / "sweep_meta.json").write_text(json.dumps(
+        {"run_id": run_id, "kind": "sweep", "command": ["jitbench", *sys.argv[1:]],
+         "started_at": time.time(), "jobs": len(jobs)}, indent=1))
+
+    def progress(job) -> None:
+        print(f"sweep {job.workload}/{job.sweep} {job.framework} "
+              f"[{','.join(job.modes)}] on {job.device}", file=sys.stderr, flush=True)
+
+    rows = sweep.run(jobs, run_dir, on_job=progress)
+    for line in table(summary(rows), verdict):
+        print(line)
+    print(f"sweep:   {run_dir / 'sweep.jsonl'}")
+    if not args.no_report:
+        from bench.report.recompilation import write_page
+
+        print(f"report:  {write_page(run_dir, Path(args.reports) / run_id)}")
+    return 0
+
+
+def table(summaries, verdict) -> list[str]:
+    """Lines: workload/sweep framework mode | compiles per new signature | revisits | time."""
+    def ms(v):
+        return "-" if v is None else f"{1e3 * v:.1f} ms"
+
+    out = [f"{'sweep':<24} {'mode':<20} {'compiles/new':<13} {'traces/new':<11} "
+           f"{'new sig':>9} {'revisit':>9}  verdict"]
+    for s in summaries:
+        out.append(f"{s['workload'] + '/' + s['sweep']:<24} "
+                   f"{s['framework'] + ' ' + s['mode']:<20} "
+                   f"{','.join(map(str, s['compiles_new'])):<13} "
+                   f"{','.join(map(str, s['traces_new'])):<11} "
+                   f"{ms(s['new_s']):>9} {ms(s['revisit_s']):>9}  {verdict(s)}")
+    return out

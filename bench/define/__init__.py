@@ -1,0 +1,1 @@
+"""What is measured: the JIT modes the frameworks declare, workloads, cases, filters."""

@@ -1,0 +1,288 @@
+"""What a workload is, and how the registry turns workloads into frozen cases.
+
+A workload is one file in ``suites/`` (or any importable module / ``.py`` file passed with
+``--suite-file``) that defines a module-level ``WORKLOAD = Workload(...)``. Nothing in
+``bench/`` needs to change to add one.
+
+Expansion: workload × params × dtype × variant × framework × device × mode → ``Case``.
+Cases that differ only in ``mode`` form a *group*: the timing protocol interleaves the modes
+of one group sample by sample.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import importlib.util
+import json
+import pkgutil
+import sys
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from bench.define.modes import DEVICES, FRAMEWORKS, MODES, modes_for
+from bench.errors import UserError
+
+SIZE_SETS = ("quick", "full")
+
+
+def static_args(stage: Callable, *argnums: int) -> Callable:
+    """Mark arguments of ``stage`` as static: JAX jits it with ``static_argnums=argnums`` (one
+    compilation per distinct value); TF's tf.function traces once per Python value anyway.
+    Returns ``stage`` itself."""
+    stage.static_argnums = tuple(argnums)
+    return stage
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    """A recompile sweep: one function, built once per mode, called with ``points`` in turn
+    (then each point again when ``revisit``), recording what compiled on each call.
+
+    ``points``: parameter overrides of the workload's first quick size, e.g.
+    ``[{"seq": 10}, {"seq": 20}]``; a point's ``"dtype"`` changes the input dtype. ``static``:
+    parameters passed as trailing Python arguments after the inputs (static: a new value means
+    a new program), in this order. ``variant``: the variant built (default: the first).
+    ``builders``: framework -> builder used instead of the workload's (e.g. one taking the
+    static arguments). Run with ``jitbench sweep``.
+    """
+
+    name: str
+    points: Sequence[Mapping[str, Any]]
+    static: Sequence[str] = ()
+    variant: str | None = None
+    builders: Mapping[str, Callable] = dataclasses.field(default_factory=dict)
+    revisit: bool = True
+    description: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """The contract a suite file fulfils.
+
+    ``inputs(params, dtype, rng)``  -> tuple of numpy arrays (fixed seed given by the harness)
+    ``reference(inputs64, params, variant)`` -> numpy array, computed in float64
+    ``tf(params, dtype, variant)`` / ``jax(...)`` (or ``builders={"<framework>": fn}`` for a
+    framework without a field of its own) -> list of *stages*: callables applied in
+    sequence, ``out = stage_k(*prev)``. The adapter applies the mode (tf.function, jax.jit…) to
+    each stage separately, so a two-stage list is "jit each op apart", one stage is "fused".
+    ``flops(params, variant)`` -> approximate floating point operations of one call.
+    ``tolerance[dtype]`` -> (rtol, atol) against the float64 reference.
+    ``expected_failures`` maps (framework, mode) or (framework, mode, variant) to a reason:
+    the harness still runs the case but marks the failure as expected.
+    ``sweeps``: recompile sweeps (:class:`Sweep`), run by ``jitbench sweep`` only.
+    """
+
+    name: str
+    grid: Mapping[str, Sequence[Mapping[str, Any]]]
+    dtypes: Sequence[str]
+    inputs: Callable
+    reference: Callable
+    flops: Callable
+    tolerance: Mapping[str, tuple[float, float]]
+    tf: Callable | None = None
+    jax: Callable | None = None
+    variants: Sequence[str] = ("default",)
+    size_label: Callable[[Mapping[str, Any]], str] | None = None
+    description: str = ""
+    expected_failures: Mapping[tuple, str] = dataclasses.field(default_factory=dict)
+    builders: Mapping[str, Callable] = dataclasses.field(default_factory=dict)
+    sweeps: Sequence[Sweep] = ()
+
+    def label(self, params: Mapping[str, Any]) -> str:
+        if self.size_label is not None:
+            return self.size_label(params)
+        return "-".join(f"{k}{v}" for k, v in params.items())
+
+    def builder(self, framework: str) -> Callable | None:
+        if framework in self.builders:
+            return self.builders[framework]
+        return getattr(self, framework, None) if framework in FRAMEWORKS else None
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Case:
+    """One measured thing: hashable, serialisable, and rebuildable in a worker process."""
+
+    workload: str
+    variant: str
+    size: str
+    params_json: str  # sorted JSON, so the Case stays hashable
+    dtype: str
+    framework: str
+    device: str
+    mode: str
+    size_set: str = "quick"
+    source: str = ""  # module name or file path the workload came from
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return json.loads(self.params_json)
+
+    @property
+    def jit(self) -> bool:
+        return MODES[(self.framework, self.mode)].jit
+
+    @property
+    def group_key(self) -> tuple:
+        """Everything but the mode and the worker group: the modes interleaved together."""
+        return (self.workload, self.variant, self.params_json, self.dtype, self.framework,
+                self.device, self.source, MODES[(self.framework, self.mode)].worker_group)
+
+    @property
+    def case_id(self) -> str:
+        return (f"{self.workload}-{self.variant}-{self.framework}-{self.mode}-{self.device}-"
+                f"{self.dtype}-{self.size}")
+
+    @property
+    def seed(self) -> int:
+        """Fixed per (workload, params, dtype): every mode and framework sees the same data."""
+        key = f"{self.workload}|{self.params_json}|{self.dtype}".encode()
+        return int.from_bytes(hashlib.sha256(key).digest()[:4], "little")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Case":
+        return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls)})
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> "Case":
+        """The case a result row was measured for (to re-measure or resume it)."""
+        return cls(row["workload"], row["variant"], row["size"],
+                   json.dumps(row["params"], sort_keys=True), row["dtype"], row["framework"],
+                   row["device"], row["mode"], row.get("size_set", "quick"),
+                   row.get("source", ""))
+
+
+# --------------------------------------------------------------------------- discovery
+
+def _load_source(source: str):
+    """Import a workload module by dotted name or by ``.py`` file path."""
+    if source.endswith(".py"):
+        path = Path(source)
+        if not path.is_file():
+            raise UserError(f"suite file {source!r} does not exist")
+        name = "jitbench_suite_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+        if name in sys.modules:
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+    return importlib.import_module(source)
+
+
+def load_workload(source: str) -> Workload:
+    module = _load_source(source)
+    wl = getattr(module, "WORKLOAD", None)
+    if not isinstance(wl, Workload):
+        raise UserError(f"{source!r} defines no WORKLOAD = bench.Workload(...)")
+    return wl
+
+
+def discover(extra_files: Sequence[str] = ()) -> dict[str, tuple[str, Workload]]:
+    """All workloads: the modules of the ``suites`` package plus ``extra_files``.
+
+    Returns ``{name: (source, workload)}``.
+    """
+    import suites  # the package that ships with jitbench
+
+    found: dict[str, tuple[str, Workload]] = {}
+    sources = [f"suites.{m.name}" for m in pkgutil.iter_modules(suites.__path__)
+               if not m.name.startswith(("_", "test", "conftest"))]
+    sources += [str(Path(f).resolve()) for f in extra_files]
+    for source in sources:
+        module = _load_source(source)
+        wl = getattr(module, "WORKLOAD", None)
+        if isinstance(wl, Workload):
+            found[wl.name] = (source, wl)
+        elif source in extra_files or source.endswith(".py"):
+            raise UserError(f"suite file {source!r} defines no WORKLOAD = bench.Workload(...)")
+    return found
+
+
+# --------------------------------------------------------------------------- filters
+
+@dataclasses.dataclass(frozen=True)
+class Filters:
+    """Comma-list filters as typed on the command line; ``None`` means "all"."""
+
+    suite: tuple[str, ...] | None = None
+    framework: tuple[str, ...] | None = None
+    mode: tuple[str, ...] | None = None
+    device: tuple[str, ...] | None = None
+    dtype: tuple[str, ...] | None = None
+    variant: tuple[str, ...] | None = None
+    size: str = "quick"
+    suite_files: tuple[str, ...] = ()
+
+    @staticmethod
+    def split(value: str | Sequence[str] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = value.split(",")
+        items = tuple(v.strip() for v in value if v.strip())
+        return items or None
+
+
+def _check(kind: str, given: tuple[str, ...] | None, valid: Sequence[str]) -> None:
+    if given is None:
+        return
+    bad = [g for g in given if g not in valid]
+    if bad:
+        raise UserError(f"unknown {kind} {', '.join(map(repr, bad))}; "
+                        f"valid: {', '.join(sorted(set(valid)))}")
+
+
+def expand(filters: Filters = Filters()) -> list[Case]:
+    """Every case a run with these filters executes, in a stable order."""
+    if filters.size not in SIZE_SETS:
+        raise UserError(f"unknown size {filters.size!r}; valid: {', '.join(SIZE_SETS)}")
+    workloads = discover(filters.suite_files)
+    _check("suite", filters.suite, list(workloads))
+    _check("framework", filters.framework, FRAMEWORKS)
+    _check("mode", filters.mode, sorted({m for (_, m) in MODES}))
+    _check("device", filters.device, DEVICES)
+    all_dtypes = sorted({d for _, wl in workloads.values() for d in wl.dtypes})
+    _check("dtype", filters.dtype, all_dtypes)
+    all_variants = sorted({v for _, wl in workloads.values() for v in wl.variants})
+    _check("variant", filters.variant, all_variants)
+
+    cases: list[Case] = []
+    for name, (source, wl) in sorted(workloads.items()):
+        if filters.suite and name not in filters.suite:
+            continue
+        for params in wl.grid.get(filters.size, ()):
+            params_json = json.dumps(dict(params), sort_keys=True)
+            for dtype in wl.dtypes:
+                if filters.dtype and dtype not in filters.dtype:
+                    continue
+                for variant in wl.variants:
+                    if filters.variant and variant not in filters.variant:
+                        continue
+                    for framework in FRAMEWORKS:
+                        if wl.builder(framework) is None:
+                            continue
+                        if filters.framework and framework not in filters.framework:
+                            continue
+                        for device in filters.device or DEVICES:
+                            for mode in modes_for(framework):
+                                if filters.mode and mode not in filters.mode:
+                                    continue
+                                cases.append(Case(name, variant, wl.label(params), params_json,
+                                                  dtype, framework, device, mode,
+                                                  filters.size, source))
+    return cases
+
+
+def group_cases(cases: Sequence[Case]) -> list[list[Case]]:
+    """Cases sharing a group key, in first-seen order: the unit a worker interleaves."""
+    groups: dict[tuple, list[Case]] = {}
+    for case in cases:
+        groups.setdefault(case.group_key, []).append(case)
+    return list(groups.values())

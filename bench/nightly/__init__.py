@@ -1,0 +1,1 @@
+"""`jitbench nightly`: a night's run, history, rechecks and pages."""

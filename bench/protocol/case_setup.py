@@ -1,0 +1,156 @@
+"""The work around a measurement, shared by every front door: inputs, modes, numerics.
+
+Contract: a :class:`Casework` is one computation (``stages``, as a framework builder returns
+them, or ``[fn]`` for a user's own function) on one set of inputs, for one framework adapter
+and device. It
+
+- places the numpy ``inputs`` on the device once (:attr:`Casework.placed`), for every mode;
+- builds each mode as a :class:`~bench.protocol.timing.Timed` the timing core can call with no
+argument
+  (:meth:`timed`), optionally wrapped by the caller (the worker marks which mode is running);
+- picks the JIT-off answer the JIT-on modes are compared with (:meth:`nojit`), in the order
+  ``bench.define.modes.baselines_for`` gives, computing one when no JIT-off mode ran;
+- checks an output (:meth:`check`) against the float64 ``reference`` (when there is one) and
+  against that JIT-off answer: the row fields ``max_abs_err``, ``max_rel_err``,
+  ``max_abs_err_vs_nojit``, ``max_rel_err_vs_nojit``, ``nojit_mode``, and the mismatch text.
+
+It measures nothing and writes no row: the caller times the :class:`Timed` modes
+(``bench.protocol.timing``) and builds the row (``bench.results.row``). For a registered workload,
+:func:`workload_inputs` and :func:`workload_reference` make the inputs from the case's seed and
+the float64 reference; a user's function (``bench.userfn.as_workload``) brings its own inputs, some
+of them maybe not arrays (``arrays_only``), and optionally a reference; its tolerance is set
+(``rtol``, ``atol``) once the JIT-off answer is known.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping, Sequence
+
+from bench.define.modes import baselines_for
+from bench.define.workload import Case
+from bench.protocol.correctness import compare
+from bench.protocol.timing import Timed
+
+
+def workload_inputs(workload, case: Case) -> list:
+    """The case's inputs, as numpy arrays, from its seed (the same in every mode and worker)."""
+    import numpy as np
+
+    return workload.inputs(case.params, case.dtype, np.random.default_rng(case.seed))
+
+
+def workload_reference(workload, case: Case, inputs: Sequence[Any]) -> Any:
+    """The workload's answer computed by numpy in float64 from the same inputs."""
+    import numpy as np
+
+    return workload.reference([np.asarray(a, dtype=np.float64) for a in inputs], case.params,
+                              case.variant)
+
+
+def mismatch_text(check: Mapping[str, Any], rtol: float, atol: float,
+                  what: str = "the float64 reference") -> str:
+    return (f"output differs from {what}: max abs err "
+            f"{check['max_abs_err']:.3g}, max rel err {check['max_rel_err']:.3g} "
+            f"(tolerance rtol={rtol:g}, atol={atol:g})")
+
+
+@dataclasses.dataclass
+class Checked:
+    """An output checked: ``fields`` for the row, ``mismatch`` the error text when it is
+    outside the tolerance of the reference (None when within, or when there is no
+    reference), ``nojit_mismatch`` the same against the JIT-off answer, ``output`` the output
+    as numpy."""
+
+    fields: dict[str, Any]
+    mismatch: str | None
+    output: Any
+    nojit_mismatch: str | None = None
+
+
+class Casework:
+    """One computation on one set of placed inputs (see the module docstring)."""
+
+    def __init__(self, adapter, framework: str, device: str, inputs: Sequence[Any],
+                 reference: Any = None, rtol: float = 0.0, atol: float = 0.0,
+                 arrays_only: bool = False, reference_label: str = "the float64 reference"):
+        """``arrays_only``: place only the inputs that are arrays (``shape`` and ``dtype``:
+        numpy or framework arrays, as numpy first); others (a user's static arguments) are
+        passed as they are. Otherwise every input is a numpy array."""
+        self.adapter = adapter
+        self.framework = framework
+        self.device = device
+        self.reference, self.reference_label = reference, reference_label
+        self.rtol, self.atol = rtol, atol
+        if not arrays_only:
+            self.placed = adapter.place(inputs, device)
+            return
+        import numpy as np
+
+        where = [i for i, a in enumerate(inputs) if is_array(a)]
+        placed = adapter.place([np.asarray(inputs[i]) for i in where], device)
+        self.placed = list(inputs)
+        for i, a in zip(where, placed):
+            self.placed[i] = a
+
+    def build(self, stages: Sequence[Callable], mode: str) -> Callable:
+        """``stages`` built in ``mode``; call it with ``*self.placed``."""
+        return self.adapter.build(stages, mode, self.device)
+
+    def timed(self, mode: str, fn: Callable,
+              wrap: Callable[[str, Callable, Sequence[Any]], Callable[[], Any]] | None = None
+              ) -> Timed:
+        """``fn`` (a built mode) on the placed inputs, ready for ``bench.protocol.timing``;
+        ``wrap(mode, fn, placed)`` replaces the plain ``lambda: fn(*placed)``."""
+        placed = self.placed
+        call = wrap(mode, fn, placed) if wrap else (lambda: fn(*placed))
+        return Timed(mode, call, self.adapter.sync)
+
+    def nojit(self, outputs: Mapping[str, Any],
+              stages: Callable[[], Sequence[Callable]] | None = None,
+              announce: Callable[[str], None] | None = None,
+              raise_errors: bool = False) -> tuple[Any, str | None]:
+        """(numpy output, mode) of the first JIT-off mode in ``outputs`` (mode -> output of
+        the modes that ran fine), in ``baselines_for`` order. With none there and ``stages``
+        given (a function returning them), the first JIT-off mode is built and called once
+        (``announce(mode)`` first); (None, None) when that fails too: the row then has no
+        ``*_vs_nojit`` fields. ``raise_errors``: that call's exception propagates instead (a
+        user's function failing with JIT off is itself broken)."""
+        order = baselines_for(self.framework)
+        for mode in order:
+            if mode in outputs:
+                return self.adapter.to_numpy(outputs[mode]), mode
+        if stages is None or not order:
+            return None, None
+        mode = order[0]
+        if announce:
+            announce(mode)
+        try:
+            return self.adapter.to_numpy(self.build(stages(), mode)(*self.placed)), mode
+        except Exception:  # noqa: BLE001 -- no JIT-off answer to compare with; rows say so
+            if raise_errors:
+                raise
+            return None, None
+
+    def check(self, output: Any, nojit: Any = None, nojit_mode: str | None = None) -> Checked:
+        """``output`` (a framework output) against the reference and the JIT-off answer."""
+        out = self.adapter.to_numpy(output)
+        fields: dict[str, Any] = {}
+        mismatch = vs_off = None
+        if self.reference is not None:
+            vs_ref = compare(out, self.reference, self.rtol, self.atol)
+            fields.update(max_abs_err=vs_ref["max_abs_err"], max_rel_err=vs_ref["max_rel_err"])
+            if not vs_ref["within"]:
+                mismatch = mismatch_text(vs_ref, self.rtol, self.atol, self.reference_label)
+        if nojit is not None:
+            c = compare(out, nojit, self.rtol, self.atol)
+            fields.update(max_abs_err_vs_nojit=c["max_abs_err"],
+                          max_rel_err_vs_nojit=c["max_rel_err"], nojit_mode=nojit_mode)
+            if not c["within"]:
+                vs_off = mismatch_text(c, self.rtol, self.atol, f"{nojit_mode} (JIT off)")
+        return Checked(fields, mismatch, out, vs_off)
+
+
+def is_array(x: Any) -> bool:
+    """An array of any framework, or numpy's (what :class:`Casework` places)."""
+    return hasattr(x, "shape") and hasattr(x, "dtype")

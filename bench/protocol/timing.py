@@ -1,0 +1,362 @@
+"""The measurement protocol, identical for every mode and blind to the framework.
+
+For each mode of one case group:
+
+1. **first call** timed alone (trace + compile + run, ending with a sync);
+2. **calls 2-5** timed one by one and kept (a mode that keeps compiling shows here);
+3. **warm-up** until a few calls in a row compile nothing and their times settle;
+4. **calibration**: calls per sample (``loops``) so timer + sync overhead stays below
+   ``target_overhead`` of a sample;
+5. **timed samples**, modes interleaved (``Protocol.interleave``, :data:`INTERLEAVE_SCHEMES`),
+   each sample ``loops`` calls then one sync; a sample during which anything compiled is set
+   apart, not mixed into the statistics;
+6. **interference check**: when several modes were interleaved, two rounds of a short block
+   of each mode alone (each after ``switch_calls`` untimed calls), so a row can say whether
+   interleaving moved its median (:func:`bench.protocol.interference.interference`). Both come after
+   the interleaved phase: a block right after the warm-up caught TF's first while_loop
+   function of a process in its slow first ~100 calls (rnn graph 1.1 ms, later 0.87 ms).
+
+The core takes its clock and its compile counter as arguments, so the arithmetic is tested
+exactly with a fake clock (tests/test_timing.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+import statistics
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+Counters = Callable[[], Mapping[str, float]]
+# why the framework compiled since the last read (e.g. JAX's explained cache misses); read
+# after every call or sample, so each reason lands on the mode that caused it
+Notes = Callable[[], list[str]]
+MAX_NOTES = 20  # per mode
+
+# How the timed phase alternates the modes of a group. Drift (thermal, other processes) hits
+# interleaved modes alike, so their ratio survives it; but a mode may also disturb the next one
+# (a thread pool still spinning, evicted caches), which the interference check measures.
+INTERLEAVE_SCHEMES = {
+    "sample": "one sample of each mode in turn, always in the same order",
+    "block": "block_samples samples of a mode in a row, then the next mode",
+    "random": "one sample of each mode per round, in a new random order each round",
+    "abba": "block_samples samples of a mode in a row, the order of the modes reversed every "
+            "round (A B C C B A ...): each mode follows each other one as often as it "
+            "precedes it, so what a mode leaves behind for the next one cancels",
+}
+AA_CONTROL = ("first", "every", "off")  # which groups of a worker carry the A/A control
+
+
+@dataclasses.dataclass(frozen=True)
+class Protocol:
+    min_time: float = 0.5  # seconds of valid timed samples per mode (at least)
+    min_samples: int = 7
+    max_samples: int = 500
+    max_time: float = 30.0  # hard cap on the timed phase of one mode
+    early_calls: int = 4  # calls 2..5, timed one by one
+    warmup_min_calls: int = 3  # consecutive compile-free calls needed
+    warmup_max_time: float = 5.0
+    settle_tolerance: float = 0.25  # last warm-up call within 25% of the median of the last few
+    target_overhead: float = 0.01  # timer + sync overhead per sample, as a fraction
+    max_loops: int = 10_000
+    # block: the scheme whose interleaved speedups agreed with the modes measured alone
+    # (README, "Measurement protocol": TF rnn forward xla vs graph, 3 runs of each scheme)
+    interleave: str = "block"  # a key of INTERLEAVE_SCHEMES
+    block_samples: int = 5  # samples per turn, "block" and "abba" only
+    # untimed calls of a mode each time the timed loop switches to it. With 1, the first
+    # sample of each block ran 1-8% slower than the rest (TF eager <-> graph worst), which
+    # made the 0-cluster auto-clustering rows read 1.01-1.02x "faster" than graph, the same
+    # program; with 5 the first sample is within 0.3-0.9% and they read 1.00x (README,
+    # "Measurement protocol")
+    switch_calls: int = 5
+    alone_samples: int = 5  # interference check: samples per block alone (0: no check)
+    alone_max_time: float = 2.0  # per block; at least 3 samples are taken anyway
+    interference_tolerance: float = 0.03  # a smaller shift is never called interference
+    interference_z: float = 3.0  # ...nor one within z robust sigmas of the interleaved blocks
+    seed: int = 0  # of the "random" order
+    # the worker measures its framework's nearest JIT-off mode a second time, built afresh and
+    # interleaved like a JIT mode: in each group ("every"), or in the first group it runs.
+    # One group's interval is too narrow a yardstick: in 3 runs of matmul_relu tf, the 0-cluster
+    # auto-clustering ratios fell inside the first group's A/A interval in 3-4 of 6 groups,
+    # inside the band of all groups' A/A intervals in 6 of 6 (README, "A/A controls")
+    aa_control: str = "every"
+
+    def __post_init__(self):
+        if self.interleave not in INTERLEAVE_SCHEMES:
+            raise ValueError(f"unknown interleave scheme {self.interleave!r}; valid: "
+                             f"{', '.join(INTERLEAVE_SCHEMES)}")
+        if self.aa_control not in AA_CONTROL:
+            raise ValueError(f"unknown aa_control {self.aa_control!r}; valid: "
+                             f"{', '.join(AA_CONTROL)}")
+        if self.block_samples < 1 or self.switch_calls < 0 or self.alone_samples < 0:
+            raise ValueError(f"block_samples must be >= 1, switch_calls and alone_samples "
+                             f">= 0; got {self.block_samples}, {self.switch_calls}, "
+                             f"{self.alone_samples}")
+
+
+@dataclasses.dataclass
+class Timed:
+    """One mode, ready to time: ``call()`` runs it on already placed inputs, ``sync(out)``
+    blocks until ``out`` is computed on the device."""
+
+    name: str
+    call: Callable[[], Any]
+    sync: Callable[[Any], None]
+
+
+@dataclasses.dataclass
+class ModeResult:
+    name: str
+    output: Any = None
+    error: BaseException | None = None
+    error_phase: str = ""
+    first_call_s: float | None = None
+    early_calls_s: list[float] = dataclasses.field(default_factory=list)
+    warmup_calls: int = 0
+    warmup_s: float = 0.0
+    settled: bool = False
+    loops: int = 1
+    overhead_s: float = 0.0
+    samples: list[float] = dataclasses.field(default_factory=list)  # seconds per call
+    compiling_samples: list[float] = dataclasses.field(default_factory=list)
+    counters_first: dict[str, float] = dataclasses.field(default_factory=dict)
+    counters_warmup: dict[str, float] = dataclasses.field(default_factory=dict)
+    counters_samples: dict[str, float] = dataclasses.field(default_factory=dict)
+    # interference check: two blocks alone, in two rounds over the modes after the interleaved
+    alone_samples: list[float] = dataclasses.field(default_factory=list)
+    alone_again_samples: list[float] = dataclasses.field(default_factory=list)
+    alone_error: str | None = None  # the check failed; the interleaved samples still stand
+    first_notes: list[str] = dataclasses.field(default_factory=list)  # why the first call
+    later_notes: list[str] = dataclasses.field(default_factory=list)  # ...and later ones
+
+    def note(self, notes: Notes | None, first: bool = False) -> None:
+        if notes is not None:
+            kept = self.first_notes if first else self.later_notes
+            kept.extend(notes()[:MAX_NOTES - len(kept)])
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def steady_state_compiles(self) -> bool:
+        """True when the mode still compiled inside timed samples."""
+        return bool(self.compiling_samples)
+
+
+def _diff(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, float]:
+    return {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
+
+
+def _add(total: dict[str, float], delta: Mapping[str, float]) -> None:
+    for k, v in delta.items():
+        total[k] = total.get(k, 0) + v
+
+
+def _one_call(t: Timed, clock: Callable[[], float]) -> tuple[float, Any]:
+    t0 = clock()
+    out = t.call()
+    t.sync(out)
+    return clock() - t0, out
+
+
+def _sync_overhead(t: Timed, out: Any, clock: Callable[[], float], reps: int = 20) -> float:
+    """Median cost of reading the clock twice plus one sync of an already finished output."""
+    costs = []
+    for _ in range(reps):
+        t0 = clock()
+        t.sync(out)
+        costs.append(clock() - t0)
+    return statistics.median(costs)
+
+
+def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
+                     clock: Callable[[], float], notes: Notes | None = None) -> ModeResult:
+    """Phases 1-4 for one mode. Exceptions are kept in the result, never raised."""
+    r = ModeResult(t.name)
+    phase = "first_call"
+    try:
+        if notes is not None:
+            notes()  # what earlier work left unread is no reason of this mode's
+        c0 = dict(counters())
+        r.first_call_s, r.output = _one_call(t, clock)
+        c1 = dict(counters())
+        r.counters_first = _diff(c1, c0)
+        r.note(notes, first=True)
+
+        phase = "warmup"
+        times: list[float] = []
+        clean = 0
+        start = clock()
+        while True:
+            before = dict(counters())
+            dt, _ = _one_call(t, clock)
+            delta = _diff(counters(), before)
+            _add(r.counters_warmup, delta)
+            r.note(notes)
+            times.append(dt)
+            if len(r.early_calls_s) < p.early_calls:
+                r.early_calls_s.append(dt)
+            clean = 0 if delta.get("compiles", 0) > 0 else clean + 1
+            recent = times[-p.warmup_min_calls:]
+            settled = (clean >= p.warmup_min_calls and len(times) >= p.early_calls
+                       and abs(dt - statistics.median(recent)) <= p.settle_tolerance
+                       * statistics.median(recent))
+            if settled:
+                r.settled = True
+                break
+            if clock() - start > p.warmup_max_time and len(times) >= p.early_calls:
+                break
+        r.warmup_calls = len(times)
+        r.warmup_s = sum(times)
+
+        phase = "calibration"
+        r.overhead_s = _sync_overhead(t, r.output, clock)
+        per_call = max(statistics.median(times[-p.warmup_min_calls:]) - r.overhead_s, 1e-9)
+        needed = r.overhead_s / (p.target_overhead * per_call)
+        r.loops = int(min(p.max_loops, max(1, math.ceil(needed))))
+    except Exception as exc:  # a failing mode is a result, the other modes go on
+        r.error, r.error_phase = exc, phase
+    return r
+
+
+def _take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[], float],
+                 into: list[float] | None = None, notes: Notes | None = None) -> float:
+    """One sample of ``r.loops`` calls and a sync, kept in ``into`` (default ``r.samples``),
+    or in ``r.compiling_samples`` when anything compiled during it."""
+    before = dict(counters())
+    t0 = clock()
+    out = None
+    for _ in range(r.loops):
+        out = t.call()
+    t.sync(out)
+    elapsed = clock() - t0
+    delta = _diff(counters(), before)
+    _add(r.counters_samples, delta)
+    r.note(notes)
+    per_call = elapsed / r.loops
+    if delta.get("compiles", 0) > 0:
+        r.compiling_samples.append(per_call)
+    else:
+        (r.samples if into is None else into).append(per_call)
+    return elapsed
+
+
+def _untimed(t: Timed, r: ModeResult, counters: Counters, n: int,
+             notes: Notes | None = None) -> None:
+    """``n`` calls after a switch to ``t``: whatever the previous mode left running or evicted
+    is paid here, outside any sample. Compiles are still counted."""
+    for _ in range(n):
+        before = dict(counters())
+        t.sync(t.call())
+        _add(r.counters_samples, _diff(counters(), before))
+        r.note(notes)
+
+
+def _done(r: ModeResult, p: Protocol, spent: float) -> bool:
+    valid_time = sum(r.samples) * r.loops
+    n_all = len(r.samples) + len(r.compiling_samples)
+    return ((valid_time >= p.min_time and len(r.samples) >= p.min_samples)
+            or n_all >= p.max_samples
+            # its steady state *is* compilation: more samples will not change that
+            or len(r.compiling_samples) >= p.min_samples
+            or (spent >= p.max_time and n_all >= min(3, p.min_samples)))
+
+
+def _interleaved(modes: list[Timed], results: dict[str, ModeResult], p: Protocol,
+                 counters: Counters, clock: Callable[[], float],
+                 notes: Notes | None = None) -> None:
+    """Phase 5: turns of the live modes in the order ``p.interleave`` says, until each is
+    done; ``p.switch_calls`` untimed calls whenever the loop moves to another mode."""
+    live = [t for t in modes if results[t.name].ok]
+    spent = {t.name: 0.0 for t in live}
+    per_turn = p.block_samples if p.interleave in ("block", "abba") else 1
+    rng = random.Random(p.seed)
+    last = live[-1].name if live else None  # the warm-up of the last mode ran just before
+    rounds = 0
+    while live:
+        order = list(live)
+        if p.interleave == "random":
+            rng.shuffle(order)
+        elif p.interleave == "abba" and rounds % 2:
+            order.reverse()
+        rounds += 1
+        for t in order:
+            r = results[t.name]
+            try:
+                if t.name != last:
+                    _untimed(t, r, counters, p.switch_calls, notes)
+                last = t.name
+                for _ in range(per_turn):
+                    spent[t.name] += _take_sample(t, r, counters, clock, notes=notes)
+                    if _done(r, p, spent[t.name]):
+                        live.remove(t)
+                        break
+            except Exception as exc:
+                r.error, r.error_phase = exc, "timed_samples"
+                live.remove(t)
+
+
+def _alone(t: Timed, r: ModeResult, into: list[float], untimed: int, p: Protocol,
+           counters: Counters, clock: Callable[[], float], notes: Notes | None = None) -> None:
+    """Phase 6: one block of mode ``t`` alone (after ``untimed`` untimed calls), kept in
+    ``into``, so its interleaved median can be compared with itself not interleaved. A
+    failure here is noted; the interleaved samples stand."""
+    if not r.ok:
+        return
+    try:
+        _untimed(t, r, counters, untimed, notes)
+        start = clock()
+        while len(into) < p.alone_samples:
+            _take_sample(t, r, counters, clock, into=into, notes=notes)
+            if clock() - start > p.alone_max_time and len(into) >= 3:
+                break
+    except Exception as exc:  # noqa: BLE001 -- extra information, never a failure
+        r.alone_error = f"{type(exc).__name__}: {exc}"
+
+
+def measure(modes: list[Timed], protocol: Protocol = Protocol(),
+            counters: Counters = lambda: {},
+            clock: Callable[[], float] = time.perf_counter,
+            notes: Notes | None = None) -> dict[str, ModeResult]:
+    """Run the whole protocol on the modes of one case group; one ``ModeResult`` per mode.
+    ``notes``: the framework's reasons for compiling (``adapter.compile_notes``), kept per
+    mode in ``first_notes`` and ``later_notes``."""
+    results = {t.name: first_and_warmup(t, protocol, counters, clock, notes) for t in modes}
+    _interleaved(modes, results, protocol, counters, clock, notes)
+    if protocol.alone_samples and sum(1 for r in results.values() if r.samples) > 1:
+        for blocks in ("alone_samples", "alone_again_samples"):  # two rounds over the modes
+            for t in modes:  # switched to like any turn, at least one untimed call
+                r = results[t.name]
+                if r.samples:
+                    _alone(t, r, getattr(r, blocks), max(1, protocol.switch_calls), protocol,
+                           counters, clock, notes)
+    return results
+
+
+MAD_TO_SIGMA = 1.4826  # MAD of a normal sample x this = its standard deviation
+
+
+def robust_sigma(values: Sequence[float], center: float | None = None) -> float:
+    """1.4826 x the median absolute deviation of ``values`` from ``center`` (default: their
+    median): a standard deviation one outlier does not set."""
+    c = statistics.median(values) if center is None else center
+    return MAD_TO_SIGMA * float(statistics.median(abs(float(v) - c) for v in values))
+
+
+def summarize(samples: list[float]) -> dict[str, float | None]:
+    """Statistics of per-call times (seconds)."""
+    if not samples:
+        return dict(median_s=None, mean_s=None, stdev_s=None, iqr_s=None, min_s=None,
+                    max_s=None)
+    s = sorted(samples)
+    if len(s) >= 2:
+        q = statistics.quantiles(s, n=4, method="inclusive")
+        iqr = q[2] - q[0]
+        stdev = statistics.stdev(s)
+    else:
+        iqr, stdev = 0.0, 0.0
+    return dict(median_s=statistics.median(s), mean_s=statistics.fmean(s), stdev_s=stdev,
+                iqr_s=iqr, min_s=s[0], max_s=s[-1])

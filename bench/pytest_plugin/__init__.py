@@ -1,0 +1,1 @@
+"""pytest: the suites as benchmarks and the ``jit_benchmark`` fixture."""

@@ -1,0 +1,216 @@
+"""Result files: writing rows as they come, loading runs into one tidy DataFrame.
+
+The row and its format history (``schema_version``) belong to ``bench.results.row``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from bench.errors import DataWarning, UserError
+from bench.results.row import (  # SCHEMA_VERSION re-exported: readers import it here
+    SCHEMA_VERSION,
+    check,
+)
+
+# The columns every loaded DataFrame has, in this order (then any extra ones).
+COLUMNS = [
+    "run_id", "case_id", "workload", "variant", "size", "params", "dtype", "framework", "mode",
+    "jit", "device", "status", "error_type", "error", "first_call_s", "median_s", "mean_s",
+    "stdev_s", "iqr_s", "min_s", "n_samples", "samples", "gflops", "max_abs_err",
+    "max_rel_err", "max_abs_err_vs_nojit", "max_rel_err_vs_nojit",
+]
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no NaN/inf: write them as null/strings that load back to floats."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+class ResultWriter:
+    """Appends one JSON line per row; each row is one ``write`` of a whole line, flushed and
+    fsynced before ``write`` returns, so a killed run loses at most the row being written.
+
+    Opening an existing file first drops a truncated last line (a run killed mid-write), so
+    rows appended by a resumed run never glue onto half a line."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._fh = None
+
+    def __enter__(self) -> "ResultWriter":
+        repair_tail(self.path)
+        self._fh = open(self.path, "a", encoding="utf-8")
+        return self
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._fh.write(json.dumps(_clean(row), default=str) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def __exit__(self, *exc) -> None:
+        self._fh.close()
+
+
+def repair_tail(path: Path) -> bool:
+    """Cut a results file after its last complete line; True when something was cut. A last
+    line that is a whole JSON object, only missing its newline, gets the newline instead."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    with open(path, "rb+") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return False
+        fh.seek(max(0, size - 1))
+        if fh.read(1) == b"\n":
+            return False
+        block, end = 1 << 16, size
+        keep = 0
+        while end > 0:  # find the last newline, reading backwards
+            start = max(0, end - block)
+            fh.seek(start)
+            chunk = fh.read(end - start)
+            i = chunk.rfind(b"\n")
+            if i >= 0:
+                keep = start + i + 1
+                break
+            end = start
+        fh.seek(keep)
+        try:
+            whole = isinstance(json.loads(fh.read(size - keep)), dict)
+        except ValueError:  # includes a UnicodeDecodeError of a line cut mid-character
+            whole = False
+        if whole:
+            fh.seek(size)
+            fh.write(b"\n")
+            return False
+        fh.truncate(keep)
+    warnings.warn(f"{path}: dropped a truncated last line (a row cut off when a run was "
+                  f"killed); its case will be measured again", DataWarning, stacklevel=3)
+    return True
+
+
+def _version_problem(path, number: int, version: Any) -> str:
+    where = f"{path}:{number}"
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        return (f"{where} has schema_version {version}, newer than the {SCHEMA_VERSION} this "
+                f"jitbench reads: upgrade jitbench (pip install -U jitbench) to load it")
+    if isinstance(version, int) and not isinstance(version, bool) and version < SCHEMA_VERSION:
+        return (f"{where} has schema_version {version}, older than the {SCHEMA_VERSION} this "
+                f"jitbench reads: load it with the jitbench version that wrote it, or re-run "
+                f"the benchmark")
+    return (f"{where} has schema_version {version!r}; this jitbench reads version "
+            f"{SCHEMA_VERSION} only: is it a jitbench results file? Re-run the benchmark to "
+            f"get one")
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows of one results.jsonl. A truncated last line (a run killed mid-write) is skipped
+    with a warning naming file and line; a damaged line elsewhere, or a row of an unknown
+    schema version, is refused with a UserError saying what to do. A row whose fields a hand
+    edit broke is kept, the broken fields read as missing (``bench.results.row.check``), with a
+    warning naming file and line."""
+    rows = []
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UserError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines) and not text.endswith("\n"):
+                warnings.warn(f"{path}:{number}: truncated last line skipped (the run was "
+                              f"killed while writing it)", DataWarning, stacklevel=2)
+                continue
+            raise UserError(f"{path}:{number} is not a JSON row: the file is damaged or is "
+                            f"not a jitbench results file")
+        if not isinstance(row, dict):
+            raise UserError(f"{path}:{number} is not a JSON object: not a jitbench results "
+                            f"file")
+        version = row.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise UserError(_version_problem(path, number, version))
+        row, problems = check(row)
+        if problems:
+            warnings.warn(f"{path}:{number}: {'; '.join(problems)} (read as missing; the file "
+                          f"is left as it is)", DataWarning, stacklevel=2)
+        rows.append(row)
+    return rows
+
+
+def _result_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        f = path / "results.jsonl"
+        if f.is_file():
+            return [f]
+        raise UserError(f"{str(path)!r} is not a run folder (no results.jsonl in it)")
+    if path.is_file():
+        if path.suffix != ".jsonl":
+            raise UserError(f"{str(path)!r} is neither a run folder nor a results .jsonl file")
+        return [path]
+    raise UserError(f"{str(path)!r} does not exist")
+
+
+def load_meta(run_dir: Path | str) -> dict[str, Any]:
+    """meta.json of a run folder; {} where there is none, UserError where it is damaged."""
+    f = Path(run_dir) / "meta.json"
+    if not f.is_file():
+        return {}
+    try:
+        meta = json.loads(f.read_text(encoding="utf-8", errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{str(f)!r} is damaged ({exc.msg} at line {exc.lineno})") from exc
+    if not isinstance(meta, dict):
+        raise UserError(f"{str(f)!r} is not a jitbench meta.json (not a JSON object)")
+    return meta
+
+
+def load_rows(paths: str | Path | Sequence[str | Path]) -> list[dict[str, Any]]:
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    rows: list[dict[str, Any]] = []
+    for p in paths:
+        p = Path(p)
+        if p.suffix == ".json" and p.is_file():
+            from bench.results.pytest_import import read_pytest_benchmark  # only when asked for
+
+            rows.extend(read_pytest_benchmark(p))
+            continue
+        for f in _result_files(p):
+            rows.extend(read_rows(f))
+    return rows
+
+
+def to_frame(rows: Iterable[dict[str, Any]]):
+    import pandas as pd
+
+    df = pd.DataFrame(list(rows))
+    for col in COLUMNS:
+        if col not in df.columns:
+            df[col] = None
+    for col in ("first_call_s", "median_s", "mean_s", "stdev_s", "iqr_s", "min_s", "gflops",
+                "max_abs_err", "max_rel_err", "max_abs_err_vs_nojit", "max_rel_err_vs_nojit"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    extra = [c for c in df.columns if c not in COLUMNS]
+    return df[COLUMNS + extra]
+
+
+def load_results(paths: str | Path | Sequence[str | Path]):
+    """One tidy DataFrame, one row per case × mode, from run folders or results files."""
+    return to_frame(load_rows(paths))

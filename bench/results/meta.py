@@ -1,0 +1,156 @@
+"""meta.json: what a run was measured on and how, so a number can be trusted later.
+
+``status``: ``running`` while a jitbench process writes the run, then ``complete``,
+``interrupted`` (Ctrl-C, SIGTERM, SIGHUP: ``interrupted_by`` names the signal; continue it with
+``jitbench run --resume RUN_DIR``) or ``failed`` (a bug of jitbench itself stopped it). A run
+left ``running`` by a process that was killed outright can be resumed too. Each resume is
+listed under ``resumes``; ``elapsed_s`` adds up every session.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any, Sequence
+
+ENV_PREFIXES = ("TF_", "XLA_", "JAX_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "NVIDIA_")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_gb() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+def git_commit() -> str | None:
+    root = Path(__file__).resolve().parents[2]
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                             text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def gpus() -> list[dict[str, str]]:
+    """GPU name, driver and memory from nvidia-smi, where there is one."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if out.returncode != 0:
+        return []
+    keys = ("name", "driver_version", "memory_total")
+    return [dict(zip(keys, (x.strip() for x in line.split(","))))
+            for line in out.stdout.strip().splitlines() if line.strip()]
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def collect(run_id: str, command: Sequence[str], protocol, n_cases: int) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "status": "running",
+        "started_at": _now(),
+        "finished_at": None,
+        "command": list(command),
+        "n_cases": n_cases,
+        "protocol": dataclasses.asdict(protocol),
+        "machine": {"hostname": platform.node(), "platform": platform.platform(),
+                    "python": platform.python_version(), "cpu_model": cpu_model(),
+                    "cpu_count": os.cpu_count(),
+                    "cpu_affinity": len(os.sched_getaffinity(0))
+                    if hasattr(os, "sched_getaffinity") else None,
+                    "memory_gb": _memory_gb(), "gpus": gpus()},
+        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
+        "git_commit": git_commit(),
+        "frameworks": {},
+        "devices": [],
+        "workers": [],
+    }
+
+
+def add_worker(meta: dict[str, Any], hello: dict[str, Any]) -> None:
+    """Merge what a worker reported of its framework (versions, devices)."""
+    meta["frameworks"].update(hello.get("versions", {}))
+    for d in hello.get("devices", []):
+        if d not in meta["devices"]:
+            meta["devices"].append(d)
+    # startup: the warm-up's first call per mode (bench.run.startup), the process start-up cost
+    meta["workers"].append({k: hello.get(k) for k in ("pid", "framework", "env_group",
+                                                       "startup")})
+
+
+def worker_failed(meta: dict[str, Any], pid: int | None, status: str, how: str,
+                  during: str) -> None:
+    """Note on the worker's entry how it ended, when it did not end normally."""
+    for w in reversed(meta.get("workers", [])):
+        if w.get("pid") == pid:
+            w.update(failed=status, exit=how, during=during)
+            return
+    meta.setdefault("workers", []).append({"pid": pid, "failed": status, "exit": how,
+                                           "during": during})
+
+
+def write(run_dir: Path, meta: dict[str, Any]) -> None:
+    tmp = run_dir / "meta.json.tmp"
+    tmp.write_text(json.dumps(meta, indent=2, default=str))
+    os.replace(tmp, run_dir / "meta.json")  # never a half-written meta.json
+
+
+def start_resume(run_dir: Path, meta: dict[str, Any], command: Sequence[str],
+                 n_pending: int) -> None:
+    """Mark a run as running again, for the cases it still lacks."""
+    meta.setdefault("resumes", []).append({
+        "started_at": _now(), "command": list(command), "n_cases": n_pending,
+        "pid": os.getpid(), "git_commit": git_commit(),
+        # a session killed outright never wrote its elapsed time: counted as 0
+        "elapsed_before_s": meta.get("elapsed_s") or 0.0})
+    meta["status"] = "running"
+    meta.pop("interrupted_by", None)
+    write(run_dir, meta)
+
+
+def finish(run_dir: Path, meta: dict[str, Any], status: str, elapsed_s: float,
+           interrupted_by: str | None = None, n_recorded: int | None = None) -> None:
+    """``elapsed_s``: this session's time; meta's ``elapsed_s`` adds earlier sessions."""
+    before = 0.0
+    if meta.get("resumes"):
+        last = meta["resumes"][-1]
+        before = last.get("elapsed_before_s", 0.0)
+        last.update(finished_at=_now(), status=status, elapsed_s=round(elapsed_s, 3))
+    meta["status"] = status
+    meta["finished_at"] = _now()
+    meta["elapsed_s"] = round(before + elapsed_s, 3)
+    if interrupted_by:
+        meta["interrupted_by"] = interrupted_by
+    if n_recorded is not None:
+        meta["n_recorded"] = n_recorded
+    write(run_dir, meta)

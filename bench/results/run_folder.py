@@ -1,0 +1,117 @@
+"""A run folder on disk: its lock, ``cases.json`` (the cases it was asked to measure), and
+reading it back to resume it.
+
+A run folder holds ``meta.json`` (``bench.results.meta``), ``results.jsonl``
+(``bench.results.files``),
+``cases.json``, ``logs/`` (one log per worker) and ``.lock`` while a jitbench process writes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from bench.define.workload import Case
+from bench.errors import DataWarning, UserError
+from bench.results.files import load_meta, read_rows
+from bench.results.row import SCHEMA_VERSION
+
+CASES_FILE = "cases.json"
+LOCK_FILE = ".lock"
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid() % 10000:04d}"
+
+
+@contextlib.contextmanager
+def lock(run_dir: Path) -> Iterator[None]:
+    """One jitbench process writes a run folder at a time."""
+    import fcntl
+
+    path = run_dir / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise UserError(f"{str(run_dir)!r} is being written by another jitbench process "
+                            f"(pid {other}); wait for it to finish or stop it first") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def check_writable(folder: Path | str, what: str) -> Path:
+    """Create ``folder`` if needed and prove a file can be written in it, before measuring
+    anything; UserError naming ``what`` (e.g. "--out") otherwise."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{what} {str(folder)!r} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".jitbench-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UserError(f"{what} {str(folder)!r} cannot be written: "
+                        f"{exc.strerror or exc}") from exc
+    return folder
+
+
+def write_cases(run_dir: Path, cases: Sequence[Case]) -> None:
+    tmp = run_dir / (CASES_FILE + ".tmp")
+    tmp.write_text(json.dumps({"schema_version": SCHEMA_VERSION,
+                               "cases": [c.to_dict() for c in cases]}, indent=1))
+    os.replace(tmp, run_dir / CASES_FILE)
+
+
+def load_run(run_dir: Path | str, quiet: bool = False
+             ) -> tuple[dict[str, Any], list[Case], list[dict[str, Any]]]:
+    """(meta, cases asked for, rows recorded) of a run folder; UserError if it is not one.
+    ``quiet``: no DataWarning about a damaged results file (when only checking)."""
+    if quiet:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataWarning)
+            return load_run(run_dir)
+    run_dir = Path(run_dir)
+    if not run_dir.exists():
+        raise UserError(f"RUN_DIR {str(run_dir)!r} does not exist")
+    if not run_dir.is_dir():
+        raise UserError(f"RUN_DIR {str(run_dir)!r} is not a folder; give a run folder "
+                        f"such as results/<run_id>")
+    meta = load_meta(run_dir)
+    if not meta or "run_id" not in meta:
+        raise UserError(f"RUN_DIR {str(run_dir)!r} is not a jitbench run (no meta.json with "
+                        f"a run_id in it)")
+    f = run_dir / CASES_FILE
+    if not f.is_file():
+        raise UserError(f"RUN_DIR {str(run_dir)!r} has no {CASES_FILE}, so the cases it "
+                        f"should hold are unknown (a merged run, or one written before "
+                        f"--resume existed); it cannot be resumed")
+    try:
+        data = json.loads(f.read_text())
+        cases = [Case.from_dict(c) for c in data["cases"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"{str(f)!r} is damaged ({type(exc).__name__}: {exc})") from exc
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise UserError(f"{str(f)!r} has schema_version {data.get('schema_version')!r}; "
+                        f"this jitbench resumes version {SCHEMA_VERSION} only")
+    results = run_dir / "results.jsonl"
+    rows = read_rows(results) if results.is_file() else []
+    return meta, cases, rows
+
+
+def pending_cases(run_dir: Path | str) -> tuple[list[Case], list[Case]]:
+    """(all cases of the run, those without a row yet)."""
+    _, cases, rows = load_run(run_dir)
+    done = {r.get("case_id") for r in rows}
+    return cases, [c for c in cases if c.case_id not in done]

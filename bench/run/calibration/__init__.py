@@ -1,0 +1,221 @@
+"""Per-run calibration: what this machine can do, measured once at the start of a run.
+
+- **peak**: GFLOP/s of a large float32 matmul in numpy (timed here, in the parent) and in each
+  framework mode (``peak_matmul`` workload); the report reads achieved GFLOP/s against the best.
+- **dispatch floor**: time per call of a no-op (``dispatch`` workload) in each mode; a result
+  near its mode's floor measures the framework's per-call overhead, not the computation.
+- **bandwidth**: GB/s of a STREAM-like triad (``bandwidth`` workload) in each framework mode;
+  with the peak, the two ceilings of the report's roofline.
+
+Both are ordinary workloads, measured by ordinary workers with the same protocol as every case
+(short settings, :data:`PROTOCOL`). Their summary goes to ``meta.json`` under ``"calibration"``
+(format: :func:`summarize`), never into results.jsonl, so the result rows stay the cases the
+user asked for. The whole calibration costs ~10 s on a 2-core CPU, most of it starting
+TensorFlow.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from bench.define.modes import MODES
+from bench.define.workload import Case, group_cases
+from bench.protocol.timing import Protocol
+from bench.results import row as rows_mod
+from bench.run.children import Worker, WorkerFailed
+from bench.run.progress import Progress
+
+CALIBRATION_VERSION = 2  # 2: "bandwidth" added
+
+SOURCES = ("bench.run.calibration.peak_matmul", "bench.run.calibration.dispatch",
+           "bench.run.calibration.bandwidth")
+
+# Short: these settle fast and only need a few percent of precision.
+PROTOCOL = Protocol(min_time=0.1, min_samples=5, max_samples=200, max_time=2.0,
+                    warmup_max_time=1.0)
+GROUP_TIMEOUT_S = 120.0
+
+
+def _floor_from(framework: str, mode: str) -> str | None:
+    """The mode whose dispatch floor ``mode`` borrows (``Mode.floor_from``): a mode needing a
+    worker process of its own would cost another framework start (~5 s) for a number known in
+    advance (TF auto-clustering forms no XLA cluster around a no-op or a single matmul, so it
+    dispatches exactly as graph mode does)."""
+    return MODES[(framework, mode)].floor_from
+
+
+def _load(source: str):
+    from bench.define.workload import load_workload
+
+    return load_workload(source)
+
+
+def calibration_cases(cases: Iterable[Case]) -> list[Case]:
+    """The calibration cases for the frameworks, devices and modes of ``cases``: every mode
+    that runs in the default worker environment (the others are derived or not measured)."""
+    wanted: dict[tuple[str, str], set[str]] = {}
+    for c in cases:
+        wanted.setdefault((c.framework, c.device), set()).add(c.mode)
+        derived = _floor_from(c.framework, c.mode)
+        if derived:
+            wanted[(c.framework, c.device)].add(derived)
+    out = []
+    for source in SOURCES:
+        wl = _load(source)
+        params = wl.grid["quick"][0]
+        for (framework, device), modes in sorted(wanted.items()):
+            if wl.builder(framework) is None:
+                continue
+            for mode in sorted(modes):
+                spec = MODES[(framework, mode)]
+                if spec.floor_from or spec.worker_group != "default":  # borrowed or not here
+                    continue
+                out.append(Case(wl.name, "default", wl.label(params),
+                                json.dumps(dict(params), sort_keys=True), "float32", framework,
+                                device, mode, "quick", source))
+    return out
+
+
+def numpy_peak(n: int | None = None, reps: int = 7,
+               clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
+    """float32 n×n×n matmul in numpy, timed in this process over ``reps`` calls."""
+    import numpy as np
+
+    from bench.run.calibration import peak_matmul
+
+    n = n or peak_matmul.N
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    a @ b  # warm-up: threads started, pages touched
+    times = []
+    for _ in range(reps):
+        t0 = clock()
+        a @ b
+        times.append(clock() - t0)
+    med, best = statistics.median(times), min(times)
+    return {"source": "numpy", "framework": None, "mode": None, "device": "cpu",
+            "gflops": 2.0 * n ** 3 / best / 1e9, "gflops_median": 2.0 * n ** 3 / med / 1e9,
+            "min_s": best, "median_s": med, "status": "ok", "error": None}
+
+
+def summarize(rows: Sequence[dict[str, Any]], numpy_entry: dict[str, Any] | None,
+              modes: Iterable[tuple[str, str, str]] = (), elapsed_s: float | None = None
+              ) -> dict[str, Any]:
+    """``meta["calibration"]`` from the worker rows of the calibration cases.
+
+    ``modes`` lists the (framework, mode, device) of the run, so modes that were derived or not
+    measured say so. Format (version 2)::
+
+        {"version": 2, "protocol": {...}, "elapsed_s": 9.7,
+         "peak": [{"source": "numpy"|"tf"|"jax", "framework", "mode", "device",
+                   "gflops" (from the fastest call: what the machine can do),
+                   "gflops_median", "min_s", "median_s", "status", "error"}, ...],
+         "dispatch": [{"framework", "mode", "device", "floor_s", "status", "note"}, ...],
+         "bandwidth": [{"source", "framework", "mode", "device", "gbps" (fastest call),
+                        "gbps_median", "bytes" (per call, STREAM count), "min_s",
+                        "median_s", "status", "error"}, ...]}
+    """
+    peak, dispatch, bandwidth = [], [], []
+    if numpy_entry:
+        peak.append(dict(numpy_entry))
+    for r in rows:
+        status = r.get("status")
+        if r.get("workload") == "calibration_peak_matmul":
+            best = r.get("min_s") if status == "ok" else None
+            peak.append({"source": r["framework"], "framework": r["framework"],
+                         "mode": r["mode"], "device": r["device"],
+                         "gflops": r["flops"] / best / 1e9 if best and r.get("flops") else None,
+                         "gflops_median": r.get("gflops") if status == "ok" else None,
+                         "min_s": best, "median_s": r.get("median_s"), "status": status,
+                         "error": r.get("error")})
+        elif r.get("workload") == "calibration_bandwidth":
+            bandwidth.append(_bandwidth_entry(r))
+        elif r.get("workload") == "calibration_dispatch":
+            dispatch.append({"framework": r["framework"], "mode": r["mode"],
+                             "device": r["device"],
+                             "floor_s": r.get("median_s") if status == "ok" else None,
+                             "status": status, "note": r.get("error")})
+    measured = {(d["framework"], d["mode"], d["device"]): d for d in dispatch}
+    for framework, mode, device in sorted(set(modes)):
+        if (framework, mode, device) in measured:
+            continue
+        source = _floor_from(framework, mode)
+        base = measured.get((framework, source, device)) if source else None
+        if base is not None and base["status"] == "ok":
+            dispatch.append({"framework": framework, "mode": mode, "device": device,
+                             "floor_s": base["floor_s"], "status": "derived",
+                             "note": f"taken from {source}: a no-op forms no XLA cluster, so "
+                                     f"{mode} dispatches as {source} does"})
+        else:
+            dispatch.append({"framework": framework, "mode": mode, "device": device,
+                             "floor_s": None, "status": "not measured",
+                             "note": "needs a worker process of its own"})
+    dispatch.sort(key=lambda d: (d["device"], d["framework"], d["mode"]))
+    return {"version": CALIBRATION_VERSION, "protocol": PROTOCOL.__dict__.copy(),
+            "elapsed_s": None if elapsed_s is None else round(elapsed_s, 3),
+            "peak": peak, "dispatch": dispatch, "bandwidth": bandwidth}
+
+
+def _bandwidth_entry(r: dict[str, Any]) -> dict[str, Any]:
+    """One ``bandwidth`` entry of :func:`summarize` from a triad row: bytes the triad must move
+    (STREAM's count) over the fastest call, and over the median."""
+    from bench.run.calibration.bandwidth import bytes_moved
+
+    ok = r.get("status") == "ok"
+    moved = bytes_moved(r["params"]) if isinstance(r.get("params"), dict) else None
+    best, median = (r.get("min_s"), r.get("median_s")) if ok else (None, None)
+    return {"source": r["framework"], "framework": r["framework"], "mode": r["mode"],
+            "device": r["device"], "gbps": moved / best / 1e9 if moved and best else None,
+            "gbps_median": moved / median / 1e9 if moved and median else None, "bytes": moved,
+            "min_s": best, "median_s": median, "status": r.get("status"),
+            "error": r.get("error")}
+
+
+def measure(cases: Sequence[Case], log_dir: Path | str,
+            on_progress: Callable[[Any], None] | None = None,
+            timeout: float = GROUP_TIMEOUT_S) -> dict[str, Any]:
+    """Run the calibration for the frameworks/devices/modes of ``cases``; return the
+    ``meta["calibration"]`` dict. A worker that fails gives rows saying so; it never stops
+    the run."""
+    started = time.monotonic()
+    log_dir = Path(log_dir)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    cal = calibration_cases(cases)
+
+    def say(what: str) -> None:
+        if on_progress:
+            on_progress(Progress(0, len(cases), f"calibration: {what}",
+                                 time.monotonic() - started))
+
+    say("numpy float32 matmul peak")
+    numpy_entry = numpy_peak() if any(c.device == "cpu" for c in cases) else None
+    rows: list[dict[str, Any]] = []
+    by_worker: dict[tuple[str, str], list[Case]] = {}
+    for c in cal:
+        by_worker.setdefault((c.framework, c.device), []).append(c)
+    for (framework, device), worker_cases in by_worker.items():
+        say(f"{framework} {device}: matmul peak and dispatch floor of "
+            f"{', '.join(sorted({c.mode for c in worker_cases}))}")
+        worker = None
+        for group in group_cases(worker_cases):
+            seen = set()
+            try:
+                if worker is None:
+                    worker = Worker(framework, {},
+                                    log_dir / f"calibration-{framework}-{device}.log")
+                for row in worker.run_group(group, PROTOCOL, timeout):
+                    seen.add(row["case_id"])  # a whole row (bench.results.row), of this group
+                    rows.append(row)
+            except WorkerFailed as exc:
+                worker = None
+                rows.extend(rows_mod.failure(c, exc.status, str(exc)) for c in group
+                            if c.case_id not in seen)
+        if worker is not None:
+            worker.close()
+    modes = {(c.framework, c.mode, c.device) for c in cases}
+    return summarize(rows, numpy_entry, modes, time.monotonic() - started)

@@ -1,0 +1,267 @@
+"""The parent side of worker processes: start one, send it case groups, read its rows, and
+say how it died (its exit, the mode it was in, the last lines of its log) when it does.
+
+The child side, and the protocol between them, is ``bench.run.worker``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from bench.define.modes import framework_worker_env
+from bench.define.workload import Case
+from bench.protocol.timing import Protocol
+
+STARTUP_TIMEOUT_S = 300.0
+STDERR_TAIL_LINES = 20
+
+# log lines that explain nothing when a worker dies: XLA's verbose compile bookkeeping
+_TAIL_NOISE = ("mark_for_compilation_pass", "device_compilation_profiler")
+
+
+class WorkerFailed(Exception):
+    """A worker died or hung. ``where``: what it last said it was doing (``bench.run.worker``);
+    ``exit``: how it ended; ``starting``: it never said hello."""
+
+    def __init__(self, status: str, message: str, where: dict | None = None,
+                 exit: str | None = None, signal_name: str | None = None,
+                 starting: bool = False, pid: int | None = None):
+        super().__init__(message)
+        self.status = status
+        self.where = where
+        self.exit = exit
+        self.signal_name = signal_name
+        self.starting = starting
+        self.pid = pid
+
+    @property
+    def mode(self) -> str | None:
+        return (self.where or {}).get("mode")
+
+    @property
+    def phase(self) -> str:
+        if self.starting:
+            return "worker start (importing the framework)"
+        return (self.where or {}).get("phase") or "unknown"
+
+    def row_fields(self, mode: str, log_path: Path) -> dict[str, Any]:
+        """What the row of a case in mode ``mode`` of the failed group says about it (for
+        ``bench.results.row.failure``)."""
+        fields = dict(error_type="Worker" + self.status.title(), error_phase=self.phase,
+                      worker_exit=self.exit, worker_pid=self.pid, worker_log=str(log_path))
+        if self.signal_name:
+            fields["worker_signal"] = self.signal_name
+        if self.mode and self.mode != mode:
+            fields["failed_mode"] = self.mode  # this case was not the culprit, a group-mate
+        return fields
+
+
+def _tail(path: Path, offset: int = 0, lines: int = STDERR_TAIL_LINES) -> str:
+    """The last lines a worker wrote to its log since ``offset``, without XLA's noise."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            text = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    keep = [ln for ln in text if ln.strip() and not any(n in ln for n in _TAIL_NOISE)]
+    return "\n".join(keep[-lines:])
+
+
+def _exit_text(returncode: int | None, killed_by_us: bool) -> tuple[str, str | None]:
+    """("killed by signal SIGSEGV", "SIGSEGV") from a Popen return code."""
+    if returncode is None:
+        return "still running", None
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        text = f"killed by signal {name}"
+        if name == "SIGKILL" and not killed_by_us:
+            text += " (not sent by jitbench: often the kernel's out-of-memory killer)"
+        return text, name
+    return f"exited with code {returncode}", None
+
+
+_LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
+
+
+def live_workers() -> list["Worker"]:
+    """Every worker of this process not yet collected (a run kills them all when it stops)."""
+    return list(_LIVE)
+
+
+class Worker:
+    """A child process running ``python -m bench.run.worker``; JSON lines in and out.
+
+    It runs in a session of its own, so the Ctrl-C a user types reaches the runner only: the
+    runner decides what to keep and kills the worker itself."""
+
+    def __init__(self, framework: str, env: dict[str, str], log_path: Path,
+                 where_path: Path | None = None, critical=contextlib.nullcontext):
+        self.framework = framework
+        self.log_path = Path(log_path)
+        self.where_path = Path(where_path) if where_path else \
+            self.log_path.with_suffix(".where")
+        self._killed = False
+        self.proc = None
+        full_env = {**os.environ, **framework_worker_env(framework), **env}
+        # the worker must import this very copy of bench and suites, installed or not
+        root = str(Path(__file__).resolve().parents[2])
+        full_env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (root, full_env.get("PYTHONPATH", "")) if p)
+        full_env["JITBENCH_RUNNER_PID"] = str(os.getpid())
+        self.where_path.write_bytes(b"")  # "nothing said yet" = still starting
+        try:
+            self.log_offset = self.log_path.stat().st_size
+        except OSError:
+            self.log_offset = 0
+        with critical():  # a Ctrl-C must not land between the fork and owning the child
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "bench.run.worker", framework, str(self.log_path),
+                 str(self.where_path)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=full_env, text=True, bufsize=1, start_new_session=True)
+            _LIVE.add(self)
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        try:
+            self.hello = self._read(STARTUP_TIMEOUT_S, "starting", starting=True)
+        except BaseException:
+            self.kill()
+            raise
+        if self.hello.get("type") != "hello":
+            self.kill()
+            raise WorkerFailed("crashed", f"worker sent {self.hello!r} instead of hello",
+                               starting=True, pid=self.proc.pid)
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def _pump(self) -> None:
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)  # EOF: the worker is gone
+
+    def _failed(self, status: str, what: str, starting: bool) -> WorkerFailed:
+        where = None if starting else _read_where(self.where_path)
+        how, sig = _exit_text(self.proc.returncode, self._killed)
+        in_mode = ""
+        if where and where.get("mode"):
+            in_mode = f" in mode {where['mode']} ({where.get('phase')})"
+        elif where:
+            in_mode = f" during {where.get('phase')}"
+        if status == "timeout":
+            head = f"{what}{in_mode}; worker killed"
+        else:
+            head = f"worker {how}{in_mode}"
+        tail = _tail(self.log_path, self.log_offset)
+        message = f"{head}. Last lines of its log ({self.log_path.name}):\n{tail}" if tail \
+            else f"{head}."
+        return WorkerFailed(status, message, where=where, exit=how, signal_name=sig,
+                            starting=starting, pid=self.pid)
+
+    def _read(self, timeout: float, doing: str, starting: bool = False) -> dict[str, Any]:
+        try:
+            line = self._lines.get(timeout=min(timeout, threading.TIMEOUT_MAX))
+        except queue.Empty:
+            self.kill()
+            what = (f"no hello after {timeout:g} s while starting" if starting
+                    else f"no answer within {timeout:g} s while {doing}")
+            raise self._failed("timeout", what, starting) from None
+        if line is None:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+            raise self._failed("crashed", "", starting)
+        try:
+            msg = json.loads(line)
+            if not isinstance(msg, dict):
+                raise ValueError("not an object")
+            return msg
+        except ValueError:
+            self.kill()
+            raise WorkerFailed("crashed", f"worker broke the protocol: it wrote {line[:200]!r}",
+                               starting=starting, pid=self.pid) from None
+
+    def run_group(self, cases: Sequence[Case], protocol: Protocol, timeout: float,
+                  insight: Mapping[str, Any] | None = None) -> Iterable[dict[str, Any]]:
+        """Rows of the group as the worker sends them; WorkerFailed if it dies or hangs.
+        ``insight``: the worker's ``bench.xla.capture.Options`` (HLO dumps, profiles)."""
+        msg = {"group": [c.to_dict() for c in cases], "protocol": dataclasses.asdict(protocol)}
+        if insight:
+            msg["insight"] = dict(insight)
+        try:
+            self.proc.stdin.write(json.dumps(msg) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the read below reports how the worker died
+        deadline = time.monotonic() + timeout
+        ids = {c.case_id for c in cases}
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                raise self._failed("timeout", f"case group exceeded the {timeout:g} s limit "
+                                              f"(--case-timeout)", False)
+            try:
+                reply = self._read(left, f"running {cases[0].case_id}")
+            except WorkerFailed as exc:
+                if exc.status == "timeout":  # same message whichever wait ran out
+                    raise self._failed("timeout", f"case group exceeded the {timeout:g} s "
+                                                  f"limit (--case-timeout)", False) from None
+                raise
+            if reply.get("type") == "group_done":
+                return
+            if reply.get("type") == "row":
+                row = reply.get("row") or {}
+                if row.get("case_id") not in ids:
+                    self.kill()
+                    raise WorkerFailed("crashed", f"worker sent a row for "
+                                                  f"{row.get('case_id')!r}, not a case of "
+                                                  f"this group", pid=self.pid)
+                yield row
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self._killed = True
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=30)
+            except (subprocess.TimeoutExpired, OSError):
+                self.kill()
+
+
+def _read_where(path: Path) -> dict | None:
+    from bench.run.worker import read_where  # the worker module owns the format
+
+    return read_where(path)

@@ -1,0 +1,59 @@
+"""Ctrl-C, SIGTERM and SIGHUP as one clean stop of a run, between two rows."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from typing import Any, Iterator
+
+from bench.errors import Interrupted
+
+STOP_SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None),
+                                 getattr(signal, "SIGHUP", None)) if s is not None)
+
+
+class StopOnSignals:
+    """Turn Ctrl-C, SIGTERM and SIGHUP into one :class:`Interrupted`, raised outside critical
+    sections (a row being appended, a worker being started), once; later signals are ignored
+    while the run cleans up. Only in the main thread (elsewhere Python allows no handlers)."""
+
+    def __init__(self):
+        self.signum: int | None = None
+        self._raised = False
+        self._disarmed = False
+        self._depth = 0
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> "StopOnSignals":
+        if threading.current_thread() is threading.main_thread():
+            for s in STOP_SIGNALS:
+                self._old[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for s, old in self._old.items():
+            signal.signal(s, old)
+
+    def _handle(self, signum, frame) -> None:
+        if self.signum is not None or self._disarmed:
+            return  # already stopping, or cleaning up: finish that first
+        self.signum = signum
+        if self._depth == 0:
+            self._raised = True
+            raise Interrupted(signum)
+
+    def disarm(self) -> None:
+        """From now on signals are ignored (until ``__exit__``): the cleanup must finish."""
+        self._disarmed = True
+
+    @contextlib.contextmanager
+    def critical(self) -> Iterator[None]:
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+        if self._depth == 0 and self.signum is not None and not self._raised:
+            self._raised = True
+            raise Interrupted(self.signum)

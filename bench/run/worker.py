@@ -1,0 +1,348 @@
+"""A worker process: one framework, one environment, many case groups.
+
+    python -m bench.run.worker FRAMEWORK LOG_PATH [WHERE_PATH]
+
+Protocol (JSON lines): the runner writes ``{"group": [case, ...], "protocol": {...}}`` on stdin;
+the worker answers on its *original* stdout with ``{"type": "hello", ...}`` once, then for each
+group one ``{"type": "row", "row": {...}}`` per case and ``{"type": "group_done"}``.
+
+File descriptors 1 and 2 are pointed at LOG_PATH before the framework is imported, so library
+chatter never corrupts the protocol, XLA's log lines can be parsed (TF adapter), and the runner
+can show the last lines of it when a worker dies. ``faulthandler`` writes the Python stack
+there too when the process dies of a signal (segfault, abort).
+
+WHERE_PATH is a small file shared through ``mmap``: the worker writes what it is doing into it
+(``{"mode": ..., "phase": ...}`` as JSON, NUL-padded to :data:`WHERE_SIZE` bytes) whenever that
+changes — before the setup of a group, before the first call of each mode, when the calls
+switch from one mode to another. When the worker dies or hangs, the runner reads it
+(:func:`read_where`) to pin the failure on the mode that caused it, and measures the group's
+other modes again in a fresh worker. The markers are encoded in advance, so the only cost inside
+a timed call is one identity check.
+
+The worker dies with its runner: it asks Linux for SIGKILL when its parent exits
+(``PR_SET_PDEATHSIG``), since it runs in a session of its own (a Ctrl-C meant for the runner
+must not reach it directly).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import mmap
+import os
+import signal
+import sys
+import time
+import traceback
+from typing import Any
+
+from bench.define.modes import nearest_baseline
+from bench.define.workload import Case, load_workload
+from bench.protocol import case_setup as casework
+from bench.protocol import machine_load as noise
+from bench.protocol.timing import Protocol, Timed, measure
+from bench.results import row as rows
+from bench.run import startup as warmup
+from bench.xla import capture as insight
+
+WHERE_SIZE = 256
+
+
+class Where:
+    """The writing side of WHERE_PATH (see the module docstring)."""
+
+    def __init__(self, path: str | None):
+        self.current: bytes | None = None
+        self._mm = None
+        if path:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                os.ftruncate(fd, WHERE_SIZE)
+                self._mm = mmap.mmap(fd, WHERE_SIZE)
+            finally:
+                os.close(fd)
+
+    @staticmethod
+    def encode(mode: str | None, phase: str) -> bytes:
+        data = json.dumps({"mode": mode, "phase": phase}).encode()
+        if len(data) > WHERE_SIZE:
+            data = json.dumps({"mode": mode, "phase": phase[:80]}).encode()[:WHERE_SIZE]
+        return data.ljust(WHERE_SIZE, b"\0")
+
+    def mark(self, data: bytes) -> None:
+        self.current = data
+        if self._mm is not None:
+            self._mm[:] = data
+
+    def set(self, mode: str | None, phase: str) -> None:
+        self.mark(self.encode(mode, phase))
+
+
+def read_where(path) -> dict[str, Any] | None:
+    """What the worker last said it was doing; None if it said nothing (still starting)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(WHERE_SIZE).rstrip(b"\0")
+        return json.loads(data) if data else None
+    except (OSError, ValueError):
+        return None
+
+
+def _marked(where: Where, fn, placed, mode: str):
+    """``fn(*placed)``, telling WHERE_PATH when this mode starts calling."""
+    first = where.encode(mode, "first call: trace + compile + run")
+    later = where.encode(mode, "calls after the first")
+    pending_first = [True]
+
+    def call():
+        if where.current is not later:  # the only cost on the timed path
+            if pending_first[0]:
+                pending_first[0] = False
+                where.mark(first)
+                out = fn(*placed)
+                where.mark(later)
+                return out
+            where.mark(later)
+        return fn(*placed)
+
+    return call
+
+
+def _slowed_for_tests(case: Case, fn, sync=None):
+    """Test hook: JITBENCH_TEST_SLOWDOWN='<case_id glob>=<seconds>' adds that much to every
+    call of the matching cases, so regression detection can be tested end to end;
+    '<glob>=x1.3' makes each call 1.3x as long as it takes (the call is waited for with
+    ``sync``, then the CPU is kept busy for the extra 30%, as slower code would)."""
+    spec = os.environ.get("JITBENCH_TEST_SLOWDOWN")
+    if not spec:
+        return fn
+    import fnmatch
+
+    pattern, _, amount = spec.rpartition("=")
+    if not fnmatch.fnmatch(case.case_id, pattern):
+        return fn
+    if amount.startswith("x"):
+        factor = float(amount[1:])
+
+        def scaled(*xs):
+            start = time.perf_counter()
+            out = fn(*xs)
+            if sync is not None:
+                sync(out)
+            until = start + factor * (time.perf_counter() - start)
+            while time.perf_counter() < until:  # busy: a sleep is too coarse for µs calls
+                pass
+            return out
+
+        return scaled
+
+    def slowed(*xs):
+        time.sleep(float(amount))
+        return fn(*xs)
+
+    return slowed
+
+
+def _peak_memory(adapter, timed: list[Timed], results, device: str) -> dict[str, int | None]:
+    """Peak device memory of one more call of each mode that ran fine, outside the timing;
+    empty values where the device keeps no statistics (CPU)."""
+    peaks: dict[str, int | None] = {}
+    for t in timed:
+        if not results[t.name].ok:
+            continue
+        try:
+            adapter.reset_peak_memory(device)
+            t.sync(t.call())
+            peaks[t.name] = adapter.peak_memory_bytes(device)
+        except Exception:  # memory statistics are extra information, never a failure
+            peaks[t.name] = None
+    return peaks
+
+
+AA_SUFFIX = "~aa"  # the A/A control of mode m is timed as "m~aa"
+
+
+def run_group(adapter, cases: list[Case], protocol: Protocol,
+              where: Where | None = None, aa: bool = False,
+              options: insight.Options | None = None) -> list[dict[str, Any]]:
+    """Measure the modes of one case group; one row per case, whatever happens. ``aa``: also
+    time the framework's nearest JIT-off mode a second time, built afresh and interleaved
+    like a JIT mode (the A/A control), when the group has that mode; its fields go on that
+    mode's row (``bench.results.row.aa_fields``). ``options``: what to keep of XLA's programs and
+    profiles beyond the always-on facts (``bench.xla.capture``)."""
+    where = where or Where(None)
+    where.set(None, "setup: loading the workload, making inputs and the reference, "
+                    "building the modes")
+    first = cases[0]
+    started = time.time()
+    wl = load_workload(first.source)
+
+    def row(case: Case, **fields) -> dict[str, Any]:
+        return rows.new_row(case, worker_pid=os.getpid(), started_at=started,
+                            finished_at=time.time(), **rows.expected_fields(case, wl),
+                            **fields)
+
+    available, why = adapter.device_available(first.device)
+    if not available:
+        return [row(c, status="skipped", error=why) for c in cases]
+
+    def stages():
+        return wl.builder(first.framework)(first.params, first.dtype, first.variant)
+
+    def marked(mode, fn, placed):
+        return _marked(where, fn, placed, mode)
+
+    try:
+        inputs = casework.workload_inputs(wl, first)
+        reference = casework.workload_reference(wl, first, inputs)
+        rtol, atol = wl.tolerance[first.dtype]
+        adapter.reset()
+        work = casework.Casework(adapter, first.framework, first.device, inputs, reference,
+                                 rtol, atol)
+        built = {case.mode: stages() for case in cases}  # kept: bench.xla.capture asks for them
+        timed = [work.timed(case.mode, _slowed_for_tests(case, work.build(built[case.mode],
+                                                                          case.mode),
+                                                         adapter.sync), marked)
+                 for case in cases]
+        control = nearest_baseline(first.framework)
+        if aa and any(c.mode == control for c in cases):
+            again = work.timed(control, work.build(stages(), control), marked)
+            timed.append(Timed(control + AA_SUFFIX, again.call, again.sync))
+    except Exception as exc:  # the workload's own setup failed: every case says so
+        msg = f"setup failed: {type(exc).__name__}: {exc}"
+        return [row(c, status="runtime_error", error_type=type(exc).__name__, error=msg[:4000],
+                    error_phase="setup") for c in cases]
+
+    snap = noise.snapshot()
+    # compile_notes: why the framework compiled (JAX's explained cache misses), per mode
+    results = measure(timed, protocol, counters=adapter.counters,
+                      notes=getattr(adapter, "compile_notes", None))
+    machine = noise.between(snap, noise.snapshot())
+    peak_mem = _peak_memory(adapter, timed, results, first.device)
+
+    # JIT-off output of the same framework, to tell "JIT changed the answer" from "float32"
+    nojit_out, nojit_mode = work.nojit(
+        {m: r.output for m, r in results.items() if r.ok}, stages,
+        announce=lambda mode: where.set(None, f"computing the {mode} output the JIT modes "
+                                              f"are compared with"))
+
+    flops = float(wl.flops(first.params, first.variant))
+    where.set(None, "reading the programs XLA built" + (", profiling" if options and
+                                                         options.profile else ""))
+    looks = insight.capture(adapter, cases, built, work.placed, timed, results, flops,
+                            options or insight.Options())
+    where.set(None, "checking the outputs")
+    checks = rows.interference_fields(results, protocol)
+    out = []
+    for case in cases:
+        r = results[case.mode]
+        common = dict(peak_mem_bytes=peak_mem.get(case.mode), **rows.timing_fields(r),
+                      loops=r.loops, sync_overhead_s=r.overhead_s, flops=flops,
+                      interleaved_with=[c.mode for c in cases if c.mode != case.mode],
+                      rtol=rtol, atol=atol,
+                      **rows.counter_fields(r.counters_first, r.counters_warmup,
+                                            r.counters_samples),
+                      **machine)
+        # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
+        common.update(adapter.mode_facts(case.mode, r.counters_first))
+        common.update(looks.get(case.mode, {}))  # HLO facts, XLA's cost analysis, files
+        common.update(checks.get(case.mode, {}))
+        if case.mode + AA_SUFFIX in results:
+            common.update(rows.aa_fields(r.samples, results[case.mode + AA_SUFFIX]))
+        if not r.ok:
+            status = adapter.classify(r.error, r.error_phase)
+            out.append(row(case, **common, **rows.error_fields(status, r.error, r.error_phase)))
+            continue
+        samples = r.samples or r.compiling_samples
+        checked = work.check(r.output, nojit_out, nojit_mode)
+        vs_off: dict[str, Any] = {}
+        if peak_mem.get(case.mode) and nojit_mode and peak_mem.get(nojit_mode):
+            vs_off["peak_mem_ratio_vs_nojit"] = peak_mem[case.mode] / peak_mem[nojit_mode]
+        out.append(row(case, **common, **rows.sample_fields(samples, flops),
+                       status="mismatch" if checked.mismatch else "ok", error=checked.mismatch,
+                       compiling_samples=len(r.compiling_samples),
+                       steady_state_compiles=r.steady_state_compiles, **checked.fields,
+                       **vs_off))
+    return out
+
+
+def _die_with_parent() -> None:
+    """SIGKILL this worker when the runner exits, however it exits (Linux only)."""
+    parent = os.environ.get("JITBENCH_RUNNER_PID")
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the closed stdin still ends us later
+        return
+    if parent and os.getppid() != int(parent):  # the runner died before prctl took effect
+        os._exit(1)
+
+
+def output_to_log(log_path: str):
+    """Point fds 1 and 2 (and ``sys.stdout``/``sys.stderr``) at ``log_path``, before any
+    framework is imported, so library chatter never corrupts a protocol and XLA's log lines can
+    be parsed; return the original stdout, line-buffered, for the protocol. Every child process
+    of jitbench (worker, sweep, isolate) starts with this."""
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    sys.stdout = sys.stderr = os.fdopen(log_fd, "w", buffering=1)
+    # on SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL: the Python stack of every thread, in the log
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    return proto
+
+
+def main(argv: list[str]) -> int:
+    framework, log_path = argv[0], argv[1]
+    where = Where(argv[2] if len(argv) > 2 else None)
+    _die_with_parent()
+    proto = output_to_log(log_path)
+    print(f"[jitbench worker] pid {os.getpid()} starting ({framework})", flush=True)
+
+    def send(msg: dict) -> None:
+        proto.write(json.dumps(msg, default=str) + "\n")
+        proto.flush()
+
+    from bench.frameworks import get_adapter
+
+    adapter = get_adapter(framework, log_path=log_path)
+    adapter.counters()  # skip the import-time log lines
+    startup = None
+    asked = warmup.requested()
+    if asked:  # one-time start-up, paid here rather than by the first case (bench.run.startup)
+        where.set(None, "warm-up: a tiny function in each mode, before any case")
+        startup = warmup.run(adapter, *asked)
+    send({"type": "hello", "pid": os.getpid(), "framework": framework,
+          "versions": adapter.versions(), "devices": adapter.device_info(),
+          "startup": startup})
+    aa_done = False
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        cases = [Case.from_dict(c) for c in msg["group"]]
+        print(f"[jitbench worker] group {cases[0].case_id} "
+              f"[{','.join(c.mode for c in cases)}]", flush=True)
+        protocol = Protocol(**msg.get("protocol", {}))
+        aa = protocol.aa_control == "every" or (protocol.aa_control == "first" and not aa_done)
+        try:
+            out = run_group(adapter, cases, protocol, where, aa=aa,
+                            options=insight.Options.from_message(msg.get("insight")))
+            aa_done = aa_done or any("aa_ratio" in r or "aa_error" in r for r in out)
+        except Exception as exc:  # a bug of ours must still leave a row per case
+            tb = traceback.format_exc()
+            print(tb, flush=True)
+            out = [rows.failure(c, "runtime_error", tb[-4000:], error_type=type(exc).__name__)
+                   for c in cases]
+        for r in out:
+            send({"type": "row", "row": r})
+        send({"type": "group_done"})
+        where.set(None, "idle, between groups")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

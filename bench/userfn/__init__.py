@@ -1,0 +1,1 @@
+"""A user's own function: ``bench.measure`` and its isolated workers."""

@@ -1,0 +1,300 @@
+"""A user's own function measured like a workload: the part shared by ``bench.measure`` (the
+Python API, ``bench.userfn.measure``), the ``jit_benchmark`` pytest fixture
+(``bench.pytest_plugin.fixture``) and
+``bench.userfn.isolate``'s workers.
+
+``prepare`` checks what the user passed (framework from the inputs, modes, tolerances) and
+raises one ``UserError`` naming the problem; ``run`` times the modes with
+``bench.protocol.timing.measure``
+(first call apart, warm-up until compiles stop, synced samples, modes interleaved) on a
+``bench.protocol.case_setup.Casework`` (inputs placed once, modes built, every JIT-on output
+checked against
+the JIT-off one and against ``reference`` when given) and writes the rows with
+``bench.results.row``,
+like a ``jitbench run`` worker's, so ``bench.results.files.to_frame`` and ``bench.analysis`` read
+them.
+
+The framework is told from the inputs' type names: nothing here imports TensorFlow or JAX;
+``get_adapter`` imports the one the inputs already belong to (or the one named).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bench.define.modes import (
+    FRAMEWORKS,
+    MODES,
+    SPECS,
+    baselines_for,
+    counts_in_process,
+    environment_problem,
+    modes_for,
+)
+from bench.define.workload import Case
+from bench.errors import UserError
+from bench.protocol.case_setup import Casework, is_array
+from bench.protocol.timing import Protocol, measure
+from bench.results import row as rows
+
+NAMES = {fw: SPECS[fw].title for fw in FRAMEWORKS}
+# Top-level module of an input's type -> framework (type names only: no import needed)
+_TYPE_MODULES = {mod: fw for fw in FRAMEWORKS for mod in SPECS[fw].type_modules}
+_ANY = " or ".join(f"framework={fw!r}" for fw in FRAMEWORKS)
+# Default relative tolerance of a JIT-on output against the JIT-off one, by dtype. The absolute
+# tolerance defaults to rtol × max|JIT-off output|: XLA may sum in another order, and elements
+# that cancel to ~0 must not fail an element-wise test.
+RTOL = {"float16": 1e-2, "bfloat16": 1e-2, "float32": 1e-3, "float64": 1e-7}
+DEFAULT_RTOL = 1e-3
+VARIANT = "own"  # the rows' variant: a user's own function, not a registered workload
+
+_ADAPTERS: dict[str, Any] = {}
+
+
+def adapter_for(framework: str, log_path: str | None = None):
+    """This process's adapter for ``framework``, made on first use (one per process: each
+    JAX adapter registers a compile listener; ``log_path`` counts on that first call only). It
+    leaves JAX's float64 switch as the user's session has it."""
+    if framework not in _ADAPTERS:
+        from bench.frameworks import get_adapter
+
+        if not counts_in_process(framework) and log_path is None:
+            # nothing here reads TF's log: keep its INFO lines out of the user's terminal,
+            # notebook or captured test output
+            os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+        _ADAPTERS[framework] = get_adapter(framework, log_path=log_path, own_process=False)
+    return _ADAPTERS[framework]
+
+
+@dataclasses.dataclass
+class Spec:
+    """What to measure, checked: the function, its inputs and the modes to run."""
+
+    fn: Callable
+    args: tuple
+    framework: str
+    modes: list[str]  # to run, JIT-off ones first
+    skipped: dict[str, str]  # mode -> why it cannot run in this process
+    device: str | None = None  # None: chosen where it runs (gpu where the framework sees one)
+    reference: Any = None  # numpy output to check against, or None
+    rtol: float | None = None
+    atol: float | None = None
+    flops: float | None = None
+    name: str = ""
+    source: str = ""
+
+
+def infer_framework(args: Sequence, framework: str | None = None) -> str:
+    """The framework of the inputs (``framework`` when given, checked against them).
+
+    >>> infer_framework([np.ones(3)], "jax")
+    'jax'
+    """
+    if framework is not None and framework not in FRAMEWORKS:
+        raise UserError(f"unknown framework {framework!r}; valid: {', '.join(FRAMEWORKS)}")
+    seen: dict[str, tuple[int, str]] = {}
+    for i, x in enumerate(args):
+        fw = _TYPE_MODULES.get(type(x).__module__.split(".")[0])
+        if fw is not None and fw not in seen:
+            seen[fw] = (i, type(x).__name__)
+    if len(seen) > 1:
+        parts = [f"argument {i} is a {NAMES[fw]} {t}" for fw, (i, t) in sorted(seen.items())]
+        raise UserError(f"inputs of mixed frameworks: {' and '.join(parts)}; pass the inputs "
+                        f"of one framework (or numpy arrays and {_ANY})")
+    if framework is not None:
+        if seen and framework not in seen:
+            (fw, (i, t)), = seen.items()
+            raise UserError(f"framework={framework!r}, but argument {i} is a {NAMES[fw]} {t}")
+        return framework
+    if not seen:
+        raise UserError(f"cannot tell the framework from the inputs (no "
+                        f"{' or '.join(NAMES.values())} array among them); pass {_ANY}")
+    return next(iter(seen))
+
+
+def resolve_modes(framework: str, modes: Sequence[str] | None,
+                  problem: Callable[[str], str | None]) -> tuple[list, dict]:
+    """(modes to run, {mode: why skipped}); ``problem(mode)``: why this process cannot run it.
+    ``None``: every mode this process can run."""
+    valid = modes_for(framework)
+    if modes is None:
+        wanted = valid
+    else:
+        if isinstance(modes, str):
+            modes = [modes]
+        bad = [m for m in modes if m not in valid]
+        if bad:
+            raise UserError(f"unknown mode {bad[0]!r} for {framework}; valid: "
+                            f"{', '.join(valid)}")
+        if not modes:
+            raise UserError(f"modes is empty; valid: {', '.join(valid)}")
+        wanted = list(dict.fromkeys(modes))
+    why = {m: problem(m) for m in wanted}
+    if modes is None:  # by default, only what this process can measure
+        return [m for m in wanted if not why[m]], {}
+    order = {m: i for i, m in enumerate(valid)}
+    run_ = sorted((m for m in wanted if not why[m]),
+                  key=lambda m: (MODES[(framework, m)].jit, order[m]))
+    return run_, {m: w for m, w in why.items() if w}
+
+
+def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, atol=None,
+            flops=None, device=None, name=None, env=None, here: bool = True) -> Spec:
+    """Check the user's arguments; one ``UserError`` naming the problem. ``here``: it runs in
+    this process, so its adapter is made (the framework the inputs belong to), the device
+    chosen, and the modes this process cannot run (``env``: its environment as it started;
+    ``os.environ`` by default) skipped; ``here=False`` (``bench.userfn.isolate``'s caller) checks
+    only the arguments."""
+    if not callable(fn):
+        raise UserError(f"the function to measure is not callable: {fn!r}")
+    args = tuple(args)
+    fw = infer_framework(args, framework)
+    if device is not None and device not in ("cpu", "gpu"):
+        raise UserError(f"unknown device {device!r}; valid: cpu, gpu")
+    for label, v in (("rtol", rtol), ("atol", atol), ("flops", flops)):
+        if v is not None and not (isinstance(v, (int, float)) and v >= 0):
+            raise UserError(f"{label} must be a number ≥ 0, not {v!r}")
+    adapter = adapter_for(fw) if here else None
+    if adapter is not None:
+        device = choose_device(device, adapter)
+    env = os.environ if env is None else env
+
+    def problem(mode: str) -> str | None:
+        if adapter is None:
+            return None
+        return environment_problem(fw, mode, env) or adapter.mode_problem(mode, device)
+
+    run_, skipped = resolve_modes(fw, modes, problem)
+    if reference is not None and callable(reference):
+        import numpy as np
+
+        try:
+            reference = reference(*[np.asarray(a, dtype=np.float64) if is_array(a) else a
+                                    for a in args])
+        except Exception as exc:
+            raise UserError(f"reference raised {type(exc).__name__}: {exc}") from exc
+    name = name or getattr(fn, "__name__", None) or type(fn).__name__
+    source = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', name)}"
+    return Spec(fn=fn, args=args, framework=fw, modes=run_, skipped=skipped, device=device,
+                reference=reference, rtol=rtol, atol=atol, flops=flops, name=name,
+                source=source)
+
+
+def choose_device(device: str | None, adapter) -> str:
+    if device is not None:
+        ok, why = adapter.device_available(device)
+        if not ok:
+            raise UserError(f"device={device!r}: {why}")
+        return device
+    return "gpu" if adapter.device_available("gpu")[0] else "cpu"
+
+
+def case_of(spec: Spec, mode: str, device: str | None = None) -> Case:
+    """The :class:`~bench.define.workload.Case` a row of ``spec`` is about: the function's name as
+    the workload, its input shapes as the size and (with their element count: the report
+    orders sizes by a number when ``flops`` is not given) as the params, the first array's
+    dtype."""
+    arrays = [a for a in spec.args if is_array(a)]
+    shapes = [[int(d) for d in a.shape] for a in arrays]
+    size = ",".join("x".join(map(str, s)) or "scalar" for s in shapes) or "no-arrays"
+    dtype = getattr(arrays[0].dtype, "name", str(arrays[0].dtype)) if arrays else "none"
+    params = {"shapes": shapes, "elements": sum(math.prod(s) for s in shapes)}
+    # size_set None: no size set of the registry chose this size
+    return Case(spec.name, VARIANT, size, json.dumps(params, sort_keys=True), dtype,
+                spec.framework, device or spec.device or "cpu", mode, size_set=None,
+                source=spec.source)
+
+
+def _tolerance(spec: Spec, dtype: str, nojit) -> tuple[float, float]:
+    import numpy as np
+
+    from bench.protocol.correctness import flatten
+
+    rtol = spec.rtol if spec.rtol is not None else RTOL.get(dtype, DEFAULT_RTOL)
+    if spec.atol is not None:
+        return rtol, spec.atol
+    flat = flatten(nojit) if nojit is not None else np.zeros(0)
+    flat = flat[np.isfinite(flat)]
+    return rtol, rtol * float(np.abs(flat).max()) if flat.size else rtol
+
+
+def run(spec: Spec, protocol: Protocol | None = None,
+        counts: bool | None = None) -> list[dict[str, Any]]:
+    """Measure a ``prepare``-d ``spec`` in this process; one row per requested mode (skipped
+    ones included). ``counts``: keep the adapter's compile counters (default: where they work
+    in a process the adapter does not own, ``bench.define.modes.counts_in_process``).
+
+    Raises ``UserError`` when the function fails with JIT off: then the function itself is
+    broken. A failure with JIT on only is a result (a row with its status and error).
+    """
+    adapter = adapter_for(spec.framework)
+    protocol = protocol or Protocol()
+    counts = counts_in_process(spec.framework) if counts is None else counts
+    started = time.time()
+
+    def row(mode: str, **fields) -> dict[str, Any]:
+        return rows.new_row(case_of(spec, mode), worker_pid=os.getpid(), started_at=started,
+                            finished_at=time.time(), **fields)
+
+    out = [row(m, status="skipped", error=why) for m, why in spec.skipped.items()]
+    if not spec.modes:
+        return out
+    adapter.reset()  # the first call pays its compilation, whatever this process ran before
+    work = Casework(adapter, spec.framework, spec.device, spec.args, spec.reference,
+                    arrays_only=True, reference_label="the reference")
+    timed = [work.timed(m, work.build([spec.fn], m)) for m in spec.modes]
+    results = measure(timed, protocol, counters=adapter.counters,
+                      notes=getattr(adapter, "compile_notes", None))
+    nojit, nojit_mode = _nojit(spec, work, results)
+    work.rtol, work.atol = _tolerance(spec, case_of(spec, spec.modes[0]).dtype, nojit)
+    flops = float(spec.flops) if spec.flops is not None else None
+    checks = rows.interference_fields(results, protocol)
+    for mode in spec.modes:
+        r = results[mode]
+        common = dict(**rows.timing_fields(r), loops=r.loops, sync_overhead_s=r.overhead_s,
+                      flops=flops, interleaved_with=[m for m in spec.modes if m != mode],
+                      rtol=work.rtol, atol=work.atol, **checks.get(mode, {}))
+        if counts:
+            common.update(rows.counter_fields(r.counters_first, r.counters_warmup,
+                                              r.counters_samples))
+            # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
+            common.update(adapter.mode_facts(mode, r.counters_first))
+        if not r.ok:
+            status = adapter.classify(r.error, r.error_phase)
+            out.append(row(mode, **common, **rows.error_fields(status, r.error, r.error_phase)))
+            continue
+        jit = MODES[(spec.framework, mode)].jit
+        checked = work.check(r.output, *((nojit, nojit_mode) if jit else ()))
+        error = checked.mismatch or checked.nojit_mismatch
+        out.append(row(mode, **common, **rows.sample_fields(r.samples or r.compiling_samples,
+                                                            flops),
+                       status="mismatch" if error else "ok", error=error,
+                       compiling_samples=len(r.compiling_samples),
+                       steady_state_compiles=r.steady_state_compiles, **checked.fields))
+    return out
+
+
+def _nojit(spec: Spec, work: Casework, results) -> tuple[Any, str]:
+    """The JIT-off answer the JIT-on modes are checked against: a measured JIT-off mode's, or
+    one untimed call of the first JIT-off mode. ``UserError`` when the function fails with JIT
+    off."""
+    order = baselines_for(spec.framework)
+    failed = [m for m in order if m in results and not results[m].ok]
+    try:
+        out, mode = work.nojit({m: r.output for m, r in results.items() if r.ok},
+                               None if failed else (lambda: [spec.fn]), raise_errors=True)
+    except Exception as exc:
+        raise UserError(f"{spec.name} raised {type(exc).__name__} in {order[0]} mode (JIT "
+                        f"off): {str(exc).strip()[:2000] or repr(exc)}") from exc
+    if mode is None:  # every JIT-off mode measured failed
+        r = results[failed[0]]
+        raise UserError(f"{spec.name} raised {type(r.error).__name__} in {failed[0]} mode "
+                        f"(JIT off, {r.error_phase.replace('_', ' ')}): "
+                        f"{str(r.error).strip()[:2000] or repr(r.error)}")
+    return out, mode

@@ -1,0 +1,136 @@
+"""``bench.measure``: what JIT does to your own function, from a notebook or a script.
+
+    import bench
+    r = bench.measure(loss_fn, x, y, modes=["eager", "jit"])   # framework from the inputs
+    r.summary()   # 'jit is 12.3× faster than eager [11.8–12.9]; compile 210 ms; pays off ...'
+    r.table()     # the columns of bench.load_results, one row per mode
+    r             # in Jupyter: the summary and a small table
+
+In-process by default, so its limits are the process's: TF auto-clustering on CPU needs
+``TF_XLA_FLAGS=--tf_xla_cpu_global_jit`` before TensorFlow starts (skipped where TensorFlow
+already ran without it, with that reason), TensorFlow's compile counters need its log (left
+out), and a crash of the function is a crash of the session. ``isolate=True`` measures in
+worker processes instead (one per environment the modes need): all of that works there, for a
+function importable as ``module:qualname``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from bench.protocol.timing import Protocol
+
+SUMMARY_COLUMNS = ["mode", "jit", "status", "first_call_s", "median_s", "iqr_s", "n_samples",
+                   "max_rel_err_vs_nojit", "error"]
+
+
+class Result:
+    """Rows of one ``bench.measure`` call (one per mode), with the report's statistics."""
+
+    def __init__(self, rows: list[dict[str, Any]], run_id: str = "measure"):
+        from bench.results.row import stamp
+
+        self.rows = [stamp(r, r.get("run_id") or run_id) for r in rows]
+
+    def table(self):
+        """A pandas DataFrame with the columns of ``bench.load_results``."""
+        from bench.results.files import to_frame
+
+        return to_frame(self.rows)
+
+    def speedups(self):
+        """``bench.analysis.speedups`` of the table: every JIT-on mode against every JIT-off one,
+        with the bootstrap interval and break-even calls."""
+        from bench import analysis
+
+        return analysis.speedups(self.table())
+
+    def summary(self) -> str:
+        """One sentence per JIT-on mode against its nearest JIT-off mode, then any failures."""
+        from bench import analysis
+        from bench.report import fmt
+
+        sp = self.speedups()
+        parts = []
+        for r in sp.loc[sp["nearest"]].to_dict("records") if len(sp) else []:
+            ratio, lo, hi = r["speedup"], r["ci_low"], r["ci_high"]
+            if r["verdict"] == analysis.NO_JIT:
+                head = (f"{r['mode']}: {r['verdict']} ({fmt.times(ratio)} "
+                        f"{fmt.interval(lo, hi)} against {r['baseline']})")
+            elif r["verdict"] == "slower":
+                head = (f"{r['mode']} is {fmt.times(1 / ratio)} slower than {r['baseline']} "
+                        f"{fmt.interval(1 / hi, 1 / lo)}")
+            elif r["verdict"] == "faster":
+                head = (f"{r['mode']} is {fmt.times(ratio)} faster than {r['baseline']} "
+                        f"{fmt.interval(lo, hi)}")
+            else:
+                head = (f"{r['mode']} is no faster than {r['baseline']} ({fmt.times(ratio)} "
+                        f"{fmt.interval(lo, hi)}, within the noise)")
+            text = f"{head}; compile {fmt.secs(max(r['compile_cost_s'], 0.0))}"
+            be = r["break_even_calls"]
+            if isinstance(be, float) and math.isinf(be):
+                text += "; never pays off"
+            elif isinstance(be, (int, float)) and not math.isnan(be):
+                text += f"; pays off after {fmt.calls(be)}"
+            parts.append(text)
+        measured = {r["mode"] for r in sp.to_dict("records")} if len(sp) else set()
+        for row in self.rows:
+            if row.get("status") == "ok" and row.get("jit") and row["mode"] not in measured:
+                parts.append(f"{row['mode']}: {fmt.secs(row.get('median_s'))} per call, "
+                             f"first call {fmt.secs(row.get('first_call_s'))} (no JIT-off "
+                             f"mode measured to compare with)")
+            elif row.get("status") not in ("ok", None):
+                lines = str(row.get("error") or "").strip().splitlines()
+                kind = f"{row['error_type']}: " if row.get("error_type") else ""
+                why = f" ({kind}{lines[0][:200]})" if lines else ""
+                parts.append(f"{row['mode']} {row['status']}{why}")
+        return ". ".join(parts) if parts else "nothing measured"
+
+    def __repr__(self) -> str:
+        return f"<bench.Result: {self.summary()}>"
+
+    def _repr_html_(self) -> str:
+        df = self.table()
+        cols = [c for c in SUMMARY_COLUMNS if c in df.columns]
+        table = df[cols].to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.4g}")
+        return f"<p>{html.escape(self.summary())}</p>\n{table}"
+
+
+def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None = None,
+            reference=None, rtol: float | None = None, atol: float | None = None,
+            flops: float | None = None, device: str | None = None, name: str | None = None,
+            isolate: bool = False, protocol: Protocol | None = None) -> Result:
+    """Measure ``fn(*args)`` in every requested JIT mode with jitbench's protocol.
+
+    - ``modes``: e.g. ``["eager", "jit"]`` (JAX) or ``["graph", "xla"]`` (TF); default: every
+      mode that can run here (all of the framework's with ``isolate=True``).
+    - ``framework``: "tf" or "jax"; by default told from the inputs (needed for numpy inputs).
+    - ``reference``: the expected output, or a function computing it from float64 numpy copies
+      of the inputs; every mode is checked against it. JIT-on outputs are always checked
+      against the JIT-off output (``rtol``, ``atol``; defaults by dtype).
+    - ``flops``: work of one call, for GFLOP/s. ``device``: "cpu" or "gpu" (default: gpu where
+      the framework sees one). ``protocol``: a ``bench.protocol.timing.Protocol`` (time per mode,
+      ...).
+    - ``isolate=True``: measure in worker processes (see the module docstring).
+
+    Raises ``bench.UserError`` naming the problem: inputs of mixed frameworks, an unknown mode,
+    a function that fails with JIT off. A mode that fails only with JIT on is a row of the
+    result (its status and error), never an exception.
+    """
+    from bench.userfn.as_workload import prepare, run
+
+    protocol = protocol or Protocol()
+    if isolate:
+        from bench.userfn.isolate import measure_isolated
+
+        return Result(measure_isolated(fn, args, modes=modes, framework=framework,
+                                       reference=reference, rtol=rtol, atol=atol, flops=flops,
+                                       device=device, name=name, protocol=protocol))
+    spec = prepare(fn, args, framework=framework, modes=modes, reference=reference, rtol=rtol,
+                   atol=atol, flops=flops, device=device, name=name)
+    for mode, why in spec.skipped.items():
+        spec.skipped[mode] = f"{why}; bench.measure(..., isolate=True) gives it one"
+    return Result(run(spec, protocol))

@@ -1,0 +1,1 @@
+"""What XLA built: HLO text facts, XLA's dump read back, capture after the samples."""
