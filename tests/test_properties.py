@@ -107,7 +107,7 @@ def _write(tmp_path, rows):
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(rows=row_sets())
 def test_every_row_read_is_kept_and_each_damage_named(tmp_path, rows):
-    from bench.results.row import FIELDS, IDENTITY
+    from bench.results.fields import FIELDS, IDENTITY
 
     run = _write(tmp_path, rows)
     before = (run / "results.jsonl").read_bytes()

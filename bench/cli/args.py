@@ -13,7 +13,8 @@ from bench.cli import sweep as sweep_cli
 from bench.define.modes import FRAMEWORKS, modes_for
 from bench.errors import UserError
 from bench.protocol.timing import INTERLEAVE_SCHEMES
-from bench.xla import capture as insight
+from bench.run.compile_cache import CHOICES as CACHE_CHOICES
+from bench.xla.capture import PROFILE_CALLS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -131,7 +132,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "reversed every round (abba), one sample of each in turn (sample), "
                         "or a new random order each round (random); all but sample make 5 "
                         "untimed calls after each switch of mode")
-    insight.add_arguments(p)  # --dump-hlo, --profile
+    p.add_argument("--dump-hlo", action="store_true",
+                   help="keep each JIT mode's optimized HLO, its graph (.dot, .svg where "
+                        "Graphviz is installed) under RUN/cases/<case>/, linked from the "
+                        "report")
+    p.add_argument("--profile", action="store_true",
+                   help=f"record a profiler trace of {PROFILE_CALLS} calls of each mode "
+                        f"after its timed samples, under RUN/cases/<case>/profile/")
+    p.add_argument("--compile-cache", choices=CACHE_CHOICES, default="off",
+                   help="persistent compilation cache: off (default), cold (an empty "
+                        "cache in the run folder), warm (cold, then every group's first "
+                        "calls again in a fresh worker reading that cache)")
     add_scale_out(p)
 
     p = sub.add_parser("nightly", help="run, add to the history, detect regressions "
@@ -164,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sweep_cli.add_parser(sub, add_filters, filters)
     p = sub.add_parser("merge", help="merge the runs of several shards into one run folder")
-    p.add_argument("shard_dirs", nargs="+", metavar="SHARD_RUN_DIR")
+    p.add_argument("shard_dirs", nargs="+", metavar="SHARD_RUN_DIR",
+                   help="the run folders of the shards (`jitbench run --shard K/N`)")
     p.add_argument("-o", "--output", required=True, metavar="RUN_DIR",
                    help="the merged run folder, e.g. results/<run_id>")
 

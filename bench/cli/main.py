@@ -13,7 +13,6 @@ from pathlib import Path
 from bench.cli import sweep as sweep_cli
 from bench.cli.args import build_parser, filters
 from bench.errors import DataWarning, Interrupted, UserError
-from bench.xla import capture as insight
 
 
 def _selected_cases(args):
@@ -124,7 +123,8 @@ def cmd_run(args) -> int:
                          case_timeout=args.case_timeout or 1800.0,
                          command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
                          run_id=args.run_id, calibrate=not args.no_calibrate,
-                         compile_cache=args.compile_cache, **insight.run_options(args))
+                         compile_cache=args.compile_cache, dump_hlo=args.dump_hlo,
+                         profile=args.profile)
     return _after_run(args, run_dir)
 
 

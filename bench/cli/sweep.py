@@ -34,10 +34,6 @@ def add_parser(sub, add_filters, filters) -> None:
     p.add_argument("--no-report", action="store_true", help="do not write the HTML page")
     p.add_argument("--run-id", metavar="ID", help="name of the run folder")
     p.set_defaults(filters=filters)
-    # `run --compile-cache` is registered here too: cli.py is at its 400-line limit
-    from bench.run.compile_cache import add_option
-
-    add_option(sub.choices["run"])
 
 
 def cmd(args: argparse.Namespace) -> int:

@@ -34,7 +34,7 @@ from bench.analysis.history import METRICS, Thresholds, detect_regressions, hlo_
 from bench.define.workload import Case, group_cases
 from bench.errors import UserError
 from bench.results import meta as meta_mod
-from bench.results.files import load_meta, load_results, read_rows
+from bench.results.files import load_meta, load_results, read_rows, rewrite
 
 SUMMARY_NAME = "nightly-summary.json"
 
@@ -66,7 +66,7 @@ def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     seen: set[str] = set()
-    lines: list[str] = []
+    merged_rows: list[dict] = []
     metas = []
     for d in shard_dirs:
         d = Path(d)
@@ -77,9 +77,8 @@ def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
             if row["case_id"] in seen:
                 continue
             seen.add(row["case_id"])
-            row["run_id"] = out.name
-            lines.append(json.dumps(row))
-    (out / "results.jsonl").write_text("\n".join(lines) + "\n")
+            merged_rows.append(dict(row, run_id=out.name))
+    rewrite(out / "results.jsonl", merged_rows)
     merged = dict(metas[0]) if metas else {}
     merged.update(run_id=out.name, shards=[m.get("shard") or m.get("run_id") for m in metas],
                   status="complete" if all(m.get("status") == "complete" for m in metas)

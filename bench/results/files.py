@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from bench.errors import DataWarning, UserError
-from bench.results.row import (  # SCHEMA_VERSION re-exported: readers import it here
-    SCHEMA_VERSION,
-    check,
-)
+from bench.results.fields import check
+from bench.results.row import SCHEMA_VERSION  # re-exported: readers import it from here
 
 # The columns every loaded DataFrame has, in this order (then any extra ones).
 COLUMNS = [
@@ -38,6 +36,23 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def encode(row: dict[str, Any]) -> str:
+    """One row as its line of results.jsonl (every writer's encoding: NaN/inf as JSON can
+    hold them, anything else JSON cannot hold as its text)."""
+    return json.dumps(_clean(row), default=str) + "\n"
+
+
+def rewrite(path: Path | str, rows: Iterable[dict[str, Any]]) -> None:
+    """Replace a results file with ``rows`` at once (a temporary file, then a rename: a kill
+    leaves the old file or the new one, never half of one). For a whole new set of rows: a
+    merge of shards, a run's rows with fields added after it; a run appends with
+    :class:`ResultWriter`."""
+    path = Path(path)
+    tmp = path.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(encode(r) for r in rows), encoding="utf-8")
+    os.replace(tmp, path)
+
+
 class ResultWriter:
     """Appends one JSON line per row; each row is one ``write`` of a whole line, flushed and
     fsynced before ``write`` returns, so a killed run loses at most the row being written.
@@ -55,7 +70,7 @@ class ResultWriter:
         return self
 
     def write(self, row: dict[str, Any]) -> None:
-        self._fh.write(json.dumps(_clean(row), default=str) + "\n")
+        self._fh.write(encode(row))
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -120,7 +135,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     """Rows of one results.jsonl. A truncated last line (a run killed mid-write) is skipped
     with a warning naming file and line; a damaged line elsewhere, or a row of an unknown
     schema version, is refused with a UserError saying what to do. A row whose fields a hand
-    edit broke is kept, the broken fields read as missing (``bench.results.row.check``), with a
+    edit broke is kept, the broken fields read as missing (``bench.results.fields.check``), with a
     warning naming file and line."""
     rows = []
     try:

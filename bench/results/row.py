@@ -11,10 +11,8 @@ Format history of results.jsonl (``schema_version`` in every row):
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from bench.define.workload import Case
 
@@ -78,118 +76,6 @@ def expected_fields(case: Case, workload=None) -> dict[str, str]:
     """``{"expected_failure": reason}`` where the workload expects ``case`` to fail, else {}."""
     reason = expected_failure(case, workload)
     return {"expected_failure": reason} if reason else {}
-
-
-# --------------------------------------------------------------------------- reading a row
-
-STATUSES = ("ok", "mismatch", "compile_error", "runtime_error", "timeout", "oom", "crashed",
-            "skipped")
-
-
-@dataclasses.dataclass(frozen=True)
-class Field:
-    """A field every reader relies on: its kind (``text``, ``number`` (finite), ``seconds`` (a
-    duration: 1e-12 <= s < 1e6), ``count``, ``flag``, ``seconds list``, ``texts``,
-    ``mapping``) and what it means."""
-
-    kind: str
-    doc: str
-
-
-# The fields readers rely on (analysis, report, nightly); a row may carry many more (compile
-# counters per phase, noise, HLO facts), which are kept as they are.
-IDENTITY = ("run_id", "workload", "variant", "size", "dtype", "framework", "mode", "device",
-            "status")
-FIELDS: dict[str, Field] = {
-    "schema_version": Field("count", "format version of the row (this module's history)"),
-    "run_id": Field("text", "the run the row belongs to (its folder's name)"),
-    "case_id": Field("text", "workload-variant-framework-mode-device-dtype-size"),
-    "workload": Field("text", "the suite's name"),
-    "variant": Field("text", "the workload's variant (e.g. fused, split)"),
-    "size": Field("text", "the size's label (e.g. 512x512x512)"),
-    "size_set": Field("text", "the grid the size came from (quick, full)"),
-    "params": Field("mapping", "the workload's parameters of this size"),
-    "dtype": Field("text", "float32 or float64"),
-    "framework": Field("text", "tf or jax"),
-    "mode": Field("text", "the JIT mode (eager, graph, xla, autoclustering; eager, jit, aot)"),
-    "jit": Field("flag", "whether the mode compiles with XLA"),
-    "device": Field("text", "cpu or gpu"),
-    "source": Field("text", "the module or file that defines the workload"),
-    "status": Field("text", "ok | " + " | ".join(STATUSES[1:])),
-    "error_type": Field("text", "the exception's class, where the case failed"),
-    "error": Field("text", "the framework's message, where the case failed"),
-    "error_phase": Field("text", "setup, first_call, warmup, samples, ..."),
-    "expected_failure": Field("text", "the workload's reason to expect this failure"),
-    "note": Field("text", "what the harness noticed about this row"),
-    "first_call_s": Field("seconds", "the first call: trace + compile + run [s]"),
-    "median_s": Field("seconds", "median of the timed samples [s per call]"),
-    "mean_s": Field("seconds", "mean of the timed samples [s per call]"),
-    "stdev_s": Field("seconds", "standard deviation of the samples [s]"),
-    "iqr_s": Field("seconds", "interquartile range of the samples [s]"),
-    "min_s": Field("seconds", "fastest sample [s per call]"),
-    "max_s": Field("seconds", "slowest sample [s per call]"),
-    "n_samples": Field("count", "number of timed samples"),
-    "samples": Field("seconds list", "every timed sample [s per call]"),
-    "flops": Field("number", "floating-point operations per call (the workload's count)"),
-    "gflops": Field("number", "flops / median_s / 1e9"),
-    "max_abs_err": Field("number", "largest absolute error against the float64 reference"),
-    "max_rel_err": Field("number", "largest relative error against the float64 reference"),
-    "max_abs_err_vs_nojit": Field("number", "largest absolute difference to the JIT-off mode"),
-    "max_rel_err_vs_nojit": Field("number", "largest relative difference to the JIT-off mode"),
-    "rtol": Field("number", "relative tolerance of the reference check"),
-    "atol": Field("number", "absolute tolerance of the reference check"),
-    "interleaved_with": Field("texts", "the modes timed sample by sample beside this one"),
-    "aa_samples": Field("seconds list", "the A/A control's samples (this mode built again) [s]"),
-    "aa_median_s": Field("seconds", "median of the A/A control's samples [s]"),
-    "early_calls_s": Field("seconds list", "the calls right after the first [s]"),
-}
-
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _seconds(v) -> bool:
-    return _number(v) and MIN_SECONDS <= v < MAX_SECONDS
-
-
-# a duration outside these is damage, not a measurement: no timer resolves a picosecond (a
-# sample is the mean of a batch of calls, never below ~1 ns), no call lasts 11 days
-MIN_SECONDS, MAX_SECONDS = 1e-12, 1e6
-_KINDS = {
-    "text": lambda v: isinstance(v, str),
-    # the writer encodes inf as "inf" (JSON has none): an error can be infinite, a time not
-    "number": lambda v: v is None or _number(v) or v in ("inf", "-inf"),
-    "seconds": lambda v: v is None or _seconds(v),
-    "count": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
-    "flag": lambda v: v is None or isinstance(v, bool),
-    "seconds list": lambda v: v is None or (isinstance(v, list) and all(map(_seconds, v))),
-    "texts": lambda v: v is None or (isinstance(v, list) and all(isinstance(x, str) for x in v)),
-    "mapping": lambda v: v is None or isinstance(v, dict),
-}
-
-
-def check(row: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """A row read from disk, made safe to analyse: each field of :data:`FIELDS` of the wrong
-    kind is dropped (an identity field becomes ``"?"``, a missing ``case_id`` is rebuilt from
-    the identity), with one problem line each. The row is never dropped: every row read is a
-    row shown."""
-    out, problems = dict(row), []
-    for name, field in FIELDS.items():
-        if name not in out:
-            if name in IDENTITY:
-                problems.append(f"no {name!r}")
-                out[name] = "?"
-            continue
-        if not _KINDS[field.kind](out[name]):
-            problems.append(f"{name!r} is {type(out[name]).__name__} {str(out[name])[:40]!r}, "
-                            f"not {field.kind}")
-            out[name] = "?" if name in IDENTITY else None
-    if not isinstance(out.get("case_id"), str):
-        out["case_id"] = "-".join(str(out[k]) for k in ("workload", "variant", "framework",
-                                                         "mode", "device", "dtype", "size"))
-    if out["status"] not in STATUSES:
-        problems.append(f"status {out['status']!r} is none of {', '.join(STATUSES)}")
-    return out, problems
 
 
 # --------------------------------------------------------------------------- measured fields
@@ -302,3 +188,47 @@ def error_fields(status: str, exc: BaseException, phase: str) -> dict[str, Any]:
     if op:
         fields["failing_op"] = op
     return fields
+
+
+# --------------------------------------------------------------------------- a measured group
+
+def group_rows(modes: Sequence[str], results: Mapping[str, Any], *,
+               row: Callable[..., dict[str, Any]], adapter, protocol, flops: float | None,
+               rtol: float, atol: float, check: Callable[[str, Any], tuple[Any, str | None]],
+               counters: bool = True,
+               extra: Callable[[str, Any], Mapping[str, Any]] | None = None
+               ) -> list[dict[str, Any]]:
+    """The rows of one measured group, one per mode in ``modes``: what every front door that
+    measures a group in a process writes (a run's worker, ``bench.measure``).
+
+    ``results``: mode -> :class:`~bench.protocol.timing.ModeResult`; ``row(mode, **fields)``
+    builds the mode's row (its identity and the front door's own stamps); ``check(mode,
+    result)`` compares the output -> (the comparison with its ``fields``, the mismatch message
+    or None); ``counters``: keep the adapter's compile counters (and what the mode did with
+    them, ``adapter.mode_facts``); ``extra(mode, result)``: fields only this front door has
+    (memory, machine load, HLO facts, the A/A control)."""
+    checks = interference_fields(results, protocol)
+    out = []
+    for mode in modes:
+        r = results[mode]
+        common: dict[str, Any] = dict(
+            **timing_fields(r), loops=r.loops, sync_overhead_s=r.overhead_s, flops=flops,
+            interleaved_with=[m for m in modes if m != mode], rtol=rtol, atol=atol)
+        if counters:
+            common.update(counter_fields(r.counters_first, r.counters_warmup,
+                                         r.counters_samples))
+            # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
+            common.update(adapter.mode_facts(mode, r.counters_first))
+        if extra is not None:
+            common.update(extra(mode, r))
+        common.update(checks.get(mode, {}))
+        if not r.ok:
+            status = adapter.classify(r.error, r.error_phase)
+            out.append(row(mode, **common, **error_fields(status, r.error, r.error_phase)))
+            continue
+        checked, error = check(mode, r)
+        out.append(row(mode, **common, **sample_fields(r.samples or r.compiling_samples, flops),
+                       status="mismatch" if error else "ok", error=error,
+                       compiling_samples=len(r.compiling_samples),
+                       steady_state_compiles=r.steady_state_compiles, **checked.fields))
+    return out

@@ -22,8 +22,6 @@ rarely does; its rows then say ``warm_note``.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -44,13 +42,6 @@ _WARM = {"first_call_s": "first_call_warm_s", "first_cache_hits": "cache_hits",
          "first_cache_misses": "warm_cache_misses", "first_trace_s": "warm_trace_s",
          "first_lower_s": "warm_lower_s", "first_compile_s": "warm_compile_s",
          "first_cache_retrieval_s": "warm_cache_retrieval_s"}
-
-
-def add_option(parser) -> None:
-    parser.add_argument("--compile-cache", choices=CHOICES, default="off",
-                        help="persistent compilation cache: off (default), cold (an empty "
-                             "cache in the run folder), warm (cold, then every group's first "
-                             "calls again in a fresh worker reading that cache)")
 
 
 def check(setting: str) -> str:
@@ -83,7 +74,7 @@ def warm_pass(run_dir: Path, meta: Mapping[str, Any], case_timeout: float,
     number of rows that gained them. A group whose warm worker fails keeps its cold row and
     says why (``warm_error``)."""
     from bench.define.workload import Case, group_cases
-    from bench.results.files import read_rows
+    from bench.results.files import read_rows, rewrite
     from bench.run.children import Worker, WorkerFailed
     from bench.run.startup import worker_env as warmup_env
 
@@ -127,7 +118,5 @@ def warm_pass(run_dir: Path, meta: Mapping[str, Any], case_timeout: float,
             # (__inference_<fn>_<uid>): a process that traced other functions first misses
             r["warm_note"] = "no persistent-cache hit on the warm first call"
         added += 1
-    tmp = path.with_suffix(".jsonl.tmp")
-    tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
-    os.replace(tmp, path)
+    rewrite(path, rows)
     return added

@@ -51,23 +51,6 @@ class Options:
         return cls(**{k: v for k, v in (msg or {}).items() if k in known})
 
 
-def add_arguments(parser) -> None:
-    """``jitbench run``'s options for this module (kept here: the CLI module is full)."""
-    parser.add_argument("--dump-hlo", action="store_true",
-                        help="keep each JIT mode's optimized HLO, its graph (.dot, .svg where "
-                             "Graphviz is installed) under RUN/cases/<case>/, linked from the "
-                             "report")
-    parser.add_argument("--profile", action="store_true",
-                        help=f"record a profiler trace of {PROFILE_CALLS} calls of each mode "
-                             f"after its timed samples, under RUN/cases/<case>/profile/")
-
-
-def run_options(args) -> dict[str, bool]:
-    """``runner.run``'s keyword arguments from :func:`add_arguments`' options."""
-    return {"dump_hlo": bool(getattr(args, "dump_hlo", False)),
-            "profile": bool(getattr(args, "profile", False))}
-
-
 def for_run(run_dir: Path | str, meta: Mapping[str, Any]) -> dict[str, Any]:
     """The options a run's workers get, from ``meta["insight"]`` (what ``run`` recorded, so a
     resumed run keeps them)."""

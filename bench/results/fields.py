@@ -1,0 +1,203 @@
+"""The row's fields: what each means (the docs' result-columns page is generated from here)
+and how a row read from disk is checked (``check``: a hand edit never crashes a reader).
+
+The row is built in ``bench.results.row``; its format history is there too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from typing import Any
+
+from bench.results.row import SCHEMA_VERSION
+
+STATUSES = ("ok", "mismatch", "compile_error", "runtime_error", "timeout", "oom", "crashed",
+            "skipped")
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """A field every reader relies on: its kind (``text``, ``number`` (finite), ``seconds`` (a
+    duration: 1e-12 <= s < 1e6), ``count``, ``flag``, ``seconds list``, ``texts``,
+    ``mapping``) and what it means."""
+
+    kind: str
+    doc: str
+
+
+# The fields readers rely on (analysis, report, nightly); a row may carry many more (compile
+# counters per phase, noise, HLO facts), which are kept as they are.
+IDENTITY = ("run_id", "workload", "variant", "size", "dtype", "framework", "mode", "device",
+            "status")
+FIELDS: dict[str, Field] = {
+    "schema_version": Field("count", "format version of the row (this module's history)"),
+    "run_id": Field("text", "the run the row belongs to (its folder's name)"),
+    "case_id": Field("text", "workload-variant-framework-mode-device-dtype-size"),
+    "workload": Field("text", "the suite's name"),
+    "variant": Field("text", "the workload's variant (e.g. fused, split)"),
+    "size": Field("text", "the size's label (e.g. 512x512x512)"),
+    "size_set": Field("text", "the grid the size came from (quick, full)"),
+    "params": Field("mapping", "the workload's parameters of this size"),
+    "dtype": Field("text", "float32 or float64"),
+    "framework": Field("text", "tf or jax"),
+    "mode": Field("text", "the JIT mode (eager, graph, xla, autoclustering; eager, jit, aot)"),
+    "jit": Field("flag", "whether the mode compiles with XLA"),
+    "device": Field("text", "cpu or gpu"),
+    "source": Field("text", "the module or file that defines the workload"),
+    "status": Field("text", "ok | " + " | ".join(STATUSES[1:])),
+    "error_type": Field("text", "the exception's class, where the case failed"),
+    "error": Field("text", "the framework's message, where the case failed"),
+    "error_phase": Field("text", "setup, first_call, warmup, samples, ..."),
+    "expected_failure": Field("text", "the workload's reason to expect this failure"),
+    "note": Field("text", "what the harness noticed about this row"),
+    "first_call_s": Field("seconds", "the first call: trace + compile + run [s]"),
+    "median_s": Field("seconds", "median of the timed samples [s per call]"),
+    "mean_s": Field("seconds", "mean of the timed samples [s per call]"),
+    "stdev_s": Field("seconds", "standard deviation of the samples [s]"),
+    "iqr_s": Field("seconds", "interquartile range of the samples [s]"),
+    "min_s": Field("seconds", "fastest sample [s per call]"),
+    "max_s": Field("seconds", "slowest sample [s per call]"),
+    "n_samples": Field("count", "number of timed samples"),
+    "samples": Field("seconds list", "every timed sample [s per call]"),
+    "flops": Field("number", "floating-point operations per call (the workload's count)"),
+    "gflops": Field("number", "flops / median_s / 1e9"),
+    "max_abs_err": Field("number", "largest absolute error against the float64 reference"),
+    "max_rel_err": Field("number", "largest relative error against the float64 reference"),
+    "max_abs_err_vs_nojit": Field("number", "largest absolute difference to the JIT-off mode"),
+    "max_rel_err_vs_nojit": Field("number", "largest relative difference to the JIT-off mode"),
+    "rtol": Field("number", "relative tolerance of the reference check"),
+    "atol": Field("number", "absolute tolerance of the reference check"),
+    "interleaved_with": Field("texts", "the modes timed sample by sample beside this one"),
+    "aa_samples": Field("seconds list", "the A/A control's samples (this mode built again) [s]"),
+    "aa_median_s": Field("seconds", "median of the A/A control's samples [s]"),
+    "early_calls_s": Field("seconds list", "the calls right after the first [s]"),
+}
+
+# Fields only some rows carry, by family: each documented, none checked on reading.
+FAMILIES: dict[str, str] = {
+    r"(first|warmup|samples)_(compiles|traces|compile_s|trace_s|lower_s)":
+        "the framework's own counters in that phase (first call, warm-up, timed samples): "
+        "compilations, traces, and the seconds they took",
+    r"(first|warmup|samples)_(clusters|clustered_nodes|graph_nodes)":
+        "TF auto-clustering in that phase: XLA clusters formed, the nodes inside them, all nodes",
+    r"(first|warm)_cache_(hits|misses|retrieval_s)|cache_(hits|misses|retrieval_s)":
+        "the persistent compilation cache (--compile-cache): hits, misses, seconds reading it",
+    r"warm_.+": "the same field measured again by the warm compile-cache pass (fresh worker)",
+    r"alone_(median_s|samples|again_samples|error)":
+        "the interference check: the mode's two blocks measured alone after the interleaved "
+        "phase [s], or why they failed",
+    r"interference(_shared|_noise|_flag)?":
+        "interleaved / alone for this mode (the drift all modes shared taken out), that shared "
+        "drift, the blocks' own noise, and whether the mode was flagged",
+    r"aa_(ratio|pairing|error)":
+        "the A/A control on the row of the mode it repeats: this mode's median / the "
+        "control's, how they were paired, or why the control failed",
+    r"hlo_.+": "facts of the optimized HLO XLA built (programs, kernels, fusions, fingerprint, "
+               "files under the run folder; bench.xla.hlo_text)",
+    r"xla_.+": "XLA's cost analysis of the compiled program (flops, bytes, intensity) and how "
+               "its flop count compares with the workload's",
+}
+OTHER_FIELDS: dict[str, str] = {
+    "worker_pid": "the worker process that measured the row",
+    "started_at": "when the group started (Unix time)",
+    "finished_at": "when the row was written (Unix time)",
+    "peak_mem_bytes": "peak device memory of the mode, where the framework reports it",
+    "peak_mem_ratio_vs_nojit": "peak memory / that of the JIT-off mode",
+    "warmup_calls": "calls made to warm up after the first",
+    "warmup_s": "seconds spent warming up",
+    "settled": "whether warm-up ended because times settled (not on its time limit)",
+    "loops": "calls per timed sample (short calls are batched)",
+    "sync_overhead_s": "the cost of one device sync, measured [s]",
+    "cpu_steal_pct": "CPU steal while the group ran [%]",
+    "cpu_busy_pct": "CPU busy while the group ran [%]",
+    "loadavg_1m": "the machine's 1-minute load average",
+    "compiling_samples": "timed samples during which something compiled (set apart)",
+    "steady_state_compiles": "whether the mode kept compiling after warm-up",
+    "nojit_mode": "the JIT-off mode this row's output was compared with",
+    "recompile_reasons": "why the framework compiled again after the first call",
+    "insight_s": "seconds spent reading what XLA built (after the samples)",
+    "cost_note": "why XLA's cost analysis is missing or partial",
+    "jit_happened": "False where the framework compiled nothing (TF auto-clustering, no "
+                    "cluster): the same program as the baseline",
+    "failing_op": "the op or graph node a failure message names",
+    "retried_after": "why the row was measured again in a fresh worker",
+    "worker_exit": "the exit status of a worker that died",
+    "worker_signal": "the signal that killed the worker (e.g. SIGSEGV)",
+    "profile_files": "the profiler trace's files under the run folder (--profile)",
+}
+
+
+def documented(name: str) -> bool:
+    """Whether the docs (the result-columns page) say what field ``name`` means."""
+    return (name in FIELDS or name in OTHER_FIELDS
+            or any(re.fullmatch(p, name) for p in FAMILIES))
+
+
+def columns_markdown() -> str:
+    """The result-columns page of the docs, from :data:`FIELDS`, :data:`OTHER_FIELDS` and
+    :data:`FAMILIES` (generated at build time: it cannot drift from the code)."""
+    out = ["# Result columns", "",
+           f"Every row of `results.jsonl` (`schema_version` {SCHEMA_VERSION}) and every column "
+           "of `bench.load_results`. Generated from `bench/results/fields.py`.", "",
+           "## Fields every reader relies on", "",
+           "Checked when a run is read: a field of the wrong kind reads as missing, with a "
+           "warning naming the file and line.", "", "| field | kind | meaning |", "|---|---|---|"]
+    out += [f"| `{n}` | {f.kind} | {f.doc} |" for n, f in FIELDS.items()]
+    out += ["", "## Fields some rows carry", "", "| field | meaning |", "|---|---|"]
+    out += [f"| `{n}` | {d} |" for n, d in sorted(OTHER_FIELDS.items())]
+    out += ["", "## Families of fields", "", "| fields (pattern) | meaning |", "|---|---|"]
+    # not a code span: there a table's escaped "|" would show its backslash
+    out += [f"| {p.replace('|', chr(92) + '|').replace('_', chr(92) + '_')} | {d} |"
+            for p, d in FAMILIES.items()]
+    return "\n".join(out) + "\n"
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _seconds(v) -> bool:
+    return _number(v) and MIN_SECONDS <= v < MAX_SECONDS
+
+
+# a duration outside these is damage, not a measurement: no timer resolves a picosecond (a
+# sample is the mean of a batch of calls, never below ~1 ns), no call lasts 11 days
+MIN_SECONDS, MAX_SECONDS = 1e-12, 1e6
+_KINDS = {
+    "text": lambda v: v is None or isinstance(v, str),
+    # the writer encodes inf as "inf" (JSON has none): an error can be infinite, a time not
+    "number": lambda v: v is None or _number(v) or v in ("inf", "-inf"),
+    "seconds": lambda v: v is None or _seconds(v),
+    "count": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
+    "flag": lambda v: v is None or isinstance(v, bool),
+    "seconds list": lambda v: v is None or (isinstance(v, list) and all(map(_seconds, v))),
+    "texts": lambda v: v is None or (isinstance(v, list) and all(isinstance(x, str) for x in v)),
+    "mapping": lambda v: v is None or isinstance(v, dict),
+}
+
+
+def check(row: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A row read from disk, made safe to analyse: each field of :data:`FIELDS` of the wrong
+    kind is dropped (an identity field becomes ``"?"``, a missing ``case_id`` is rebuilt from
+    the identity), with one problem line each. The row is never dropped: every row read is a
+    row shown."""
+    out, problems = dict(row), []
+    for name, field in FIELDS.items():
+        if name not in out:
+            if name in IDENTITY:
+                problems.append(f"no {name!r}")
+                out[name] = "?"
+            continue
+        ok = isinstance(out[name], str) if name in IDENTITY else _KINDS[field.kind](out[name])
+        if not ok:
+            problems.append(f"{name!r} is {type(out[name]).__name__} {str(out[name])[:40]!r}, "
+                            f"not {field.kind}")
+            out[name] = "?" if name in IDENTITY else None
+    if not isinstance(out.get("case_id"), str):
+        out["case_id"] = "-".join(str(out[k]) for k in ("workload", "variant", "framework",
+                                                         "mode", "device", "dtype", "size"))
+    if out["status"] not in STATUSES:
+        problems.append(f"status {out['status']!r} is none of {', '.join(STATUSES)}")
+    return out, problems
