@@ -102,3 +102,21 @@ def test_gpu_cases_are_skipped_rows_with_a_reason_where_no_gpu(tmp_path):
     assert (df["status"] == "skipped").all()
     assert df["error"].str.contains("JAX sees no gpu device").all()
 
+
+
+def test_a_real_run_loads_without_a_warning(run_dir):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a DataWarning here: the reader refuses what a run wrote
+        assert len(bench.load_results(run_dir)) == len(smallest_cases())
+
+
+def test_every_field_of_a_real_row_is_documented(run_dir):
+    """The docs' result-columns page is generated from bench.results.fields: a field a worker
+    writes without a description there fails here."""
+    from bench.results.fields import documented
+
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    missing = sorted({k for r in rows for k in r if not documented(k)})
+    assert missing == [], f"row fields with no description in bench/results/fields.py: {missing}"

@@ -20,15 +20,11 @@ import weakref
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from bench.define.modes import framework_worker_env
 from bench.define.workload import Case
 from bench.protocol.timing import Protocol
+from bench.run import child_process
 
 STARTUP_TIMEOUT_S = 300.0
-STDERR_TAIL_LINES = 20
-
-# log lines that explain nothing when a worker dies: XLA's verbose compile bookkeeping
-_TAIL_NOISE = ("mark_for_compilation_pass", "device_compilation_profiler")
 
 
 class WorkerFailed(Exception):
@@ -66,18 +62,6 @@ class WorkerFailed(Exception):
         if self.mode and self.mode != mode:
             fields["failed_mode"] = self.mode  # this case was not the culprit, a group-mate
         return fields
-
-
-def _tail(path: Path, offset: int = 0, lines: int = STDERR_TAIL_LINES) -> str:
-    """The last lines a worker wrote to its log since ``offset``, without XLA's noise."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            text = fh.read().decode("utf-8", "replace").splitlines()
-    except OSError:
-        return ""
-    keep = [ln for ln in text if ln.strip() and not any(n in ln for n in _TAIL_NOISE)]
-    return "\n".join(keep[-lines:])
 
 
 def _exit_text(returncode: int | None, killed_by_us: bool) -> tuple[str, str | None]:
@@ -118,11 +102,7 @@ class Worker:
             self.log_path.with_suffix(".where")
         self._killed = False
         self.proc = None
-        full_env = {**os.environ, **framework_worker_env(framework), **env}
-        # the worker must import this very copy of bench and suites, installed or not
-        root = str(Path(__file__).resolve().parents[2])
-        full_env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (root, full_env.get("PYTHONPATH", "")) if p)
+        full_env = child_process.env(framework, env)
         full_env["JITBENCH_RUNNER_PID"] = str(os.getpid())
         self.where_path.write_bytes(b"")  # "nothing said yet" = still starting
         try:
@@ -169,7 +149,7 @@ class Worker:
             head = f"{what}{in_mode}; worker killed"
         else:
             head = f"worker {how}{in_mode}"
-        tail = _tail(self.log_path, self.log_offset)
+        tail = child_process.log_tail(self.log_path, self.log_offset)
         message = f"{head}. Last lines of its log ({self.log_path.name}):\n{tail}" if tail \
             else f"{head}."
         return WorkerFailed(status, message, where=where, exit=how, signal_name=sig,

@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from bench.define.modes import MODES, framework_worker_env, modes_for
+from bench.define.modes import MODES, modes_for
 from bench.define.workload import Filters, Sweep, Workload, discover, load_workload
 from bench.errors import UserError
+from bench.run import child_process
 
 SWEEP_VERSION = 1
 MAX_REASONS = 3  # per call, the first few
@@ -173,9 +173,7 @@ def main(argv: list[str]) -> int:
     on the original stdout; fds 1 and 2 go to LOG before the framework is imported (TF's
     compile counters are read from there)."""
     framework, log_path = argv[0], argv[1]
-    from bench.run.worker import output_to_log
-
-    out = output_to_log(log_path)
+    out = child_process.output_to_log(log_path)
     from bench.frameworks import get_adapter
 
     adapter = get_adapter(framework, log_path=log_path)
@@ -200,15 +198,12 @@ def run(jobs: Sequence[SweepJob], run_dir: Path, timeout: float = 1800.0,
     groups: dict[tuple[str, str], list[SweepJob]] = {}
     for job in jobs:
         groups.setdefault((job.framework, job.worker_group), []).append(job)
-    root = str(Path(__file__).resolve().parents[2])
     rows: list[dict[str, Any]] = []
     for (framework, group), group_jobs in groups.items():
         if on_job:
             for job in group_jobs:
                 on_job(job)
-        env = {**os.environ, **framework_worker_env(framework),
-               **MODES[(framework, group_jobs[0].modes[0])].env}
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        env = child_process.env(framework, MODES[(framework, group_jobs[0].modes[0])].env)
         log = run_dir / "logs" / f"sweep-{framework}-{group}.log"
         stdin = "".join(json.dumps(dataclasses.asdict(j)) + "\n" for j in group_jobs)
         try:
@@ -220,7 +215,7 @@ def run(jobs: Sequence[SweepJob], run_dir: Path, timeout: float = 1800.0,
         except subprocess.TimeoutExpired:
             got, failed = [], f"worker exceeded {timeout:g} s"
         if failed:
-            tail = log.read_text(errors="replace").splitlines()[-5:] if log.exists() else []
+            tail = child_process.log_tail(log, lines=5).splitlines()
             got += [_job_row(j, mode, status="error", error=f"{failed}: " + " | ".join(tail))
                     for j in group_jobs for mode in j.modes]
         rows += got

@@ -26,7 +26,6 @@ must not reach it directly).
 
 from __future__ import annotations
 
-import faulthandler
 import json
 import mmap
 import os
@@ -42,6 +41,7 @@ from bench.protocol import case_setup as casework
 from bench.protocol import machine_load as noise
 from bench.protocol.timing import Protocol, Timed, measure
 from bench.results import row as rows
+from bench.run import child_process
 from bench.run import startup as warmup
 from bench.xla import capture as insight
 
@@ -232,38 +232,24 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
     looks = insight.capture(adapter, cases, built, work.placed, timed, results, flops,
                             options or insight.Options())
     where.set(None, "checking the outputs")
-    checks = rows.interference_fields(results, protocol)
-    out = []
-    for case in cases:
-        r = results[case.mode]
-        common = dict(peak_mem_bytes=peak_mem.get(case.mode), **rows.timing_fields(r),
-                      loops=r.loops, sync_overhead_s=r.overhead_s, flops=flops,
-                      interleaved_with=[c.mode for c in cases if c.mode != case.mode],
-                      rtol=rtol, atol=atol,
-                      **rows.counter_fields(r.counters_first, r.counters_warmup,
-                                            r.counters_samples),
-                      **machine)
-        # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
-        common.update(adapter.mode_facts(case.mode, r.counters_first))
-        common.update(looks.get(case.mode, {}))  # HLO facts, XLA's cost analysis, files
-        common.update(checks.get(case.mode, {}))
-        if case.mode + AA_SUFFIX in results:
-            common.update(rows.aa_fields(r.samples, results[case.mode + AA_SUFFIX]))
-        if not r.ok:
-            status = adapter.classify(r.error, r.error_phase)
-            out.append(row(case, **common, **rows.error_fields(status, r.error, r.error_phase)))
-            continue
-        samples = r.samples or r.compiling_samples
+    by_mode = {case.mode: case for case in cases}
+
+    def extra(mode: str, r) -> dict[str, Any]:
+        fields = dict(peak_mem_bytes=peak_mem.get(mode), **machine,
+                      **looks.get(mode, {}))  # HLO facts, XLA's cost analysis, files
+        if mode + AA_SUFFIX in results:
+            fields.update(rows.aa_fields(r.samples, results[mode + AA_SUFFIX]))
+        if r.ok and peak_mem.get(mode) and nojit_mode and peak_mem.get(nojit_mode):
+            fields["peak_mem_ratio_vs_nojit"] = peak_mem[mode] / peak_mem[nojit_mode]
+        return fields
+
+    def check(mode: str, r):
         checked = work.check(r.output, nojit_out, nojit_mode)
-        vs_off: dict[str, Any] = {}
-        if peak_mem.get(case.mode) and nojit_mode and peak_mem.get(nojit_mode):
-            vs_off["peak_mem_ratio_vs_nojit"] = peak_mem[case.mode] / peak_mem[nojit_mode]
-        out.append(row(case, **common, **rows.sample_fields(samples, flops),
-                       status="mismatch" if checked.mismatch else "ok", error=checked.mismatch,
-                       compiling_samples=len(r.compiling_samples),
-                       steady_state_compiles=r.steady_state_compiles, **checked.fields,
-                       **vs_off))
-    return out
+        return checked, checked.mismatch
+
+    return rows.group_rows(list(by_mode), results, row=lambda m, **f: row(by_mode[m], **f),
+                           adapter=adapter, protocol=protocol, flops=flops, rtol=rtol,
+                           atol=atol, check=check, extra=extra)
 
 
 def _die_with_parent() -> None:
@@ -280,26 +266,11 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def output_to_log(log_path: str):
-    """Point fds 1 and 2 (and ``sys.stdout``/``sys.stderr``) at ``log_path``, before any
-    framework is imported, so library chatter never corrupts a protocol and XLA's log lines can
-    be parsed; return the original stdout, line-buffered, for the protocol. Every child process
-    of jitbench (worker, sweep, isolate) starts with this."""
-    proto = os.fdopen(os.dup(1), "w", buffering=1)
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(log_fd, 1)
-    os.dup2(log_fd, 2)
-    sys.stdout = sys.stderr = os.fdopen(log_fd, "w", buffering=1)
-    # on SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL: the Python stack of every thread, in the log
-    faulthandler.enable(file=sys.stderr, all_threads=True)
-    return proto
-
-
 def main(argv: list[str]) -> int:
     framework, log_path = argv[0], argv[1]
     where = Where(argv[2] if len(argv) > 2 else None)
     _die_with_parent()
-    proto = output_to_log(log_path)
+    proto = child_process.output_to_log(log_path)
     print(f"[jitbench worker] pid {os.getpid()} starting ({framework})", flush=True)
 
     def send(msg: dict) -> None:

@@ -254,30 +254,15 @@ def run(spec: Spec, protocol: Protocol | None = None,
     nojit, nojit_mode = _nojit(spec, work, results)
     work.rtol, work.atol = _tolerance(spec, case_of(spec, spec.modes[0]).dtype, nojit)
     flops = float(spec.flops) if spec.flops is not None else None
-    checks = rows.interference_fields(results, protocol)
-    for mode in spec.modes:
-        r = results[mode]
-        common = dict(**rows.timing_fields(r), loops=r.loops, sync_overhead_s=r.overhead_s,
-                      flops=flops, interleaved_with=[m for m in spec.modes if m != mode],
-                      rtol=work.rtol, atol=work.atol, **checks.get(mode, {}))
-        if counts:
-            common.update(rows.counter_fields(r.counters_first, r.counters_warmup,
-                                              r.counters_samples))
-            # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
-            common.update(adapter.mode_facts(mode, r.counters_first))
-        if not r.ok:
-            status = adapter.classify(r.error, r.error_phase)
-            out.append(row(mode, **common, **rows.error_fields(status, r.error, r.error_phase)))
-            continue
+
+    def check(mode: str, r):
         jit = MODES[(spec.framework, mode)].jit
         checked = work.check(r.output, *((nojit, nojit_mode) if jit else ()))
-        error = checked.mismatch or checked.nojit_mismatch
-        out.append(row(mode, **common, **rows.sample_fields(r.samples or r.compiling_samples,
-                                                            flops),
-                       status="mismatch" if error else "ok", error=error,
-                       compiling_samples=len(r.compiling_samples),
-                       steady_state_compiles=r.steady_state_compiles, **checked.fields))
-    return out
+        return checked, checked.mismatch or checked.nojit_mismatch
+
+    return out + rows.group_rows(spec.modes, results, row=row, adapter=adapter,
+                                 protocol=protocol, flops=flops, rtol=work.rtol,
+                                 atol=work.atol, check=check, counters=counts)
 
 
 def _nojit(spec: Spec, work: Casework, results) -> tuple[Any, str]:

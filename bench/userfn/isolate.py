@@ -26,12 +26,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.define.modes import MODES, framework_worker_env
+from bench.define.modes import MODES
 from bench.errors import UserError
 from bench.protocol.timing import Protocol
 from bench.results import row as rows
+from bench.run import child_process
 
-LOG_TAIL_LINES = 20
 
 
 
@@ -72,26 +72,6 @@ def resolve(target: str):
     return obj
 
 
-def _child_env(framework: str, group_env: dict[str, str]) -> dict[str, str]:
-    env = dict(os.environ)
-    # the worker imports the function as this process would: same sys.path, same folder
-    paths = [p or os.getcwd() for p in sys.path]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    for key in {k for m in MODES.values() for k in m.env}:
-        env.pop(key, None)  # another mode's environment must not leak into this group
-    env.update(framework_worker_env(framework))  # its log goes to a file: compile counts
-    env.update(group_env)
-    return env
-
-
-def _tail(path: Path) -> str:
-    try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return ""
-    return "\n".join(lines[-LOG_TAIL_LINES:])
-
-
 def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops, device, name,
                      protocol: Protocol) -> list[dict[str, Any]]:
     """Rows of every requested mode, each group of modes measured in a worker of its own."""
@@ -117,7 +97,9 @@ def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops
             job_path, out_path = Path(tmp, f"{group}.job"), Path(tmp, f"{group}.out")
             log_path = Path(tmp, f"{group}.log")
             job_path.write_bytes(pickle.dumps(job))
-            env = _child_env(spec.framework, dict(MODES[(spec.framework, group_modes[0])].env))
+            # the worker imports the function as this process would: same sys.path, same folder
+            env = child_process.env(spec.framework, MODES[(spec.framework, group_modes[0])].env,
+                                    import_paths=[p or os.getcwd() for p in sys.path])
             proc = subprocess.run([sys.executable, "-m", "bench.userfn.isolate", str(job_path),
                                    str(out_path), str(log_path)], env=env, check=False,
                                   stdin=subprocess.DEVNULL, cwd=os.getcwd())
@@ -129,7 +111,7 @@ def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops
                 continue
             why = (f"the worker measuring {', '.join(group_modes)} exited with code "
                    f"{proc.returncode} before answering; end of its log:\n"
-                   f"{_tail(log_path)}")
+                   f"{child_process.log_tail(log_path)}")
             # a user's function expects no failure: no expected_failure lookup (rows.failure)
             out_rows.extend(rows.new_row(case_of(spec, m), status="crashed", error=why[-4000:],
                                          worker_exit=proc.returncode) for m in group_modes)
@@ -144,9 +126,7 @@ def _np(a):
 
 def main(argv: list[str]) -> int:
     job_path, out_path, log_path = argv
-    from bench.run.worker import output_to_log
-
-    output_to_log(log_path)  # results go to out_path, not to the original stdout
+    child_process.output_to_log(log_path)  # results go to out_path, not to the original stdout
     job = pickle.loads(Path(job_path).read_bytes())
     from bench.userfn.as_workload import adapter_for, prepare, run
 

@@ -1,0 +1,63 @@
+"""How every child process of jitbench starts: a run's workers (``bench.run.worker``), sweep
+workers (``bench.run.sweep``) and ``bench.measure``'s isolated workers
+(``bench.userfn.isolate``). The parent gives it :func:`env`; the child's first act is
+:func:`output_to_log`; when it dies, the parent reads :func:`log_tail`."""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from bench.define.modes import MODES, framework_worker_env
+
+# the root of this copy of jitbench (bench/ and suites/): a child imports this very copy,
+# installed or not
+ROOT = str(Path(__file__).resolve().parents[2])
+LOG_TAIL_LINES = 20
+# lines XLA writes by the hundred that say nothing about why a child died
+_TAIL_NOISE = ("mark_for_compilation_pass", "device_compilation_profiler")
+
+
+def env(framework: str, mode_env: Mapping[str, str],
+        import_paths: Sequence[str] = (ROOT,)) -> dict[str, str]:
+    """The environment of a child measuring ``framework`` in a mode group whose environment is
+    ``mode_env``: this process's, without any other mode's variables (they must not leak into
+    this group), with the framework's worker settings (its log goes to a file: compile counts)
+    and ``import_paths`` first on PYTHONPATH."""
+    out = dict(os.environ)
+    for key in {k for m in MODES.values() for k in m.env}:
+        out.pop(key, None)
+    out.update(framework_worker_env(framework))
+    out.update(mode_env)
+    paths = [*import_paths, *filter(None, out.get("PYTHONPATH", "").split(os.pathsep))]
+    out["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return out
+
+
+def output_to_log(log_path: str):
+    """Point fds 1 and 2 (and ``sys.stdout``/``sys.stderr``) at ``log_path``, before any
+    framework is imported, so library chatter never corrupts a protocol and XLA's log lines can
+    be parsed; return the original stdout, line-buffered, for the protocol."""
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    sys.stdout = sys.stderr = os.fdopen(log_fd, "w", buffering=1)
+    # on SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL: the Python stack of every thread, in the log
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    return proto
+
+
+def log_tail(path: Path | str, offset: int = 0, lines: int = LOG_TAIL_LINES) -> str:
+    """The last lines a child wrote to its log since ``offset``, without XLA's noise."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            text = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    keep = [ln for ln in text if ln.strip() and not any(n in ln for n in _TAIL_NOISE)]
+    return "\n".join(keep[-lines:])
