@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: bench test install clean
+.PHONY: bench test test-fast docs install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,19 @@ install: $(STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/jitbench run --device cpu --size quick
 
+# the whole suite, then the docs site (--strict: a broken link or a page that fails to
+# generate fails the build)
 test: $(STAMP)
 	$(PY) -m pytest -q
+	DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs build --strict --quiet
+
+# the unit tier: no child process, no framework import (tests marked `unit`), under a minute
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m unit
+
+docs: $(STAMP)
+	DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs build --strict
+	@echo "site: site/index.html"
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info

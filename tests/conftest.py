@@ -1,0 +1,51 @@
+"""The test tiers. ``unit`` (``make test-fast``): no child process, no TensorFlow or JAX
+imported; the rest start real runs. A test marked ``unit`` that starts a child process fails,
+and so does one that imports a framework: the fast tier stays fast by construction.
+
+``JITBENCH_TEST_TIERS=FILE pytest ...`` writes, per test, whether it started a child process or
+imported a framework (JSON lines): the evidence for which tests carry the mark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+FRAMEWORKS = ("tensorflow", "jax")
+
+
+def _loaded() -> set[str]:
+    return {m for m in FRAMEWORKS if m in sys.modules}
+
+
+@pytest.fixture(autouse=True)
+def _tier(request, monkeypatch):
+    unit = request.node.get_closest_marker("unit") is not None
+    record = os.environ.get("JITBENCH_TEST_TIERS")
+    if not (unit or record):
+        yield
+        return
+    started: list[str] = []
+    real_init = subprocess.Popen.__init__
+
+    def popen(self, args, *a, **kw):
+        started.append(str(args)[:200])
+        if unit and not record:
+            raise AssertionError(f"a unit test started a child process: {str(args)[:200]} "
+                                 f"(remove the `unit` mark, or test in-process)")
+        return real_init(self, args, *a, **kw)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", popen)
+    before = _loaded()
+    yield
+    imported = sorted(_loaded() - before)
+    if record:
+        with open(record, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"test": request.node.nodeid, "children": len(started),
+                                 "imported": imported, "unit": unit}) + "\n")
+    elif imported:
+        raise AssertionError(f"a unit test imported {', '.join(imported)}")

@@ -1,0 +1,56 @@
+"""The generated reference pages cannot drift: every CLI option has help text (the CLI page
+is generated from the parser), every field a row carries has a description (the columns page
+is generated from bench.results.fields), and the README keeps a newcomer's two commands on top
+within 250 lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_cli_option_has_help():
+    from bench.cli.reference import undocumented
+
+    assert undocumented() == []
+
+
+def test_the_cli_page_names_every_command_and_option():
+    from bench.cli.reference import cli_markdown, commands, options
+
+    page = cli_markdown()
+    for name, cmd in commands().items():
+        assert f"## jitbench {name}" in page
+        for a in options(cmd):
+            for flag in a.option_strings:
+                assert f"`{flag}`" in page, (name, flag)
+
+
+def test_the_columns_page_describes_every_field_readers_rely_on():
+    from bench.results.files import COLUMNS
+    from bench.results.fields import FIELDS, columns_markdown, documented
+
+    page = columns_markdown()
+    assert all(f"`{name}`" in page for name in FIELDS)
+    undocumented = [c for c in COLUMNS if not documented(c)]
+    assert undocumented == []
+    assert not documented("no_such_field_anywhere")
+
+
+def test_readme_is_short_and_starts_with_the_two_commands():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, len(lines)
+    top = "\n".join(lines[:30])
+    assert "make bench" in top and "make test" in top
+
+
+def test_readme_links_into_docs_exist():
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for target in re.findall(r"\]\((docs/[^)#]+)", text):
+        assert (ROOT / target).is_file(), target
