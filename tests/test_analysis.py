@@ -10,6 +10,8 @@ import pytest
 from bench import analysis as A
 from bench.results.files import to_frame
 
+pytestmark = pytest.mark.unit  # no child process, no framework import
+
 
 def make_row(mode, *, framework="jax", samples=None, first=None, early=(), status="ok",
              workload="w", variant="v", size="s", dtype="float32", device="cpu", run_id="r",

@@ -163,7 +163,7 @@ def tf_deep(w, x):
     return tf.reduce_sum(tf.tanh(h) * 2.0 + h, axis=0)
 
 
-def test_bad_input_is_one_user_error_naming_the_problem():
+def test_bad_input_is_one_user_error_naming_the_problem():  # imports jax: not unit
     jax = pytest.importorskip("jax")
     tf = pytest.importorskip("tensorflow")
     w, x = _inputs()
@@ -194,7 +194,7 @@ def test_bad_input_is_one_user_error_naming_the_problem():
         assert re.search(message, str(err.value)), str(err.value)
 
 
-def test_failure_with_jit_only_is_a_row_and_a_wrong_answer_a_mismatch():
+def test_failure_with_jit_only_is_a_row_and_a_wrong_answer_a_mismatch():  # imports jax: not unit
     jax = pytest.importorskip("jax")
     w, x = (jax.numpy.asarray(a) for a in _inputs())
     r = bench.measure(jax_branchy, w, x, protocol=QUICK)

@@ -80,6 +80,7 @@ def _parents_of(module: str) -> set[str]:
     return {".".join(parts[:i]) for i in range(1, len(parts))}
 
 
+@pytest.mark.unit
 def test_no_import_cycles_inside_bench():
     graph = grimp.build_graph("bench")
     # a package importing its own submodules (its __init__ re-exporting them) is no cycle
@@ -91,6 +92,7 @@ def test_no_import_cycles_inside_bench():
     assert cycles == [], f"import cycles in bench: {cycles}"
 
 
+@pytest.mark.unit
 def test_cycle_finder_finds_a_cycle():
     class Fake:
         modules = {"a", "b", "c", "d"}
@@ -102,12 +104,14 @@ def test_cycle_finder_finds_a_cycle():
     assert _cycles(Fake()) == [["a", "b", "c"]]
 
 
+@pytest.mark.unit
 def test_no_module_over_400_lines():
     long = {str(p.relative_to(ROOT)): n for p in BENCH.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert long == {}, f"modules over {MAX_LINES} lines: {long}"
 
 
+@pytest.mark.unit
 def test_mode_names_live_only_in_the_declarations():
     from bench.define.modes import MODES
     from bench.results.files import COLUMNS
@@ -133,6 +137,7 @@ def _layer_packages() -> list[str]:
     return [name.strip() for layer in layers for name in layer.replace("|", ":").split(":")]
 
 
+@pytest.mark.unit
 def test_every_module_lies_in_a_layer():
     """A new module outside every layer of the import contract would be free to import
     anything: each module of bench must be one of the layers' packages or inside one."""
@@ -144,6 +149,7 @@ def test_every_module_lies_in_a_layer():
     assert loose == [], f"modules in no import-linter layer (pyproject.toml): {loose}"
 
 
+@pytest.mark.unit
 def test_the_top_of_bench_is_its_face_and_packages_by_job():
     top = sorted(p.name for p in BENCH.glob("*.py"))
     assert top == ["__init__.py", "__main__.py", "errors.py"], top

@@ -11,6 +11,7 @@ from bench.define.workload import Filters, expand, load_workload
 from bench.run import calibration
 
 
+@pytest.mark.unit
 def test_calibration_cases_cover_the_runs_frameworks_and_modes_in_default_workers():
     cases = expand(Filters(suite=("matmul_relu",), device=("cpu",), variant=("fused",)))
     cal = calibration.calibration_cases(cases)
@@ -25,6 +26,7 @@ def test_calibration_cases_cover_the_runs_frameworks_and_modes_in_default_worker
         assert load_workload(c.source).name == c.workload
 
 
+@pytest.mark.unit
 def test_calibration_cases_follow_the_mode_filter():
     cases = expand(Filters(suite=("matmul_relu",), framework=("tf",), mode=("autoclustering",),
                            device=("cpu",)))
@@ -32,6 +34,7 @@ def test_calibration_cases_follow_the_mode_filter():
     assert {c.mode for c in cal} == {"graph"}  # what autoclustering's floor is taken from
 
 
+@pytest.mark.unit
 def test_summarize_keeps_peaks_floors_and_says_what_was_not_measured():
     rows = [
         {"workload": "calibration_peak_matmul", "framework": "tf", "mode": "graph",
@@ -67,6 +70,7 @@ def _best_peak(cal):
     return p["device"], p["peak_gflops"], p["peak_source"]
 
 
+@pytest.mark.unit
 def test_numpy_peak_with_a_fake_clock():
     ticks = iter(range(100))
     entry = calibration.numpy_peak(n=8, reps=3, clock=lambda: float(next(ticks)))

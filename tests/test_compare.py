@@ -15,6 +15,8 @@ from bench.cli.main import main
 from bench.report.compare import compare_paths
 from bench.results.files import load_results, read_rows
 
+pytestmark = pytest.mark.unit  # no child process, no framework import
+
 FIX = Path(__file__).parent / "fixtures" / "compare"
 SLOWED = ("matmul_relu", "fused", "256x256x256", "float32", "jax", "cpu", "jit")
 

@@ -31,8 +31,8 @@ def test_the_cli_page_names_every_command_and_option():
 
 
 def test_the_columns_page_describes_every_field_readers_rely_on():
-    from bench.results.files import COLUMNS
     from bench.results.fields import FIELDS, columns_markdown, documented
+    from bench.results.files import COLUMNS
 
     page = columns_markdown()
     assert all(f"`{name}`" in page for name in FIELDS)

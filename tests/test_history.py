@@ -19,6 +19,8 @@ from bench.analysis.history import (
     trend,
 )
 
+pytestmark = pytest.mark.unit  # no child process, no framework import
+
 # (framework, JIT-off baseline, JIT mode): the pairs bench.define.modes declares
 PAIRS = (("jax", "eager", "jit"), ("tf", "graph", "xla"))
 CASES = [("matmul_relu", "fused", s, 1e-4 * s) for s in (1, 4, 16)] + \

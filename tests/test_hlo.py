@@ -46,6 +46,7 @@ ENTRY %main.2 (w.1: f32[4,4], x.1: f32[4,4]) -> f32[4,4] {
 """
 
 
+@pytest.mark.unit
 def test_facts_count_kernels_fusions_and_an_unfused_elementwise_op():
     f = hlo.facts(TWO_KERNELS)
     assert (f.kernels, f.fusions) == (2, 2)
@@ -54,6 +55,7 @@ def test_facts_count_kernels_fusions_and_an_unfused_elementwise_op():
     assert f.unfused_elementwise == ["broadcast_maximum_fusion"]
 
 
+@pytest.mark.unit
 def test_an_elementwise_kernel_on_parameters_is_fused_unless_a_stage_produced_them():
     relu_alone = TWO_KERNELS.split("ENTRY")[0].split("%fused_computation.1")[0] + textwrap.dedent(
         """\
@@ -75,6 +77,7 @@ def test_an_elementwise_kernel_on_parameters_is_fused_unless_a_stage_produced_th
     assert two["hlo_unfused_elementwise"] == ["broadcast_maximum_fusion", "neg_fusion"]
 
 
+@pytest.mark.unit
 def test_control_flow_bodies_count_and_scalar_lambdas_do_not():
     text = textwrap.dedent("""\
         HloModule m
@@ -110,6 +113,7 @@ def test_control_flow_bodies_count_and_scalar_lambdas_do_not():
     assert f.unfused_elementwise == []  # tanh reads a loop-carried value, not a kernel's output
 
 
+@pytest.mark.unit
 def test_fingerprint_ignores_names_metadata_and_source_tables():
     renamed = (TWO_KERNELS.replace("jit__lambda", "jit_other").replace("w.1", "weights.7")
                .replace("/tmp/a.py", "/elsewhere/b.py").replace('op_name="w"', 'op_name="q"')
@@ -121,6 +125,7 @@ def test_fingerprint_ignores_names_metadata_and_source_tables():
         hlo.fingerprint(TWO_KERNELS)
 
 
+@pytest.mark.unit
 def test_cost_sums_and_missing_costs():
     a = {"flops": 10.0, "transcendentals": 1.0, "bytes_accessed": 40.0}
     assert hlo.sum_costs([a, a]) == {"flops": 20.0, "transcendentals": 2.0,
@@ -128,6 +133,7 @@ def test_cost_sums_and_missing_costs():
     assert hlo.sum_costs([a, None]) is None
 
 
+@pytest.mark.unit
 def test_dot_draws_every_kernel_and_its_inputs():
     dot = hlo.to_dot(TWO_KERNELS, "relu(W @ X)")
     assert '"0:ynn_fusion" -> "0:broadcast_maximum_fusion"' in dot

@@ -140,6 +140,7 @@ def test_profile_traces_open_in_the_profilers_loader_and_show_the_hlo_kernels(fi
         assert any(f.endswith(".json.gz") for f in r["profile_files"]), r["case_id"]
 
 
+@pytest.mark.unit
 def test_options_reach_a_resumed_run_and_default_off(tmp_path):
     meta = {"insight": {"dump_hlo": True}}
     got = insight.for_run(tmp_path, meta)
@@ -148,6 +149,7 @@ def test_options_reach_a_resumed_run_and_default_off(tmp_path):
     assert insight.Options.from_message(None) == insight.Options()
 
 
+@pytest.mark.unit
 def test_a_regression_record_says_whether_the_compiled_program_changed():
     import pandas as pd
 
@@ -169,6 +171,7 @@ def test_a_regression_record_says_whether_the_compiled_program_changed():
         "hlo_changed": None}
 
 
+@pytest.mark.unit
 def test_a_framework_that_cannot_give_the_program_leaves_a_note_not_a_failure(tmp_path):
     class Broken:
         def compiled_programs(self, *args, **kwargs):
@@ -188,6 +191,7 @@ def test_a_framework_that_cannot_give_the_program_leaves_a_note_not_a_failure(tm
         assert why == "" and svg.read_text().lstrip().startswith(("<?xml", "<svg"))
 
 
+@pytest.mark.unit
 def test_the_dump_reader_returns_new_cluster_modules_in_compile_order(tmp_path):
     from bench.xla.dump_reader import DumpReader
 

@@ -100,6 +100,7 @@ def test_a_2x_slower_jit_mode_is_confirmed_and_named(history):
     assert 'href="night5/index.html"' in page
 
 
+@pytest.mark.unit
 def test_a_night_is_judged_only_against_runs_measured_under_its_protocol():
     old, new = {"switch_calls": 1, "aa_control": "first"}, {"switch_calls": 5,
                                                            "aa_control": "every"}
@@ -110,6 +111,7 @@ def test_a_night_is_judged_only_against_runs_measured_under_its_protocol():
     assert comparable(metas, [*order, "n6"]) == ["n0", "n1", "n2", "n3", "n6"]
 
 
+@pytest.mark.unit
 def test_recheck_rounds_stop_once_every_suspect_has_a_majority():
     from bench.nightly.night import _decided
 
@@ -120,6 +122,7 @@ def test_recheck_rounds_stop_once_every_suspect_has_a_majority():
     assert _decided({"a": [True]}, 1)
 
 
+@pytest.mark.unit
 def test_the_recheck_plan_takes_whole_worker_groups_in_order_and_a_control():
     cases = expand(Filters(suite=("matmul_relu",), device=("cpu",)))
     jax_jit = next(c for c in cases if c.framework == "jax" and c.mode == "jit")
@@ -134,6 +137,7 @@ def test_the_recheck_plan_takes_whole_worker_groups_in_order_and_a_control():
         assert not MODES[(control.framework, control.mode)].jit and control in again
 
 
+@pytest.mark.unit
 def test_shards_cover_every_case_once_and_merge_back(tmp_path):
     cases = expand(Filters(device=("cpu",)))
     parts = [shard(cases, k, 3) for k in (1, 2, 3)]

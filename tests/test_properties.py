@@ -27,7 +27,7 @@ from bench.results.files import SCHEMA_VERSION, ResultWriter, load_results  # no
 
 pytestmark = pytest.mark.unit
 # more examples for a deeper search: JITBENCH_PROPERTY_EXAMPLES=500 pytest tests/test_properties.py
-EXAMPLES = int(os.environ.get("JITBENCH_PROPERTY_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("JITBENCH_PROPERTY_EXAMPLES", "25"))
 
 # markup that must reach the page as text only; each is a complete tag a browser would obey
 EVIL = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "<b>bold</b>"]

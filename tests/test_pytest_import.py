@@ -11,6 +11,8 @@ from bench.errors import UserError
 from bench.results.files import COLUMNS
 from bench.results.pytest_import import read_pytest_benchmark
 
+pytestmark = pytest.mark.unit  # no child process, no framework import
+
 
 def _bench(mode="jit", jit=True, median=2e-4, **info):
     extra = {"jitbench_schema": 1, "case_id": f"mmd-default-jax-{mode}-cpu-float32-n256-d64",

@@ -214,6 +214,7 @@ def _case(framework: str, mode: str):
                                           mode=(mode,), device=("cpu",))))
 
 
+@pytest.mark.unit
 def test_autoclustering_shares_the_process_of_the_other_tf_modes():
     """It is switched on per call (the adapter's call options), so no mode needs an
     environment of its own: none is skipped, with or without the flag the adapter adds."""
@@ -232,6 +233,7 @@ class _Config:
         return self.options[name]
 
 
+@pytest.mark.unit
 def test_rounds_follow_pytest_benchmark_options():
     assert _rounds(0.01, _Config()) == (100, 1)  # 1 s of 10 ms calls
     assert _rounds(2.0, _Config()) == (5, 1)  # slow calls: still --benchmark-min-rounds

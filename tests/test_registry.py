@@ -11,6 +11,7 @@ from bench.define.workload import Case, Filters, expand, group_cases
 from bench.errors import UserError
 
 
+@pytest.mark.unit
 def test_every_workload_framework_and_mode_is_expanded():
     cases = expand(Filters(device=("cpu",)))
     assert {c.workload for c in cases} == {"matmul_relu", "mmd", "rnn"}
@@ -22,6 +23,7 @@ def test_every_workload_framework_and_mode_is_expanded():
     assert len(cases) == len(set(cases))  # frozen, hashable, no duplicates
 
 
+@pytest.mark.unit
 def test_filters_select_and_count():
     cases = expand(Filters(suite=("mmd",), framework=("jax",), device=("cpu",),
                            dtype=("float64",)))
@@ -34,6 +36,7 @@ def test_filters_select_and_count():
                    for c in expand(Filters(suite=("matmul_relu",), device=("cpu",))))
 
 
+@pytest.mark.unit
 def test_groups_hold_the_modes_that_are_interleaved():
     cases = expand(Filters(suite=("rnn",), device=("cpu",)))
     groups = group_cases(cases)
@@ -44,6 +47,7 @@ def test_groups_hold_the_modes_that_are_interleaved():
     assert ["autoclustering", "eager", "graph", "xla"] in tf_groups
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("kind,value", [("suite", "nope"), ("framework", "torch"),
                                         ("mode", "turbo"), ("device", "tpu"),
                                         ("dtype", "float16"), ("variant", "x")])
@@ -53,11 +57,13 @@ def test_unknown_names_name_the_bad_value_and_the_valid_ones(kind, value):
     assert repr(value) in str(err.value) and "valid:" in str(err.value)
 
 
+@pytest.mark.unit
 def test_unknown_size_set():
     with pytest.raises(UserError, match="'huge'.*quick, full"):
         expand(Filters(size="huge"))
 
 
+@pytest.mark.unit
 def test_case_round_trips_and_seed_is_shared_by_modes():
     cases = expand(Filters(suite=("mmd",), device=("cpu",)))
     assert all(Case.from_dict(c.to_dict()) == c for c in cases)
@@ -65,6 +71,7 @@ def test_case_round_trips_and_seed_is_shared_by_modes():
     assert len({c.seed for c in same_data}) == 1
 
 
+@pytest.mark.unit
 def test_a_workload_is_one_file(tmp_path):
     f = tmp_path / "double.py"
     f.write_text(

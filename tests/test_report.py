@@ -134,6 +134,7 @@ def test_the_page_has_every_section_and_the_headline_numbers(run_dir, html):
     assert "dispatch-bound" in html  # tf graph at n64 (625 µs) sits on its 400 µs floor
 
 
+@pytest.mark.unit
 def test_a_run_without_calibration_or_samples_still_renders(tmp_path):
     rows = [dict(r, samples=None) for r in _rows(np.random.default_rng(1))]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -142,6 +143,7 @@ def test_a_run_without_calibration_or_samples_still_renders(tmp_path):
     assert "data:image/png;base64," in html
 
 
+@pytest.mark.unit
 def test_rows_without_flops_or_a_numeric_param_render(tmp_path):
     """A user's own function measured without ``flops`` and with params that hold no number
     (``bench.measure``): its size has no work per call (NaN), and its samples still get their

@@ -10,6 +10,8 @@ import pytest
 
 from bench.report import draw, figures
 
+pytestmark = pytest.mark.unit  # no child process, no framework import
+
 
 def _table(n: int):
     rows = [{"workload": "w", "variant": "v", "dtype": "float32", "size": f"s{i}",

@@ -17,6 +17,8 @@ from bench.results.files import (
     repair_tail,
 )
 
+pytestmark = pytest.mark.unit  # no child process, no framework import
+
 
 def row(case_id, **kw):
     return {"schema_version": SCHEMA_VERSION, "run_id": "r", "case_id": case_id,

@@ -33,7 +33,8 @@ def clean_case_list() -> list[str]:
 
 def start(out: Path, run_id: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "bench", "run", *ARGS, "--min-time", "0.05",
-                             "--out", str(out), "--run-id", run_id, "--no-report"],
+                             "--out", str(out), "--run-id", run_id, "--no-report",
+                             "--no-calibrate"],  # calibration: tests/test_calibration.py
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
 
 

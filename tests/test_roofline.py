@@ -13,6 +13,8 @@ from bench.results.files import to_frame
 from bench.run import calibration
 from bench.run.calibration import bandwidth
 
+pytestmark = pytest.mark.unit  # no child process, no framework import
+
 N = bandwidth.N
 
 

@@ -9,6 +9,7 @@ import pytest
 from bench.protocol.timing import Protocol, Timed, measure
 
 
+
 def test_unsynced_timing_would_be_visibly_shorter():
     pytest.importorskip("jax")
     from bench.frameworks import get_adapter

@@ -16,6 +16,8 @@ from bench.protocol.timing import (
     summarize,
 )
 
+pytestmark = pytest.mark.unit  # no child process, no framework import
+
 
 class FakeClock:
     """Advances 1.0 per read, plus whatever the code under test 'spends'."""

@@ -137,6 +137,7 @@ def _control(mode, lo, hi, ratio=1.0, significant=False, framework="tf"):
             "error": None}
 
 
+@pytest.mark.unit
 def test_the_aa_band_spans_every_groups_interval_and_judges_only_its_own_baseline():
     c = pd.DataFrame([_control("graph", 0.99, 1.01), _control("graph", 1.002, 1.03, 1.01, True),
                       _control("graph", 0.98, 1.00, 0.99), _control("eager", 0.9, 1.1,
@@ -154,6 +155,7 @@ def test_the_aa_band_spans_every_groups_interval_and_judges_only_its_own_baselin
     assert analysis.aa_bands(c.iloc[:0]).empty
 
 
+@pytest.mark.unit
 def test_the_scatter_of_identical_programs_is_added_to_every_interval_of_its_framework():
     # tf's controls land at 1.00, 1.02, 0.98, 1.01 and one odd group at 1.30: robust sigma
     ratios = [1.0, 1.02, 0.98, 1.01, 1.30]
@@ -180,6 +182,7 @@ def test_the_scatter_of_identical_programs_is_added_to_every_interval_of_its_fra
     assert w["verdict"].iloc[2] == "faster"
 
 
+@pytest.mark.unit
 def test_without_controls_nothing_is_widened():
     assert analysis.aa_scatter(pd.DataFrame(columns=["framework", "device", "ratio",
                                                      "error"])) == {}

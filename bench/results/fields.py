@@ -126,6 +126,7 @@ OTHER_FIELDS: dict[str, str] = {
     "worker_exit": "the exit status of a worker that died",
     "worker_signal": "the signal that killed the worker (e.g. SIGSEGV)",
     "profile_files": "the profiler trace's files under the run folder (--profile)",
+    "clusters_formed": "TF auto-clustering: how many XLA clusters the first calls formed",
 }
 
 
