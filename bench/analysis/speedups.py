@@ -36,6 +36,21 @@ def _case_groups(df):
         yield {k: rs[0][k] for k in CASE_KEYS}, {r["mode"]: r for r in rs}
 
 
+def _pairs(df):
+    """(case keys, JIT mode, its row, baseline, its row) for every pair :func:`speedups`
+    compares: both ``ok``, both with a median time above 0."""
+    for keys, by_mode in _case_groups(df):
+        framework = keys["framework"]
+        for mode, r in by_mode.items():
+            spec = MODES.get((framework, mode))
+            if spec is None or not spec.jit:
+                continue
+            for base in baselines_for(framework):
+                b = by_mode.get(base)
+                if b is not None and _median(r) > 0 and _median(b) > 0:
+                    yield keys, mode, r, base, b
+
+
 def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFIDENCE,
              n_boot: int = N_BOOT, seed: int = 0):
     """One row per (case, JIT-on mode, JIT-off baseline) where both measured ``ok``.
@@ -52,42 +67,32 @@ def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFID
     """
     pd = _pd()
     out = []
-    for keys, by_mode in _case_groups(df):
+    for keys, mode, r, base, b in _pairs(df):
         framework = keys["framework"]
-        for mode, r in by_mode.items():
-            spec = MODES.get((framework, mode))
-            if spec is None or not spec.jit:
-                continue
-            for base in baselines_for(framework):
-                b = by_mode.get(base)
-                if b is None:
-                    continue
-                t_on, t_off = _median(r), _median(b)
-                if not (t_on > 0 and t_off > 0):
-                    continue
-                ratio = t_off / t_on
-                lo, hi = bootstrap_ratio_ci(_samples(b.get("samples")),
-                                            _samples(r.get("samples")),
-                                            confidence=confidence, n_boot=n_boot, seed=seed)
-                sig = is_significant(ratio, lo, hi, noise_floor)
-                verdict = ("faster" if ratio > 1 else "slower") if sig else "no difference"
-                if r.get("jit_happened") is False:
-                    sig, verdict = False, NO_JIT
-                with_ = r.get("interleaved_with")
-                interleaved = isinstance(with_, (list, tuple)) and base in with_
-                levels = ["n/a", "quiet", "some noise", "noisy"]
-                noise = max(noise_verdict(r)[0], noise_verdict(b)[0], key=levels.index)
-                f_on, f_off = _num(r.get("first_call_s")), _num(b.get("first_call_s"))
-                out.append(dict(
-                    keys, mode=mode, baseline=base, jit_median_s=t_on, baseline_median_s=t_off,
-                    speedup=ratio, ci_low=lo, ci_high=hi, significant=sig, verdict=verdict,
-                    jit_first_call_s=f_on, baseline_first_call_s=f_off,
-                    compile_cost_s=f_on - t_on, baseline_compile_cost_s=f_off - t_off,
-                    break_even_calls=(break_even_calls(r, b) if verdict == "faster" else
-                                      math.inf if verdict == "slower" else math.nan),
-                    flops=_num(r.get("flops")),
-                    interleaved=interleaved, nearest=is_nearest(framework, base),
-                    noise=noise))
+        t_on, t_off = _median(r), _median(b)
+        ratio = t_off / t_on
+        lo, hi = bootstrap_ratio_ci(_samples(b.get("samples")),
+                                    _samples(r.get("samples")),
+                                    confidence=confidence, n_boot=n_boot, seed=seed)
+        sig = is_significant(ratio, lo, hi, noise_floor)
+        verdict = ("faster" if ratio > 1 else "slower") if sig else "no difference"
+        if r.get("jit_happened") is False:
+            sig, verdict = False, NO_JIT
+        with_ = r.get("interleaved_with")
+        interleaved = isinstance(with_, (list, tuple)) and base in with_
+        levels = ["n/a", "quiet", "some noise", "noisy"]
+        noise = max(noise_verdict(r)[0], noise_verdict(b)[0], key=levels.index)
+        f_on, f_off = _num(r.get("first_call_s")), _num(b.get("first_call_s"))
+        out.append(dict(
+            keys, mode=mode, baseline=base, jit_median_s=t_on, baseline_median_s=t_off,
+            speedup=ratio, ci_low=lo, ci_high=hi, significant=sig, verdict=verdict,
+            jit_first_call_s=f_on, baseline_first_call_s=f_off,
+            compile_cost_s=f_on - t_on, baseline_compile_cost_s=f_off - t_off,
+            break_even_calls=(break_even_calls(r, b) if verdict == "faster" else
+                              math.inf if verdict == "slower" else math.nan),
+            flops=_num(r.get("flops")),
+            interleaved=interleaved, nearest=is_nearest(framework, base),
+            noise=noise))
     cols = CASE_KEYS + ["mode", "baseline", "jit_median_s", "baseline_median_s", "speedup",
                         "ci_low", "ci_high", "significant", "verdict", "jit_first_call_s",
                         "baseline_first_call_s", "compile_cost_s", "baseline_compile_cost_s",
@@ -146,13 +151,13 @@ def geomean_speedups(sp, df):
     return pd.DataFrame(out, columns=cols)
 
 
-def why_no_pairs(df, sp) -> str | None:
-    """Why ``sp`` (:func:`speedups` of ``df``) is empty, in one line a reader acts on; None
-    where it is not."""
-    if not sp.empty:
-        return None
+def why_no_pairs(df) -> str | None:
+    """Why :func:`speedups` of ``df`` has no row, in one line a reader acts on; None where it
+    has one. Cheap: no bootstrap (a report asks before it draws)."""
     if df.empty:
         return "this run holds no rows"
+    if next(_pairs(df), None) is not None:
+        return None
     ok = df[df["status"] == "ok"]
     if len(ok) == 0:
         return ("no row ran ok (see Failures): speedups need a JIT-on and a JIT-off mode that "

@@ -126,7 +126,7 @@ class Need:
 
 
 # a JIT-on and a JIT-off mode of one case, both ok: every speedup, geomean and break-even
-PAIRS = Need("pairs", lambda run: analysis.why_no_pairs(run.df, run.sp))
+PAIRS = Need("pairs", lambda run: analysis.why_no_pairs(run.df))
 # at least one row measured ok
 OK_ROWS = Need("ok rows", lambda run: None if (run.df["status"] == "ok").any() else
                "no row ran ok: nothing was timed (see Failures and skips)")
