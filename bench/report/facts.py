@@ -127,9 +127,6 @@ class Need:
 
 # a JIT-on and a JIT-off mode of one case, both ok: every speedup, geomean and break-even
 PAIRS = Need("pairs", lambda run: analysis.why_no_pairs(run.df))
-# at least one row measured ok
-OK_ROWS = Need("ok rows", lambda run: None if (run.df["status"] == "ok").any() else
-               "no row ran ok: nothing was timed (see Failures and skips)")
 # the run's calibration (matmul peaks, dispatch floors)
 CALIBRATION = Need("calibration", lambda run: None if run.calibration else
                    "this run has no calibration (made with --no-calibrate, by an older "

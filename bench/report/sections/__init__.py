@@ -10,7 +10,7 @@ shows them in ``order``. A new section is one new module here plus its template 
     register(Section(name="rowcount", title="Row count", order=45, data=_data))
 
 A section that cannot say anything without some part of a run declares it in ``needs``
-(``bench.report.facts``: ``PAIRS``, ``OK_ROWS``, ``CALIBRATION``, ...); where the run lacks it,
+(``bench.report.facts``: ``PAIRS``, ``CALIBRATION``); where the run lacks it,
 the page shows the section's title and that need's one-line reason, and its ``data`` and
 ``figures`` are never called.
 """
