@@ -62,13 +62,13 @@ class Protocol:
     target_overhead: float = 0.01  # timer + sync overhead per sample, as a fraction
     max_loops: int = 10_000
     # block: the scheme whose interleaved speedups agreed with the modes measured alone
-    # (README, "Measurement protocol": TF rnn forward xla vs graph, 3 runs of each scheme)
+    # (docs/protocol.md: TF rnn forward xla vs graph, 3 runs of each scheme)
     interleave: str = "block"  # a key of INTERLEAVE_SCHEMES
     block_samples: int = 5  # samples per turn, "block" and "abba" only
     # untimed calls of a mode each time the timed loop switches to it. With 1, the first
     # sample of each block ran 1-8% slower than the rest (TF eager <-> graph worst), which
     # made the 0-cluster auto-clustering rows read 1.01-1.02x "faster" than graph, the same
-    # program; with 5 the first sample is within 0.3-0.9% and they read 1.00x (README,
+    # program; with 5 the first sample is within 0.3-0.9% and they read 1.00x (docs/protocol.md,
     # "Measurement protocol")
     switch_calls: int = 5
     alone_samples: int = 5  # interference check: samples per block alone (0: no check)
@@ -80,7 +80,7 @@ class Protocol:
     # interleaved like a JIT mode: in each group ("every"), or in the first group it runs.
     # One group's interval is too narrow a yardstick: in 3 runs of matmul_relu tf, the 0-cluster
     # auto-clustering ratios fell inside the first group's A/A interval in 3-4 of 6 groups,
-    # inside the band of all groups' A/A intervals in 6 of 6 (README, "A/A controls")
+    # inside the band of all groups' A/A intervals in 6 of 6 (docs/protocol.md, "A/A control")
     aa_control: str = "every"
 
     def __post_init__(self):

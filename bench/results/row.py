@@ -6,7 +6,8 @@ or hung: :func:`failure`, then :func:`stamp` with the run id), the pytest plugin
 fields in pytest-benchmark's ``extra_info``) and the pytest-benchmark importer.
 
 Format history of results.jsonl (``schema_version`` in every row):
-  1 — first format: one JSON object per case × mode (see README, "Result rows").
+  1 — first format: one JSON object per case × mode (docs/results.md; every field:
+      bench/results/fields.py).
 """
 
 from __future__ import annotations

@@ -321,7 +321,7 @@ def fingerprint(text: str) -> str:
 # --------------------------------------------------------------------------- row fields
 
 def summarize(programs: Sequence[Program]) -> dict[str, Any]:
-    """Row fields of the programs one call runs, in call order (see README, "Result rows"):
+    """Row fields of the programs one call runs, in call order (bench/results/fields.py):
     ``hlo_programs``, ``hlo_kernels``, ``hlo_fusions``, ``hlo_fusion_kinds``,
     ``hlo_elementwise_fused``, ``hlo_unfused_elementwise``, ``hlo_fingerprint``."""
     per = [facts(p.hlo, after_another=i > 0) for i, p in enumerate(programs)]
