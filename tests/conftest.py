@@ -49,3 +49,14 @@ def _tier(request, monkeypatch):
                                  "imported": imported, "unit": unit}) + "\n")
     elif imported:
         raise AssertionError(f"a unit test imported {', '.join(imported)}")
+
+
+@pytest.fixture(autouse=True)
+def _inner_pytest_is_not_an_xdist_worker(request, monkeypatch):
+    """Under ``pytest -n N`` (pytest-xdist) each worker has PYTEST_XDIST_* set; a pytest that
+    a test starts (pytester) would inherit them and report like a worker, with no terminal
+    summary to read. Its own session is a plain one."""
+    if "pytester" in request.fixturenames:
+        for key in [k for k in os.environ if k.startswith("PYTEST_XDIST")]:
+            monkeypatch.delenv(key)
+    yield
