@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: bench test test-fast docs install clean
+.PHONY: bench test test-serial test-fast docs install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,11 +17,16 @@ install: $(STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/jitbench run --device cpu --size quick
 
-# the whole suite, then the docs site (--strict: a broken link or a page that fails to
-# generate fails the build)
+# the whole suite on two processes (pytest-xdist; a module's tests stay in one process, so
+# its shared runs are made once), then the docs site (--strict: a broken link or a page that
+# fails to generate fails the build)
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 	DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs build --strict --quiet
+
+# the same suite in one process: to rule out two test processes disturbing a timed test
+test-serial: $(STAMP)
+	$(PY) -m pytest -q
 
 # the unit tier: no child process, no framework import (tests marked `unit`), under a minute
 test-fast: $(STAMP)
