@@ -141,3 +141,16 @@ def test_pytest_benchmark_json_without_jitbench_extra_info(tmp_path, capsys):
     assert code == 2 and err.startswith("jitbench: error: ") and "no jitbench benchmarks" in err
     with pytest.raises(UserError, match="no jitbench benchmarks"):
         bench.load_results(f)
+
+
+def test_merge_copies_a_hand_edited_row_as_it_is(tmp_path):
+    """merge writes rows back: a field a user edited stays what they wrote, never '?'/null."""
+    from bench.nightly.night import merge
+
+    shard = _copy(tmp_path, "shard1")
+    hand_edited(shard)
+    edited = [json.loads(x) for x in _lines(shard)]
+    out = merge([shard], tmp_path / "merged")
+    merged = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert [dict(r, run_id=None) for r in merged] == [dict(r, run_id=None) for r in edited]
+    assert merged[1]["median_s"] == "fast" and "mode" not in merged[0]

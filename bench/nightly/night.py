@@ -73,10 +73,10 @@ def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
         if not (d / "results.jsonl").is_file():
             raise UserError(f"{str(d)!r} is not a run folder (no results.jsonl in it)")
         metas.append(load_meta(d))
-        for row in read_rows(d / "results.jsonl"):
-            if row["case_id"] in seen:
+        for row in read_rows(d / "results.jsonl", as_written=True):
+            if row.get("case_id") in seen:
                 continue
-            seen.add(row["case_id"])
+            seen.add(row.get("case_id"))
             merged_rows.append(dict(row, run_id=out.name))
     rewrite(out / "results.jsonl", merged_rows)
     merged = dict(metas[0]) if metas else {}

@@ -131,12 +131,14 @@ def _version_problem(path, number: int, version: Any) -> str:
             f"get one")
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
+def read_rows(path: Path, *, as_written: bool = False) -> list[dict[str, Any]]:
     """Rows of one results.jsonl. A truncated last line (a run killed mid-write) is skipped
     with a warning naming file and line; a damaged line elsewhere, or a row of an unknown
     schema version, is refused with a UserError saying what to do. A row whose fields a hand
-    edit broke is kept, the broken fields read as missing (``bench.results.fields.check``), with a
-    warning naming file and line."""
+    edit broke is kept, the broken fields read as missing (``bench.results.fields.check``),
+    with a warning naming file and line. ``as_written``: the rows exactly as on disk,
+    unchecked, for a writer that copies them (``merge``, the compile-cache warm pass).
+    """
     rows = []
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -161,6 +163,9 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         version = row.get("schema_version")
         if version != SCHEMA_VERSION:
             raise UserError(_version_problem(path, number, version))
+        if as_written:  # for a writer that copies rows: never rewrite what a user edited
+            rows.append(row)
+            continue
         row, problems = check(row)
         if problems:
             warnings.warn(f"{path}:{number}: {'; '.join(problems)} (read as missing; the file "

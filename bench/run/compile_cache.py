@@ -79,7 +79,7 @@ def warm_pass(run_dir: Path, meta: Mapping[str, Any], case_timeout: float,
     from bench.run.startup import worker_env as warmup_env
 
     path = run_dir / "results.jsonl"
-    rows = read_rows(path)
+    rows = read_rows(path, as_written=True)  # written back: as they are on disk
     ok = [r for r in rows if r.get("status") == "ok"]
     cases = {r["case_id"]: Case.from_row(r) for r in ok}
     warm: dict[str, dict[str, Any]] = {}
