@@ -142,8 +142,10 @@ def test_profile_traces_open_in_the_profilers_loader_and_show_the_hlo_kernels(fi
 
 @pytest.mark.unit
 def test_options_reach_a_resumed_run_and_default_off(tmp_path):
+    from bench.run.options import RunOptions
+
     meta = {"insight": {"dump_hlo": True}}
-    got = insight.for_run(tmp_path, meta)
+    got = RunOptions.from_meta(meta).capture(tmp_path)
     assert got["dump_hlo"] is True and got["profile"] is False
     assert got["folder"] == str(tmp_path.resolve() / "cases")
     assert insight.Options.from_message(None) == insight.Options()

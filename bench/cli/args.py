@@ -13,7 +13,7 @@ from bench.cli import sweep as sweep_cli
 from bench.define.modes import FRAMEWORKS, modes_for
 from bench.errors import UserError
 from bench.protocol.timing import INTERLEAVE_SCHEMES
-from bench.run.compile_cache import CHOICES as CACHE_CHOICES
+from bench.run.options import COMPILE_CACHE_CHOICES as CACHE_CHOICES
 from bench.xla.capture import PROFILE_CALLS
 
 

@@ -23,14 +23,12 @@ rarely does; its rows then say ``warm_note``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from bench.define.modes import MODES
 from bench.protocol.timing import Protocol
+from bench.run.options import RunOptions
 
-CHOICES = ("off", "cold", "warm")
-ENV = "JITBENCH_COMPILE_CACHE"  # read by the adapters before the framework starts
-FOLDER = "compile-cache"
 
 # first call, one more call, one sample: enough to read a first call, nothing more
 FIRST_CALL_ONLY = Protocol(min_time=1e-6, min_samples=1, max_samples=1, max_time=1e-6,
@@ -44,30 +42,7 @@ _WARM = {"first_call_s": "first_call_warm_s", "first_cache_hits": "cache_hits",
          "first_cache_retrieval_s": "warm_cache_retrieval_s"}
 
 
-def check(setting: str) -> str:
-    from bench.errors import UserError
-
-    if setting not in CHOICES:
-        raise UserError(f"unknown compile cache {setting!r}; valid: {', '.join(CHOICES)}")
-    return setting
-
-
-def worker_env(meta: Mapping[str, Any]) -> dict[str, str]:
-    """The worker environment entry of a run (none when its cache is off)."""
-    folder = meta.get("compile_cache_dir")
-    return {ENV: str(folder)} if folder else {}
-
-
-def start(run_dir: Path, meta: dict[str, Any], setting: str) -> None:
-    """Record the run's setting in ``meta`` and make its cache folder."""
-    meta["compile_cache"] = check(setting)
-    if setting != "off":
-        folder = run_dir / FOLDER
-        folder.mkdir(exist_ok=True)
-        meta["compile_cache_dir"] = str(folder.resolve())
-
-
-def warm_pass(run_dir: Path, meta: Mapping[str, Any], case_timeout: float,
+def warm_pass(run_dir: Path, options: RunOptions,
               on_group: Callable[[str], None] | None = None) -> int:
     """Measure every group's first calls again, a fresh worker per group, and add the warm
     fields to the run's rows (results.jsonl rewritten in place, atomically). Returns the
@@ -75,7 +50,7 @@ def warm_pass(run_dir: Path, meta: Mapping[str, Any], case_timeout: float,
     says why (``warm_error``)."""
     from bench.define.workload import Case, group_cases
     from bench.results.files import read_rows, rewrite
-    from bench.run.children import Worker, WorkerFailed
+    from bench.run.groups import GroupLoop
     from bench.run.startup import worker_env as warmup_env
 
     path = run_dir / "results.jsonl"
@@ -83,26 +58,31 @@ def warm_pass(run_dir: Path, meta: Mapping[str, Any], case_timeout: float,
     ok = [r for r in rows if r.get("status") == "ok"]
     cases = {r["case_id"]: Case.from_row(r) for r in ok}
     warm: dict[str, dict[str, Any]] = {}
-    for group in group_cases(list(cases.values())):
+
+    def env_for(key) -> dict[str, str]:
+        framework, group_name, device = key
+        mode = next(m for (f, _), m in MODES.items()
+                    if f == framework and m.worker_group == group_name)
+        return dict(mode.env, **options.worker_env(run_dir),
+                    **warmup_env(framework, group_name, device))
+
+    def say(group) -> None:
         first = group[0]
-        mode = MODES[(first.framework, first.mode)]
         if on_group:
             on_group(f"warm compile cache: {first.workload} {first.variant} {first.size} "
                      f"{first.framework} [{','.join(c.mode for c in group)}]")
-        env = dict(mode.env, **worker_env(meta),
-                   **warmup_env(first.framework, mode.worker_group, first.device))
-        log = run_dir / "logs" / f"warm-{first.framework}-{mode.worker_group}.log"
-        worker = None
-        try:
-            worker = Worker(first.framework, env, log)
-            for row in worker.run_group(group, FIRST_CALL_ONLY, case_timeout):
-                warm[row["case_id"]] = row
-        except WorkerFailed as exc:
-            for c in group:
-                warm.setdefault(c.case_id, {"warm_error": str(exc)[:500]})
-        finally:
-            if worker is not None:
-                worker.close()
+
+    loop = GroupLoop(FIRST_CALL_ONLY, options.case_timeout, fresh_worker_per_group=True,
+                     log_for=lambda key: run_dir / "logs" / f"warm-{key[0]}-{key[1]}.log",
+                     env_for=env_for)
+    try:
+        loop.run(group_cases(list(cases.values())),
+                 on_row=lambda row, _: warm.__setitem__(row["case_id"], row),
+                 on_failure=lambda case, exc, log, _: warm.setdefault(
+                     case.case_id, {"warm_error": str(exc)[:500]}),
+                 on_group=say)
+    finally:
+        loop.close()
     added = 0
     for r in rows:
         w = warm.get(r.get("case_id"))

@@ -15,19 +15,17 @@ Ctrl-C, SIGTERM and SIGHUP stop the run between two rows: workers are killed, me
 ``interrupted``, and :func:`resume` (``jitbench run --resume RUN_DIR``) measures only the cases
 that have no row yet. A run folder holds ``cases.json``, the cases it was asked to measure.
 
-Its parts: worker processes (``bench.run.children``), signals (``bench.run.signals``), the run
-folder
+Its parts: what the run was asked to do (``bench.run.options``), the loop that runs groups on
+worker processes (``bench.run.groups``), signals (``bench.run.signals``), the run folder
 (``bench.results.run_folder``), the row (``bench.results.row``); this module orders them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import signal
 import sys
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -44,15 +42,11 @@ from bench.results.files import ResultWriter, repair_tail
 from bench.results.run_folder import check_writable, load_run, new_run_id, pending_cases  # noqa: F401
 from bench.run import compile_cache as compile_cache_mod
 from bench.run import startup as warmup
-from bench.run.children import Worker, WorkerFailed, live_workers
+from bench.run.children import WorkerFailed
+from bench.run.groups import GroupLoop, Key, worker_key  # noqa: F401  (worker_key: re-exported)
+from bench.run.options import RunOptions
 from bench.run.progress import Progress
 from bench.run.signals import StopOnSignals
-from bench.xla import capture as insight
-
-
-def worker_key(case: Case) -> tuple[str, str, str]:
-    """Cases with the same key share a worker process."""
-    return (case.framework, MODES[(case.framework, case.mode)].worker_group, case.device)
 
 
 @dataclasses.dataclass
@@ -62,14 +56,12 @@ class _Execution:
     run_dir: Path
     run_id: str
     meta: dict[str, Any]
-    protocol: Protocol
-    case_timeout: float
+    options: RunOptions
     total: int  # cases of the run
     done: int  # of them with a row
     on_progress: Callable[[Progress], None] | None
     started: float = dataclasses.field(default_factory=time.monotonic)
     stopper: StopOnSignals = dataclasses.field(default_factory=StopOnSignals)
-    workers: dict[tuple, Worker] = dataclasses.field(default_factory=dict)
     writer: ResultWriter | None = None
 
     def write(self, row: dict[str, Any]) -> None:
@@ -90,16 +82,19 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         calibrate: bool = False, compile_cache: str = "off", dump_hlo: bool = False,
         profile: bool = False) -> Path:
     """Measure ``cases``; return the run folder holding results.jsonl and meta.json.
-    ``calibrate``: first measure the machine's matmul peak and each mode's dispatch floor
-    (bench.run.calibration, ~10 s) into meta["calibration"]. ``compile_cache``: off, cold or
-    warm (``bench.run.compile_cache``). ``dump_hlo`` / ``profile``: keep each JIT mode's optimized
+    The keywords are the fields of :class:`bench.run.options.RunOptions`: ``calibrate``: first
+    measure the machine's matmul peak and each mode's dispatch floor (bench.run.calibration,
+    ~10 s) into meta["calibration"]. ``compile_cache``: off, cold or warm
+    (``bench.run.compile_cache``). ``dump_hlo`` / ``profile``: keep each JIT mode's optimized
     HLO / a profiler trace of each mode under ``cases/`` (``bench.xla.capture``).
 
     Raises :class:`Interrupted` (a KeyboardInterrupt) on Ctrl-C / SIGTERM / SIGHUP, after
     marking the run ``interrupted``; continue it with :func:`resume`."""
     if not cases:
         raise UserError("no cases match these filters (try `jitbench list` to see them)")
-    _check_timeout(case_timeout)
+    options = RunOptions(protocol=protocol, case_timeout=case_timeout, calibrate=calibrate,
+                         compile_cache=compile_cache, dump_hlo=dump_hlo,
+                         profile=profile).check()
     run_id = run_id or new_run_id()
     if not run_id or "/" in run_id or run_id in (".", ".."):
         raise UserError(f"run id {run_id!r} cannot name a folder")
@@ -108,6 +103,8 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "logs").mkdir(exist_ok=True)
+        if options.compile_cache != "off":
+            options.cache_folder(run_dir).mkdir(exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot write results to {str(out_root)!r}: "
                         f"{exc.strerror or exc}") from exc
@@ -117,9 +114,7 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
             raise UserError(f"{str(run_dir)!r} already holds results; continue it with "
                             f"`jitbench run --resume {run_dir}` or choose another run id")
         meta = meta_mod.collect(run_id, command or sys.argv, protocol, len(cases))
-        meta["case_timeout_s"] = case_timeout
-        meta["insight"] = {"dump_hlo": dump_hlo, "profile": profile}  # resume keeps them
-        compile_cache_mod.start(run_dir, meta, compile_cache)
+        options.record(meta, run_dir)  # resume reads them back
         rundir.write_cases(run_dir, cases)
         meta_mod.write(run_dir, meta)
 
@@ -130,10 +125,10 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
                                                           on_progress)
                 meta_mod.write(run_dir, meta)
 
-        _execute(_Execution(run_dir, run_id, meta, protocol, case_timeout, len(cases), 0,
-                            on_progress), list(cases), before=calibration_hook)
-        if compile_cache == "warm":
-            compile_cache_mod.warm_pass(run_dir, meta, case_timeout, on_group=lambda text: (
+        _execute(_Execution(run_dir, run_id, meta, options, len(cases), 0, on_progress),
+                 list(cases), before=calibration_hook)
+        if options.compile_cache == "warm":
+            compile_cache_mod.warm_pass(run_dir, options, on_group=lambda text: (
                 on_progress and on_progress(Progress(len(cases), len(cases), text, 0.0))))
     return run_dir
 
@@ -141,8 +136,9 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
 def resume(run_dir: Path | str, *, case_timeout: float | None = None,
            command: Sequence[str] | None = None,
            on_progress: Callable[[Progress], None] | None = None) -> Path:
-    """Measure the cases of ``run_dir`` that have no row yet, with the run's own protocol,
-    appending to its results.jsonl. Nothing to do is not an error: returns at once."""
+    """Measure the cases of ``run_dir`` that have no row yet, with the run's own options
+    (``RunOptions.from_meta``), appending to its results.jsonl. Nothing to do is not an
+    error: returns at once."""
     run_dir = Path(run_dir)
     load_run(run_dir, quiet=True)  # a clear error before taking the lock; damage is
     # reported once, below, when it is repaired
@@ -161,36 +157,26 @@ def resume(run_dir: Path | str, *, case_timeout: float | None = None,
                 meta_mod.start_resume(run_dir, meta, command or sys.argv, 0)
                 meta_mod.finish(run_dir, meta, "complete", 0.0, n_recorded=len(cases))
             return run_dir
-        known = {f.name for f in dataclasses.fields(Protocol)}
-        protocol = Protocol(**{k: v for k, v in meta.get("protocol", {}).items() if k in known})
-        if case_timeout is None:
-            case_timeout = float(meta.get("case_timeout_s") or 1800.0)
-        _check_timeout(case_timeout)
+        options = RunOptions.from_meta(meta, case_timeout).check()
         (run_dir / "logs").mkdir(exist_ok=True)
         meta_mod.start_resume(run_dir, meta, command or sys.argv, len(pending))
-        _execute(_Execution(run_dir, meta["run_id"], meta, protocol, case_timeout, len(cases),
+        _execute(_Execution(run_dir, meta["run_id"], meta, options, len(cases),
                             len(cases) - len(pending), on_progress), pending)
     return run_dir
-
-
-def _check_timeout(case_timeout: float) -> None:
-    if not (isinstance(case_timeout, (int, float)) and math.isfinite(case_timeout)
-            and case_timeout > 0):
-        raise UserError(f"case timeout must be a finite number of seconds > 0, "
-                        f"got {case_timeout!r}")
 
 
 def _execute(ex: _Execution, cases: list[Case],
              before: Callable[[], None] | None = None) -> None:
     """Measure ``cases`` into ``ex.run_dir``; ``ex.done`` rows of ``ex.total`` exist."""
     status, signal_name = "failed", None
+    loop = _loop(ex)
     try:
         with ex.stopper:
             try:
                 if before is not None:
                     before()
                 with ResultWriter(ex.run_dir / "results.jsonl") as ex.writer:
-                    _measure_all(ex, cases)
+                    _measure_all(ex, loop, cases)
                 status = "complete"
             except KeyboardInterrupt as exc:
                 status = "interrupted"
@@ -199,82 +185,53 @@ def _execute(ex: _Execution, cases: list[Case],
                 raise Interrupted(signum, ex.run_dir, ex.done, ex.total) from None
             finally:
                 ex.stopper.disarm()
-                for w in list(ex.workers.values()) + live_workers():
-                    if status == "complete":
-                        w.close()
-                    else:
-                        w.kill()
+                loop.close(kill=status != "complete")
                 meta_mod.finish(ex.run_dir, ex.meta, status, time.monotonic() - ex.started,
                                 interrupted_by=signal_name, n_recorded=ex.done)
     finally:
         ex.progress(status)
 
 
-def _measure_all(ex: _Execution, cases: list[Case]) -> None:
-    groups = group_cases(cases)
-    groups.sort(key=lambda g: worker_key(g[0]))  # stable: one worker start per key
-    todo = deque(groups)
-    start_failures: dict[tuple, int] = {}
-    broken: dict[tuple, WorkerFailed] = {}
-    retried: dict[str, str] = {}  # case_id -> why it was measured again without a group-mate
-    while todo:
-        group = todo.popleft()
-        key = worker_key(group[0])
+def _log(run_dir: Path, key: Key) -> Path:
+    framework, group_name, device = key
+    return run_dir / "logs" / f"{framework}-{group_name}-{device}.log"
+
+
+def _loop(ex: _Execution) -> GroupLoop:
+    """The run's group loop: its workers do start-up first and get the options' environment;
+    meta.json records each worker and each failure."""
+
+    def env_for(key: Key) -> dict[str, str]:
         framework, group_name, device = key
-        log = ex.run_dir / "logs" / f"{framework}-{group_name}-{device}.log"
+        mode = next(m for (f, _), m in MODES.items()
+                    if f == framework and m.worker_group == group_name)
+        return {**mode.env, **warmup.worker_env(framework, group_name, device),
+                **ex.options.worker_env(ex.run_dir)}
+
+    def on_worker_failed(exc: WorkerFailed) -> None:
+        meta_mod.worker_failed(ex.meta, exc.pid, exc.status, exc.exit or "", exc.phase)
+
+    return GroupLoop(ex.options.protocol, ex.options.case_timeout,
+                     log_for=lambda key: _log(ex.run_dir, key), env_for=env_for,
+                     capture=ex.options.capture(ex.run_dir), critical=ex.stopper.critical,
+                     on_worker=lambda hello, key: meta_mod.add_worker(
+                         ex.meta, dict(hello, env_group=key[1])),
+                     on_worker_failed=on_worker_failed)
+
+
+def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case]) -> None:
+    def on_group(group: Sequence[Case]) -> None:
         first = group[0]
         ex.progress(f"{first.workload}/{first.variant} {first.framework} "
                     f"[{','.join(c.mode for c in group)}] {first.device} {first.dtype} "
                     f"{first.size}")
-        # one live worker at a time: two would compete for the same cores
-        for other in [k for k in ex.workers if k != key]:
-            ex.workers.pop(other).close()
 
-        def fail(case: Case, exc: WorkerFailed) -> None:
-            row = rows.failure(case, exc.status, str(exc), **exc.row_fields(case.mode, log))
-            ex.write(rows.stamp(row, ex.run_id, retried.get(case.case_id)))
+    def on_row(row: dict[str, Any], retried: str | None) -> None:
+        # the worker wrote the whole row (bench.results.row); the run adds its id
+        ex.write(rows.stamp(row, ex.run_id, retried))
 
-        if key in broken:  # its worker failed to start twice: do not wait on it again
-            for case in group:
-                fail(case, broken[key])
-            continue
-        seen: set[str] = set()
-        try:
-            worker = ex.workers.get(key)
-            if worker is None or not worker.alive():
-                env = dict(MODES[(first.framework, first.mode)].env)
-                env.update(warmup.worker_env(framework, group_name, device))  # start-up first
-                env.update(compile_cache_mod.worker_env(ex.meta))
-                worker = ex.workers[key] = Worker(framework, env, log,
-                                                  critical=ex.stopper.critical)
-                meta_mod.add_worker(ex.meta, dict(worker.hello, env_group=group_name))
-                start_failures.pop(key, None)
-            for row in worker.run_group(group, ex.protocol, ex.case_timeout,
-                                        insight.for_run(ex.run_dir, ex.meta)):
-                # the worker wrote the whole row (bench.results.row); the run adds its id
-                ex.write(rows.stamp(row, ex.run_id, retried.get(row["case_id"])))
-                seen.add(row["case_id"])
-        except WorkerFailed as exc:
-            ex.workers.pop(key, None)
-            meta_mod.worker_failed(ex.meta, exc.pid, exc.status, exc.exit or "", exc.phase)
-            if exc.starting:
-                start_failures[key] = start_failures.get(key, 0) + 1
-                if start_failures[key] >= 2:
-                    broken[key] = exc
-            pending = [c for c in group if c.case_id not in seen]
-            culprits = [c for c in pending if c.mode == exc.mode]
-            rest = [c for c in pending if c.mode != exc.mode]
-            if culprits and rest:
-                # pin it on the mode that was running; its group-mates get a fresh worker
-                for case in culprits:
-                    fail(case, exc)
-                short_exit = (exc.exit or "").split(" (")[0]
-                what = "timed out" if exc.status == "timeout" else f"{exc.status} ({short_exit})"
-                why = (f"mode {exc.mode} of the same group {what}; measured again in a fresh "
-                       f"worker without it")
-                for case in rest:
-                    retried[case.case_id] = why
-                todo.appendleft(rest)
-            else:
-                for case in pending:
-                    fail(case, exc)
+    def on_failure(case: Case, exc: WorkerFailed, log: Path, retried: str | None) -> None:
+        row = rows.failure(case, exc.status, str(exc), **exc.row_fields(case.mode, log))
+        ex.write(rows.stamp(row, ex.run_id, retried))
+
+    loop.run(group_cases(cases), on_row, on_failure, on_group)

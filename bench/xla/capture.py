@@ -51,14 +51,6 @@ class Options:
         return cls(**{k: v for k, v in (msg or {}).items() if k in known})
 
 
-def for_run(run_dir: Path | str, meta: Mapping[str, Any]) -> dict[str, Any]:
-    """The options a run's workers get, from ``meta["insight"]`` (what ``run`` recorded, so a
-    resumed run keeps them)."""
-    chosen = meta.get("insight") or {}
-    return {"dump_hlo": bool(chosen.get("dump_hlo")), "profile": bool(chosen.get("profile")),
-            "folder": str(Path(run_dir).resolve() / "cases")}
-
-
 def _safe(name: str) -> str:
     return re.sub(r"[^\w.\-]+", "_", name)
 

@@ -26,7 +26,7 @@ from bench.define.modes import MODES
 from bench.define.workload import Case, group_cases
 from bench.protocol.timing import Protocol
 from bench.results import row as rows_mod
-from bench.run.children import Worker, WorkerFailed
+from bench.run.groups import GroupLoop
 from bench.run.progress import Progress
 
 CALIBRATION_VERSION = 2  # 2: "bandwidth" added
@@ -195,27 +195,20 @@ def measure(cases: Sequence[Case], log_dir: Path | str,
     say("numpy float32 matmul peak")
     numpy_entry = numpy_peak() if any(c.device == "cpu" for c in cases) else None
     rows: list[dict[str, Any]] = []
-    by_worker: dict[tuple[str, str], list[Case]] = {}
-    for c in cal:
-        by_worker.setdefault((c.framework, c.device), []).append(c)
-    for (framework, device), worker_cases in by_worker.items():
-        say(f"{framework} {device}: matmul peak and dispatch floor of "
-            f"{', '.join(sorted({c.mode for c in worker_cases}))}")
-        worker = None
-        for group in group_cases(worker_cases):
-            seen = set()
-            try:
-                if worker is None:
-                    worker = Worker(framework, {},
-                                    log_dir / f"calibration-{framework}-{device}.log")
-                for row in worker.run_group(group, PROTOCOL, timeout):
-                    seen.add(row["case_id"])  # a whole row (bench.results.row), of this group
-                    rows.append(row)
-            except WorkerFailed as exc:
-                worker = None
-                rows.extend(rows_mod.failure(c, exc.status, str(exc)) for c in group
-                            if c.case_id not in seen)
-        if worker is not None:
-            worker.close()
+    loop = GroupLoop(PROTOCOL, timeout,
+                     log_for=lambda key: log_dir / f"calibration-{key[0]}-{key[2]}.log")
+
+    def on_group(group: Sequence[Case]) -> None:
+        framework, device = group[0].framework, group[0].device
+        say(f"{framework} {device}: {group[0].workload.removeprefix('calibration_')} of "
+            f"{', '.join(sorted({c.mode for c in group}))}")
+
+    try:  # a row per case, whole (bench.results.row), or the failure's row
+        loop.run(group_cases(cal), on_row=lambda row, _: rows.append(row),
+                 on_failure=lambda c, exc, log, _: rows.append(
+                     rows_mod.failure(c, exc.status, str(exc))),
+                 on_group=on_group)
+    finally:
+        loop.close()
     modes = {(c.framework, c.mode, c.device) for c in cases}
     return summarize(rows, numpy_entry, modes, time.monotonic() - started)

@@ -1,0 +1,122 @@
+"""The one loop that runs case groups on worker processes.
+
+Used by the run itself (``bench.run.runner``), the calibration (``bench.run.calibration``) and
+the compile cache's warm pass (``bench.run.compile_cache``): each gives its groups, its
+protocol and what to do with a row or a failure; this loop owns the workers.
+
+- Groups that share a worker key (framework, worker group, device) share a worker process,
+  started on first need (or a fresh one per group with ``fresh_worker_per_group``); one live
+  worker at a time, since two would compete for the same cores.
+- When a worker dies or a group exceeds its time limit, the mode it was in gets the failure;
+  the group's other modes are measured again in a fresh worker, without it, and their rows say
+  why (``retried``). A failure outside any one mode is every pending case's failure.
+- A worker that fails to start twice is not waited on again: the rest of its groups fail at
+  once with the same reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from bench.define.modes import MODES
+from bench.define.workload import Case
+from bench.protocol.timing import Protocol
+from bench.run.children import Worker, WorkerFailed, live_workers
+
+Key = tuple[str, str, str]
+
+
+def worker_key(case: Case) -> Key:
+    """Cases with the same key share a worker process."""
+    return (case.framework, MODES[(case.framework, case.mode)].worker_group, case.device)
+
+
+@dataclasses.dataclass
+class GroupLoop:
+    """Run groups on workers. ``env_for(key)`` / ``log_for(key)``: a worker's environment and
+    log file; ``on_worker(hello, key)`` / ``on_worker_failed(exc)``: the run's record of its
+    workers; ``critical``: a context a worker's start must not be interrupted in."""
+
+    protocol: Protocol
+    timeout: float
+    log_for: Callable[[Key], Path]
+    env_for: Callable[[Key], dict[str, str]] = lambda key: {}
+    capture: dict[str, Any] | None = None
+    fresh_worker_per_group: bool = False
+    critical: Callable[[], Any] | None = None
+    on_worker: Callable[[dict[str, Any], Key], None] | None = None
+    on_worker_failed: Callable[[WorkerFailed], None] | None = None
+    workers: dict[Key, Worker] = dataclasses.field(default_factory=dict)
+
+    def run(self, groups: Iterable[Sequence[Case]],
+            on_row: Callable[[dict[str, Any], str | None], None],
+            on_failure: Callable[[Case, WorkerFailed, Path, str | None], None],
+            on_group: Callable[[Sequence[Case]], None] | None = None) -> None:
+        """Measure ``groups`` (sorted by worker key, stably, so each key starts one worker).
+        Every case ends in exactly one ``on_row(row, retried)`` or ``on_failure(case, exc,
+        log, retried)``; ``retried`` says why a case was measured again without a group-mate
+        (None when it was not)."""
+        todo = deque(sorted((list(g) for g in groups), key=lambda g: worker_key(g[0])))
+        start_failures: dict[Key, int] = {}
+        broken: dict[Key, WorkerFailed] = {}
+        retried: dict[str, str] = {}
+        while todo:
+            group = todo.popleft()
+            key = worker_key(group[0])
+            log = self.log_for(key)
+            if on_group:
+                on_group(group)
+            for other in [k for k in self.workers if k != key]:
+                self.workers.pop(other).close()
+            if key in broken:
+                for case in group:
+                    on_failure(case, broken[key], log, retried.get(case.case_id))
+                continue
+            seen: set[str] = set()
+            try:
+                worker = self.workers.get(key)
+                if worker is None or not worker.alive():
+                    kw = {"critical": self.critical} if self.critical else {}
+                    worker = self.workers[key] = Worker(key[0], self.env_for(key), log, **kw)
+                    if self.on_worker:
+                        self.on_worker(worker.hello, key)
+                    start_failures.pop(key, None)
+                for row in worker.run_group(group, self.protocol, self.timeout, self.capture):
+                    on_row(row, retried.get(row["case_id"]))
+                    seen.add(row["case_id"])
+            except WorkerFailed as exc:
+                self.workers.pop(key, None)
+                if self.on_worker_failed:
+                    self.on_worker_failed(exc)
+                if exc.starting:
+                    start_failures[key] = start_failures.get(key, 0) + 1
+                    if start_failures[key] >= 2:
+                        broken[key] = exc
+                pending = [c for c in group if c.case_id not in seen]
+                culprits = [c for c in pending if c.mode == exc.mode]
+                rest = [c for c in pending if c.mode != exc.mode]
+                if culprits and rest:
+                    for case in culprits:
+                        on_failure(case, exc, log, retried.get(case.case_id))
+                    short_exit = (exc.exit or "").split(" (")[0]
+                    what = ("timed out" if exc.status == "timeout"
+                            else f"{exc.status} ({short_exit})")
+                    why = (f"mode {exc.mode} of the same group {what}; measured again in a "
+                           f"fresh worker without it")
+                    for case in rest:
+                        retried[case.case_id] = why
+                    todo.appendleft(rest)
+                else:
+                    for case in pending:
+                        on_failure(case, exc, log, retried.get(case.case_id))
+            if self.fresh_worker_per_group and key in self.workers:
+                self.workers.pop(key).close()
+
+    def close(self, kill: bool = False) -> None:
+        """Close (or kill) every worker this loop started, and any other still alive."""
+        for w in list(self.workers.values()) + live_workers():
+            w.kill() if kill else w.close()
+        self.workers.clear()

@@ -1,0 +1,84 @@
+"""What a ``jitbench run`` was asked to do, as one object passed down from the runner.
+
+The runner builds :class:`RunOptions` once (``jitbench run`` flags, or ``runner.run``'s
+keywords), checks it, records it in ``meta.json`` (:meth:`RunOptions.record`) and hands it to
+whatever needs a setting: the group loop (protocol, time limit), the workers' environment
+(compile cache), the capture of HLO and profiles. Nothing reads a setting back from ``meta``
+during a run; ``jitbench run --resume`` rebuilds the object from ``meta.json``
+(:meth:`RunOptions.from_meta`), so a resumed run measures the way it began.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+from bench.errors import UserError
+from bench.protocol.timing import Protocol
+
+COMPILE_CACHE_CHOICES = ("off", "cold", "warm")  # bench.run.compile_cache says what each does
+COMPILE_CACHE_ENV = "JITBENCH_COMPILE_CACHE"  # read by the adapters before the framework starts
+COMPILE_CACHE_FOLDER = "compile-cache"  # under the run folder
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    protocol: Protocol = Protocol()
+    case_timeout: float = 1800.0  # seconds a group may take before its worker is killed
+    calibrate: bool = False  # measure the machine's peak and dispatch floors first
+    compile_cache: str = "off"  # off | cold | warm (bench.run.compile_cache)
+    dump_hlo: bool = False  # keep each JIT mode's optimized HLO under <run>/cases/
+    profile: bool = False  # keep a profiler trace of each mode under <run>/cases/
+
+    def check(self) -> "RunOptions":
+        t = self.case_timeout
+        if not (isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t)
+                and t > 0):
+            raise UserError(f"case timeout must be a finite number of seconds > 0, got {t!r}")
+        if self.compile_cache not in COMPILE_CACHE_CHOICES:
+            raise UserError(f"unknown compile cache {self.compile_cache!r}; valid: "
+                            f"{', '.join(COMPILE_CACHE_CHOICES)}")
+        return self
+
+    def record(self, meta: dict[str, Any], run_dir: Path) -> None:
+        """Write the options into a new run's ``meta`` (what ``--resume`` reads back)."""
+        meta["case_timeout_s"] = self.case_timeout
+        meta["insight"] = {"dump_hlo": self.dump_hlo, "profile": self.profile}
+        meta["compile_cache"] = self.compile_cache
+        meta["calibrate"] = self.calibrate
+        if self.compile_cache != "off":
+            meta["compile_cache_dir"] = str(self.cache_folder(run_dir).resolve())
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any], case_timeout: float | None = None
+                  ) -> "RunOptions":
+        """The options a run recorded (unknown or damaged entries fall back to defaults);
+        ``case_timeout`` overrides the recorded one."""
+        known = {f.name for f in dataclasses.fields(Protocol)}
+        recorded = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
+        protocol = Protocol(**{k: v for k, v in recorded.items() if k in known})
+        insight = meta.get("insight") if isinstance(meta.get("insight"), dict) else {}
+        cache = meta.get("compile_cache")
+        if case_timeout is None:
+            case_timeout = meta.get("case_timeout_s") or 1800.0
+        return cls(protocol=protocol, case_timeout=case_timeout,
+                   calibrate=bool(meta.get("calibrate")),
+                   compile_cache=cache if cache in COMPILE_CACHE_CHOICES else "off",
+                   dump_hlo=bool(insight.get("dump_hlo")), profile=bool(insight.get("profile")))
+
+    @staticmethod
+    def cache_folder(run_dir: Path) -> Path:
+        return Path(run_dir) / COMPILE_CACHE_FOLDER
+
+    def worker_env(self, run_dir: Path) -> dict[str, str]:
+        """What every worker of the run gets in its environment for these options."""
+        if self.compile_cache == "off":
+            return {}
+        return {COMPILE_CACHE_ENV: str(self.cache_folder(run_dir).resolve())}
+
+    def capture(self, run_dir: Path) -> dict[str, Any]:
+        """The capture options the workers get (``bench.xla.capture``)."""
+        return {"dump_hlo": self.dump_hlo, "profile": self.profile,
+                "folder": str(Path(run_dir).resolve() / "cases")}
