@@ -55,6 +55,8 @@ def _descriptions(df) -> dict[str, str]:
     from bench.define.workload import load_workload
 
     out = {}
+    if "workload" not in df or "source" not in df:  # rows edited by hand may lack either
+        return out
     for name, source in df[["workload", "source"]].drop_duplicates().itertuples(index=False):
         if name in out or not isinstance(source, str) or not source:
             continue
