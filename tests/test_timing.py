@@ -19,6 +19,11 @@ from bench.protocol.timing import (
 pytestmark = pytest.mark.unit  # no child process, no framework import
 
 
+def Fixed(**kw) -> Protocol:  # noqa: N802 -- reads as the Protocol it makes
+    """The fixed protocol (``--precision off``): these tests count its samples exactly."""
+    return Protocol(precision=None, **kw)
+
+
 class FakeClock:
     """Advances 1.0 per read, plus whatever the code under test 'spends'."""
 
@@ -79,7 +84,7 @@ def test_compiles_in_first_call_and_warmup_are_counted_apart():
 def test_modes_are_interleaved_sample_by_sample():
     clock = FakeClock()
     log: list[str] = []
-    p = Protocol(min_time=1.0, min_samples=3, max_samples=3, max_loops=1, alone_samples=0,
+    p = Fixed(min_time=1.0, min_samples=3, max_samples=3, max_loops=1, alone_samples=0,
                  interleave="sample", switch_calls=0)
     modes = [make_mode(n, clock, log=log) for n in ("a", "b")]
     results = measure(modes, p, clock=clock)
@@ -91,7 +96,7 @@ def test_modes_are_interleaved_sample_by_sample():
 def test_a_sample_with_a_compile_is_set_apart():
     clock = FakeClock()
     counter = {"compiles": 0}
-    p = Protocol(min_time=0.0, min_samples=4, max_samples=10, max_loops=1, early_calls=4,
+    p = Fixed(min_time=0.0, min_samples=4, max_samples=10, max_loops=1, early_calls=4,
                  warmup_max_time=1e9)
     # call 1 is the first call, 2-5 the warm-up; call 7 compiles inside the second sample
     mode = make_mode("m", clock, compiles_on={1, 7}, counter=counter)
@@ -104,7 +109,7 @@ def test_a_sample_with_a_compile_is_set_apart():
 def test_a_mode_that_always_compiles_stops_after_min_samples():
     clock = FakeClock()
     counter = {"compiles": 0}
-    p = Protocol(min_time=10.0, min_samples=5, max_samples=100, max_loops=1,
+    p = Fixed(min_time=10.0, min_samples=5, max_samples=100, max_loops=1,
                  warmup_max_time=20)
     mode = make_mode("m", clock, compiles_on=set(range(1, 1000)), counter=counter)
     r = measure([mode], p, counters=lambda: dict(counter), clock=clock)["m"]
@@ -118,7 +123,7 @@ def test_a_failing_mode_is_kept_as_a_result_and_the_others_still_run():
         raise RuntimeError("XLA compilation failed")
 
     results = measure([Timed("bad", boom, lambda o: None), make_mode("good", clock)],
-                      Protocol(min_time=0.0, min_samples=2, max_loops=1), clock=clock)
+                      Fixed(min_time=0.0, min_samples=2, max_loops=1), clock=clock)
     assert isinstance(results["bad"].error, RuntimeError)
     assert results["bad"].error_phase == "first_call"
     assert results["good"].ok and len(results["good"].samples) >= 2
@@ -126,7 +131,7 @@ def test_a_failing_mode_is_kept_as_a_result_and_the_others_still_run():
 
 def test_short_calls_are_batched_and_per_call_time_is_divided_back():
     clock = FakeClock()
-    p = Protocol(min_time=0.0, min_samples=2, max_samples=2, target_overhead=0.5)
+    p = Fixed(min_time=0.0, min_samples=2, max_samples=2, target_overhead=0.5)
     r = measure([make_mode("m", clock, cost=1.0)], p, clock=clock)["m"]
     # per call (2.0 - 1.0 overhead) = 1.0 -> loops = ceil(1.0 / (0.5 * 1.0)) = 2
     assert r.loops == 2
@@ -148,7 +153,7 @@ def _timed_log(scheme, n_modes=2, **kw):
     log: list[str] = []
     names = "abc"[:n_modes]
     kw.setdefault("switch_calls", 0)
-    p = Protocol(min_time=1e9, min_samples=4, max_samples=4, max_loops=1, alone_samples=0,
+    p = Fixed(min_time=1e9, min_samples=4, max_samples=4, max_loops=1, alone_samples=0,
                  interleave=scheme, early_calls=1, warmup_min_calls=1, **kw)
     modes = [make_mode(n, clock, log=log) for n in names]
     # first call + 1 warm-up call per mode (the fake clock settles at once)
@@ -189,7 +194,7 @@ def test_an_unknown_scheme_names_the_valid_ones():
 def test_each_mode_is_measured_alone_twice_after_the_interleaved_phase():
     clock = FakeClock()
     log: list[str] = []
-    p = Protocol(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
+    p = Fixed(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
                  early_calls=1, warmup_min_calls=1, interleave="sample", switch_calls=0)
     results = measure([make_mode(n, clock, log=log) for n in ("a", "b")], p, clock=clock)
     # first call and 1 warm-up call of a, then of b; interleaved a b a b a b; then a alone
@@ -202,7 +207,7 @@ def test_each_mode_is_measured_alone_twice_after_the_interleaved_phase():
 def test_a_single_mode_has_no_interference_check():
     clock = FakeClock()
     log: list[str] = []
-    p = Protocol(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
+    p = Fixed(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
                  early_calls=1, warmup_min_calls=1)
     r = measure([make_mode("a", clock, log=log)], p, clock=clock)["a"]
     assert log == ["a"] * 5 and not r.alone_samples and not r.alone_again_samples
@@ -220,7 +225,7 @@ def test_a_mode_that_is_slower_interleaved_than_alone_is_flagged():
             last[0] = name
         return Timed(name, call, sync=lambda out: None)
 
-    p = Protocol(min_time=1e9, min_samples=36, max_samples=36, max_loops=1, max_time=1e9,
+    p = Fixed(min_time=1e9, min_samples=36, max_samples=36, max_loops=1, max_time=1e9,
                  alone_samples=9, alone_max_time=1e9, early_calls=1, warmup_min_calls=1,
                  warmup_max_time=0, interleave="sample", switch_calls=0)
     r = measure([mode("a", 1.0), mode("b", 1.0), mode("c", 1.0)], p, clock=clock)

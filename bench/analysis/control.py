@@ -95,7 +95,10 @@ def widen(sp, scatter: dict[tuple[str, str], float], noise_floor: float | None =
         down, up = np.log(ratio / lo), np.log(hi / ratio)
         new_down, new_up = np.sqrt(down ** 2 + add ** 2), np.sqrt(up ** 2 + add ** 2)
         widened = np.where(down + up > 0, (new_down + new_up) / (down + up), 1.0)
-    keep = add <= 0
+    # intervals from blocks already carry the between-build variance (protocol.sequential)
+    from_blocks = (out["interval_from"] == "blocks").to_numpy() if "interval_from" in out \
+        else np.zeros(len(out), dtype=bool)
+    keep = (add <= 0) | from_blocks
     out["ci_low"] = np.where(keep, lo, ratio * np.exp(-new_down))
     out["ci_high"] = np.where(keep, hi, ratio * np.exp(new_up))
     out["aa_scatter"] = np.expm1(add)
@@ -104,9 +107,11 @@ def widen(sp, scatter: dict[tuple[str, str], float], noise_floor: float | None =
     significant = [is_significant(r, a, b, floor)
                    for r, a, b in zip(ratio, out["ci_low"], out["ci_high"])]
     out["significant"] = significant
-    out["verdict"] = [(("faster" if r > 1 else "slower") if s else "no difference")
+    out["verdict"] = [v if k else (("faster" if r > 1 else "slower") if s else "no difference")
                       if v in ("faster", "slower", "no difference") else v
-                      for r, s, v in zip(ratio, significant, out["verdict"])]
+                      for r, s, v, k in zip(ratio, significant, out["verdict"], keep)]
+    out["significant"] = [v in ("faster", "slower") if k else s
+                          for s, v, k in zip(significant, out["verdict"], keep)]
     return out
 
 

@@ -60,7 +60,11 @@ def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFID
     jit_first_call_s,
     baseline_first_call_s, compile_cost_s, baseline_compile_cost_s, break_even_calls,
     flops, interleaved (the two modes were measured sample by sample in one process),
-    nearest (``is_nearest``: the headline pair), noise (the worse of the two verdicts).
+    nearest (``is_nearest``: the headline pair), noise (the worse of the two verdicts),
+    interval_from: "blocks" where the row carries the worker's sequential verdict against this
+    baseline (speedup, interval and verdict faster | slower | same | unresolved taken from
+    it: ``bench.protocol.sequential``), else "samples" (bootstrap of the samples; verdict
+    faster | slower | no difference).
     ``break_even_calls`` is only given where JIT is significantly faster; ``inf`` where it is
     significantly slower ("never"), NaN where there is no significant difference ("unclear").
     Rows with status ``mismatch`` never get a speedup: a wrong answer is not a speedup.
@@ -71,11 +75,18 @@ def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFID
         framework = keys["framework"]
         t_on, t_off = _median(r), _median(b)
         ratio = t_off / t_on
-        lo, hi = bootstrap_ratio_ci(_samples(b.get("samples")),
-                                    _samples(r.get("samples")),
-                                    confidence=confidence, n_boot=n_boot, seed=seed)
-        sig = is_significant(ratio, lo, hi, noise_floor)
-        verdict = ("faster" if ratio > 1 else "slower") if sig else "no difference"
+        blocks = r.get("verdict_baseline") == base and _num(r.get("verdict_ci_low")) > 0
+        if blocks:  # the worker's sequential verdict: blocks and builds (protocol.sequential)
+            ratio = _num(r.get("verdict_speedup"))
+            lo, hi = _num(r.get("verdict_ci_low")), _num(r.get("verdict_ci_high"))
+            verdict = r.get("verdict")
+            sig = verdict in ("faster", "slower")
+        else:
+            lo, hi = bootstrap_ratio_ci(_samples(b.get("samples")),
+                                        _samples(r.get("samples")),
+                                        confidence=confidence, n_boot=n_boot, seed=seed)
+            sig = is_significant(ratio, lo, hi, noise_floor)
+            verdict = ("faster" if ratio > 1 else "slower") if sig else "no difference"
         if r.get("jit_happened") is False:
             sig, verdict = False, NO_JIT
         with_ = r.get("interleaved_with")
@@ -92,11 +103,12 @@ def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFID
                               math.inf if verdict == "slower" else math.nan),
             flops=_num(r.get("flops")),
             interleaved=interleaved, nearest=is_nearest(framework, base),
-            noise=noise))
+            noise=noise, interval_from="blocks" if blocks else "samples"))
     cols = CASE_KEYS + ["mode", "baseline", "jit_median_s", "baseline_median_s", "speedup",
                         "ci_low", "ci_high", "significant", "verdict", "jit_first_call_s",
                         "baseline_first_call_s", "compile_cost_s", "baseline_compile_cost_s",
-                        "break_even_calls", "flops", "interleaved", "nearest", "noise"]
+                        "break_even_calls", "flops", "interleaved", "nearest", "noise",
+                        "interval_from"]
     return pd.DataFrame(out, columns=cols)
 
 
@@ -141,7 +153,8 @@ def geomean_speedups(sp, df):
                     framework=framework, device=device, mode=mode, baseline=base,
                     geomean=geomean(s["speedup"]), n_included=len(s), n_excluded=n_excl,
                     n_skipped=n_skip, n_faster=int((v == "faster").sum()),
-                    n_slower=int((v == "slower").sum()), n_same=int((v == "no difference").sum()),
+                    n_slower=int((v == "slower").sum()),
+                    n_same=int(v.isin(["no difference", "same"]).sum()),
                     min_speedup=float(s["speedup"].min()) if len(s) else math.nan,
                     max_speedup=float(s["speedup"].max()) if len(s) else math.nan,
                     nearest=is_nearest(framework, base), n_no_jit=n_no_jit))

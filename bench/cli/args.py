@@ -84,6 +84,21 @@ def positive(name: str):
     return parse
 
 
+def precision(text: str) -> float | str:
+    """``--precision``: a fraction in (0, 1), ``5%``, or ``off``."""
+    if text.strip().lower() == "off":
+        return "off"
+    try:
+        value = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--precision must be a fraction such as 0.05, a "
+                                         f"percentage such as 5%, or off; got {text!r}")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"--precision must lie between 0 and 1 (0.05 = "
+                                         f"+-5%), or be off; got {text!r}")
+    return value
+
+
 def positive_int(name: str):
     def parse(text: str) -> int:
         try:
@@ -114,8 +129,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reports", default="reports", metavar="DIR",
                    help="reports root; the HTML goes to DIR/<run_id>/ (default: reports)")
     p.add_argument("--no-report", action="store_true", help="do not write the HTML report")
+    p.add_argument("--precision", type=precision, default=None, metavar="P",
+                   help="sample each group until every JIT mode's verdict against its "
+                        "nearest JIT-off mode (and the A/A control's) is known to +-P at 95%% "
+                        "(default: 0.05), or its --budget is spent; 'off': the fixed "
+                        "protocol, --min-time seconds per mode")
+    p.add_argument("--budget", type=positive("--budget"), default=6.0, metavar="S",
+                   help="seconds of interleaved sampling per group, at most (default: 6); "
+                        "a pair still open then is 'unresolved'")
     p.add_argument("--min-time", type=positive("--min-time"), default=None, metavar="S",
-                   help="seconds of timed samples per mode, at least (default: 0.5)")
+                   help="seconds of timed samples per mode, at least, with --precision off "
+                        "(default: 0.5); given alone, it turns --precision off")
     p.add_argument("--case-timeout", type=positive("--case-timeout"), default=None,
                    metavar="S", help="time limit of one case group, in seconds (default: 1800); "
                                      "a group that exceeds it is killed, the mode it was in "

@@ -57,7 +57,10 @@ def cmd_nightly(args) -> int:
 
     cases = [] if args.no_run else _selected_cases(args)
     thresholds = Thresholds(steady=args.threshold / 100, compile=args.compile_threshold / 100)
-    result = nightly(cases, args.results, args.reports, protocol=Protocol(min_time=args.min_time),
+    # the nightly keeps the fixed protocol: its recorded history and detector read medians
+    # measured that way (sequential verdicts reach the nightly with its detector's rework)
+    protocol = Protocol(min_time=args.min_time, precision=None)
+    result = nightly(cases, args.results, args.reports, protocol=protocol,
                      thresholds=thresholds, do_run=not args.no_run,
                      recheck=not args.no_recheck, recheck_rounds=args.recheck_rounds,
                      case_timeout=args.case_timeout,
@@ -117,7 +120,12 @@ def cmd_run(args) -> int:
     if not args.no_report:
         runner.check_writable(args.reports, "--reports")
     # "sample" switches after every sample: untimed calls there would outnumber the timed ones
+    chosen = args.precision
+    if chosen is None:  # --min-time alone asks for the fixed protocol
+        chosen = "off" if args.min_time else 0.05
+    chosen = None if chosen == "off" else chosen
     protocol = Protocol(min_time=args.min_time or 0.5, interleave=args.interleave,
+                        precision=chosen, budget=args.budget,
                         **({"switch_calls": 0} if args.interleave == "sample" else {}))
     run_dir = runner.run(cases, args.out, protocol=protocol,
                          case_timeout=args.case_timeout or 1800.0,

@@ -8,7 +8,7 @@ switched on per call by its adapter, beside graph mode).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from bench.frameworks import FRAMEWORKS, ModeSpec, framework_specs
 from bench.frameworks.tf_modes import AUTOCLUSTER_FLAGS
@@ -24,7 +24,7 @@ MODES: dict[tuple[str, str], Mode] = {(m.framework, m.name): m for m in _ALL}
 
 __all__ = ["AUTOCLUSTER_FLAGS", "DEVICES", "FRAMEWORKS", "MODES", "Mode", "SPECS", "baselines_for",
            "counts_in_process", "environment_problem", "modes_for", "nearest_baseline",
-           "framework_worker_env"]
+           "framework_worker_env", "verdict_pairs"]
 
 
 def modes_for(framework: str) -> list[str]:
@@ -42,6 +42,15 @@ def nearest_baseline(framework: str) -> str:
         if m.framework == framework and m.jit and m.baseline:
             return m.baseline
     return next(m.name for m in _ALL if m.framework == framework and not m.jit)
+
+
+def verdict_pairs(framework: str, modes: Sequence[str]) -> list[tuple[str, str]]:
+    """(JIT mode, nearest JIT-off mode) for the JIT modes of ``modes`` when that baseline is
+    among them: the pairs whose verdicts decide when a group stops sampling."""
+    base = nearest_baseline(framework)
+    if base not in modes:
+        return []
+    return [(m, base) for m in modes if (framework, m) in MODES and MODES[(framework, m)].jit]
 
 
 def framework_worker_env(framework: str) -> dict[str, str]:

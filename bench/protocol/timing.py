@@ -27,13 +27,19 @@ import math
 import random
 import statistics
 import time
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
-Counters = Callable[[], Mapping[str, float]]
-# why the framework compiled since the last read (e.g. JAX's explained cache misses); read
-# after every call or sample, so each reason lands on the mode that caused it
-Notes = Callable[[], list[str]]
-MAX_NOTES = 20  # per mode
+from bench.protocol.samples import (  # noqa: F401  (Timed, ModeResult: re-exported)
+    Counters,
+    ModeResult,
+    Notes,
+    Timed,
+    _add,
+    _diff,
+    _one_call,
+    _take_sample,
+    _untimed,
+)
 
 # How the timed phase alternates the modes of a group. Drift (thermal, other processes) hits
 # interleaved modes alike, so their ratio survives it; but a mode may also disturb the next one
@@ -69,9 +75,14 @@ class Protocol:
     # sample of each block ran 1-8% slower than the rest (TF eager <-> graph worst), which
     # made the 0-cluster auto-clustering rows read 1.01-1.02x "faster" than graph, the same
     # program; with 5 the first sample is within 0.3-0.9% and they read 1.00x (docs/protocol.md,
-    # "Measurement protocol")
-    switch_calls: int = 5
+    # "Measurement protocol"). None: 5 with the fixed protocol; 1 with sequential stopping,
+    # whose unit is a block's median, which one slow first sample does not move (3 quick runs:
+    # the 0-cluster and A/A verdicts, docs/statistics.md, "What each piece costs")
+    switch_calls: int | None = None
     alone_samples: int = 5  # interference check: samples per block alone (0: no check)
+    # which groups of a worker run the interference check: "first" (the check of the scheme
+    # once per worker, ~10% of a run's time when every group ran it) or "every"
+    interference_check: str = "first"
     alone_max_time: float = 2.0  # per block; at least 3 samples are taken anyway
     interference_tolerance: float = 0.03  # a smaller shift is never called interference
     interference_z: float = 3.0  # ...nor one within z robust sigmas of the interleaved blocks
@@ -82,6 +93,38 @@ class Protocol:
     # auto-clustering ratios fell inside the first group's A/A interval in 3-4 of 6 groups,
     # inside the band of all groups' A/A intervals in 6 of 6 (docs/protocol.md, "A/A control")
     aa_control: str = "every"
+    # sequential stopping (bench.protocol.sequential): each group samples until every pair's
+    # verdict is known at this precision (half-width of the interval, a fraction), or until
+    # ``budget`` seconds of its timed phase are spent. None: the fixed protocol (min_time /
+    # min_samples per mode), kept for comparison (``--precision off``)
+    precision: float | None = 0.05
+    budget: float = 6.0  # seconds of interleaved sampling per group, at most
+    tolerance: float = 0.05  # the "same" band: within +-5% of 1.00x
+    confidence: float = 0.95
+    # between-build standard deviation of a speedup's log, added to the blocks' error
+    # (bench.protocol.sequential). Identical builds side by side (A/A controls and 0-cluster
+    # auto-clustering rows, 60 pairs in 8 runs of matmul_relu/mmd quick, 2026-11-24): robust
+    # sd of their log ratios 1.4% (TF) and 1.6% (JAX), of which the blocks explain ~1.2%
+    # (docs/statistics.md, "Builds")
+    build_sigma: float = 0.01
+
+    @property
+    def switches(self) -> int:
+        """Untimed calls after each switch of mode (``switch_calls``, or its default)."""
+        if self.switch_calls is not None:
+            return self.switch_calls
+        return 5 if self.precision is None else 1
+
+    def rule(self):
+        """The stopping rule of ``precision``, its error rate split over the looks a group
+        can make before ``max_samples``, plus the final one at the budget."""
+        from bench.protocol.sequential import LOOK_ROUNDS, Rule
+
+        per_turn = self.block_samples if self.interleave in ("block", "abba") else 1
+        max_rounds = max(1, math.ceil(self.max_samples / per_turn))
+        looks = sum(1 for n in LOOK_ROUNDS if n <= max_rounds) + 1
+        return Rule(precision=self.precision or 0.05, tolerance=self.tolerance,
+                    confidence=self.confidence, looks=looks, build_sigma=self.build_sigma)
 
     def __post_init__(self):
         if self.interleave not in INTERLEAVE_SCHEMES:
@@ -90,76 +133,20 @@ class Protocol:
         if self.aa_control not in AA_CONTROL:
             raise ValueError(f"unknown aa_control {self.aa_control!r}; valid: "
                              f"{', '.join(AA_CONTROL)}")
-        if self.block_samples < 1 or self.switch_calls < 0 or self.alone_samples < 0:
+        if self.interference_check not in ("first", "every"):
+            raise ValueError(f"unknown interference_check {self.interference_check!r}; "
+                             f"valid: first, every")
+        if self.block_samples < 1 or self.switches < 0 or self.alone_samples < 0:
             raise ValueError(f"block_samples must be >= 1, switch_calls and alone_samples "
                              f">= 0; got {self.block_samples}, {self.switch_calls}, "
                              f"{self.alone_samples}")
-
-
-@dataclasses.dataclass
-class Timed:
-    """One mode, ready to time: ``call()`` runs it on already placed inputs, ``sync(out)``
-    blocks until ``out`` is computed on the device."""
-
-    name: str
-    call: Callable[[], Any]
-    sync: Callable[[Any], None]
-
-
-@dataclasses.dataclass
-class ModeResult:
-    name: str
-    output: Any = None
-    error: BaseException | None = None
-    error_phase: str = ""
-    first_call_s: float | None = None
-    early_calls_s: list[float] = dataclasses.field(default_factory=list)
-    warmup_calls: int = 0
-    warmup_s: float = 0.0
-    settled: bool = False
-    loops: int = 1
-    overhead_s: float = 0.0
-    samples: list[float] = dataclasses.field(default_factory=list)  # seconds per call
-    compiling_samples: list[float] = dataclasses.field(default_factory=list)
-    counters_first: dict[str, float] = dataclasses.field(default_factory=dict)
-    counters_warmup: dict[str, float] = dataclasses.field(default_factory=dict)
-    counters_samples: dict[str, float] = dataclasses.field(default_factory=dict)
-    # interference check: two blocks alone, in two rounds over the modes after the interleaved
-    alone_samples: list[float] = dataclasses.field(default_factory=list)
-    alone_again_samples: list[float] = dataclasses.field(default_factory=list)
-    alone_error: str | None = None  # the check failed; the interleaved samples still stand
-    first_notes: list[str] = dataclasses.field(default_factory=list)  # why the first call
-    later_notes: list[str] = dataclasses.field(default_factory=list)  # ...and later ones
-
-    def note(self, notes: Notes | None, first: bool = False) -> None:
-        if notes is not None:
-            kept = self.first_notes if first else self.later_notes
-            kept.extend(notes()[:MAX_NOTES - len(kept)])
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def steady_state_compiles(self) -> bool:
-        """True when the mode still compiled inside timed samples."""
-        return bool(self.compiling_samples)
-
-
-def _diff(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, float]:
-    return {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
-
-
-def _add(total: dict[str, float], delta: Mapping[str, float]) -> None:
-    for k, v in delta.items():
-        total[k] = total.get(k, 0) + v
-
-
-def _one_call(t: Timed, clock: Callable[[], float]) -> tuple[float, Any]:
-    t0 = clock()
-    out = t.call()
-    t.sync(out)
-    return clock() - t0, out
+        if self.precision is not None and not 0 < self.precision < 1:
+            raise ValueError(f"precision must be a fraction in (0, 1) or None (off); got "
+                             f"{self.precision!r}")
+        if not (self.budget > 0 and 0 < self.tolerance < 1 and 0.5 < self.confidence < 1):
+            raise ValueError(f"budget must be > 0 s, tolerance in (0, 1), confidence in "
+                             f"(0.5, 1); got {self.budget!r}, {self.tolerance!r}, "
+                             f"{self.confidence!r}")
 
 
 def _sync_overhead(t: Timed, out: Any, clock: Callable[[], float], reps: int = 20) -> float:
@@ -222,39 +209,6 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
     return r
 
 
-def _take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[], float],
-                 into: list[float] | None = None, notes: Notes | None = None) -> float:
-    """One sample of ``r.loops`` calls and a sync, kept in ``into`` (default ``r.samples``),
-    or in ``r.compiling_samples`` when anything compiled during it."""
-    before = dict(counters())
-    t0 = clock()
-    out = None
-    for _ in range(r.loops):
-        out = t.call()
-    t.sync(out)
-    elapsed = clock() - t0
-    delta = _diff(counters(), before)
-    _add(r.counters_samples, delta)
-    r.note(notes)
-    per_call = elapsed / r.loops
-    if delta.get("compiles", 0) > 0:
-        r.compiling_samples.append(per_call)
-    else:
-        (r.samples if into is None else into).append(per_call)
-    return elapsed
-
-
-def _untimed(t: Timed, r: ModeResult, counters: Counters, n: int,
-             notes: Notes | None = None) -> None:
-    """``n`` calls after a switch to ``t``: whatever the previous mode left running or evicted
-    is paid here, outside any sample. Compiles are still counted."""
-    for _ in range(n):
-        before = dict(counters())
-        t.sync(t.call())
-        _add(r.counters_samples, _diff(counters(), before))
-        r.note(notes)
-
-
 def _done(r: ModeResult, p: Protocol, spent: float) -> bool:
     valid_time = sum(r.samples) * r.loops
     n_all = len(r.samples) + len(r.compiling_samples)
@@ -269,7 +223,7 @@ def _interleaved(modes: list[Timed], results: dict[str, ModeResult], p: Protocol
                  counters: Counters, clock: Callable[[], float],
                  notes: Notes | None = None) -> None:
     """Phase 5: turns of the live modes in the order ``p.interleave`` says, until each is
-    done; ``p.switch_calls`` untimed calls whenever the loop moves to another mode."""
+    done; ``p.switches`` untimed calls whenever the loop moves to another mode."""
     live = [t for t in modes if results[t.name].ok]
     spent = {t.name: 0.0 for t in live}
     per_turn = p.block_samples if p.interleave in ("block", "abba") else 1
@@ -287,7 +241,7 @@ def _interleaved(modes: list[Timed], results: dict[str, ModeResult], p: Protocol
             r = results[t.name]
             try:
                 if t.name != last:
-                    _untimed(t, r, counters, p.switch_calls, notes)
+                    _untimed(t, r, counters, p.switches, notes)
                 last = t.name
                 for _ in range(per_turn):
                     spent[t.name] += _take_sample(t, r, counters, clock, notes=notes)
@@ -320,18 +274,28 @@ def _alone(t: Timed, r: ModeResult, into: list[float], untimed: int, p: Protocol
 def measure(modes: list[Timed], protocol: Protocol = Protocol(),
             counters: Counters = lambda: {},
             clock: Callable[[], float] = time.perf_counter,
-            notes: Notes | None = None) -> dict[str, ModeResult]:
+            notes: Notes | None = None,
+            pairs: Sequence[tuple[str, str]] = (),
+            controls: Sequence[tuple[str, str]] = ()) -> dict[str, ModeResult]:
     """Run the whole protocol on the modes of one case group; one ``ModeResult`` per mode.
     ``notes``: the framework's reasons for compiling (``adapter.compile_notes``), kept per
-    mode in ``first_notes`` and ``later_notes``."""
+    mode in ``first_notes`` and ``later_notes``. ``pairs``: (JIT mode, its baseline) whose
+    verdicts decide when sampling stops (``protocol.precision`` set; without pairs, the fixed
+    protocol: ``min_time`` per mode); ``controls``: pairs judged alike that keep nothing sampling
+    (the A/A control)."""
     results = {t.name: first_and_warmup(t, protocol, counters, clock, notes) for t in modes}
-    _interleaved(modes, results, protocol, counters, clock, notes)
+    if protocol.precision is None or not pairs:  # nothing to judge: the fixed protocol
+        _interleaved(modes, results, protocol, counters, clock, notes)
+    else:
+        from bench.protocol.sequential import run_sequential
+
+        run_sequential(modes, results, protocol, pairs, counters, clock, notes, controls)
     if protocol.alone_samples and sum(1 for r in results.values() if r.samples) > 1:
         for blocks in ("alone_samples", "alone_again_samples"):  # two rounds over the modes
             for t in modes:  # switched to like any turn, at least one untimed call
                 r = results[t.name]
                 if r.samples:
-                    _alone(t, r, getattr(r, blocks), max(1, protocol.switch_calls), protocol,
+                    _alone(t, r, getattr(r, blocks), max(1, protocol.switches), protocol,
                            counters, clock, notes)
     return results
 

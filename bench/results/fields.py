@@ -73,6 +73,17 @@ FIELDS: dict[str, Field] = {
     "aa_samples": Field("seconds list", "the A/A control's samples (this mode built again) [s]"),
     "aa_median_s": Field("seconds", "median of the A/A control's samples [s]"),
     "early_calls_s": Field("seconds list", "the calls right after the first [s]"),
+    "verdict": Field("text", "this JIT mode against verdict_baseline (its nearest JIT-off "
+                     "mode), from the blocks: faster | slower | same | unresolved"),
+    "verdict_baseline": Field("text", "the JIT-off mode the verdict is against"),
+    "verdict_speedup": Field("number", "baseline time / this mode's time, from the blocks"),
+    "verdict_ci_low": Field("number", "lower end of verdict_speedup's interval"),
+    "verdict_ci_high": Field("number", "upper end of verdict_speedup's interval"),
+    "aa_verdict": Field("text", "the A/A control's verdict (identical programs): same or "
+                        "unresolved, unless the noise floor is wider than it says"),
+    "aa_verdict_speedup": Field("number", "this mode / its A/A control, from the blocks"),
+    "aa_verdict_ci_low": Field("number", "lower end of aa_verdict_speedup's interval"),
+    "aa_verdict_ci_high": Field("number", "upper end of aa_verdict_speedup's interval"),
 }
 
 # Fields only some rows carry, by family: each documented, none checked on reading.
@@ -94,6 +105,9 @@ FAMILIES: dict[str, str] = {
     r"aa_(ratio|pairing|error)":
         "the A/A control on the row of the mode it repeats: this mode's median / the "
         "control's, how they were paired, or why the control failed",
+    r"(aa_)?verdict_(blocks|rounds|s)":
+        "how the verdict was reached: blocks of the JIT mode (its units), rounds of blocks, "
+        "seconds of sampling until it was known (bench.protocol.sequential)",
     r"hlo_.+": "facts of the optimized HLO XLA built (programs, kernels, fusions, fingerprint, "
                "files under the run folder; bench.xla.hlo_text)",
     r"xla_.+": "XLA's cost analysis of the compiled program (flops, bytes, intensity) and how "

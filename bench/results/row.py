@@ -123,7 +123,25 @@ def aa_fields(samples: Sequence[float], control) -> dict[str, Any]:
     control_median = statistics.median(control.samples)
     return {"aa_samples": list(control.samples), "aa_median_s": control_median,
             "aa_ratio": statistics.median(samples) / control_median,
-            "aa_pairing": "same worker, interleaved"}
+            "aa_pairing": "same worker, interleaved",
+            **verdict_fields(control.verdicts, prefix="aa_verdict")}
+
+
+def verdict_fields(verdicts: Mapping[str, Mapping[str, Any]], prefix: str = "verdict"
+                   ) -> dict[str, Any]:
+    """A mode's verdict against its baseline (``ModeResult.verdicts``, sequential stopping):
+    ``verdict``, ``verdict_baseline``, ``verdict_speedup``, ``verdict_ci_low`` / ``_high``,
+    ``verdict_blocks``, ``verdict_rounds``, ``verdict_s``; with ``prefix="aa_verdict"`` the same
+    for an A/A control (no ``_baseline``: the control repeats the row's own mode)."""
+    if not verdicts:
+        return {}
+    baseline, v = next(iter(verdicts.items()))
+    out = {prefix: v["verdict"]}
+    if prefix == "verdict":
+        out["verdict_baseline"] = baseline
+    for k in ("speedup", "ci_low", "ci_high", "blocks", "rounds", "s"):
+        out[f"{prefix}_{k}"] = v.get(k)
+    return out
 
 
 def counter_fields(first: Mapping[str, float], warmup: Mapping[str, float],
@@ -220,6 +238,7 @@ def group_rows(modes: Sequence[str], results: Mapping[str, Any], *,
                                          r.counters_samples))
             # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
             common.update(adapter.mode_facts(mode, r.counters_first))
+        common.update(verdict_fields(r.verdicts))
         if extra is not None:
             common.update(extra(mode, r))
         common.update(checks.get(mode, {}))

@@ -26,6 +26,7 @@ must not reach it directly).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import mmap
 import os
@@ -35,7 +36,7 @@ import time
 import traceback
 from typing import Any
 
-from bench.define.modes import nearest_baseline
+from bench.define.modes import nearest_baseline, verdict_pairs
 from bench.define.workload import Case, load_workload
 from bench.protocol import case_setup as casework
 from bench.protocol import machine_load as noise
@@ -162,6 +163,15 @@ def _peak_memory(adapter, timed: list[Timed], results, device: str) -> dict[str,
 AA_SUFFIX = "~aa"  # the A/A control of mode m is timed as "m~aa"
 
 
+def _pairs(framework: str, modes: list[str], timed: list[str]
+           ) -> dict[str, list[tuple[str, str]]]:
+    """``pairs`` (``bench.define.modes.verdict_pairs``) and ``controls``: the A/A control
+    against the mode it repeats, judged alike (``bench.protocol.timing.measure``)."""
+    base = nearest_baseline(framework)
+    return {"pairs": verdict_pairs(framework, modes),
+            "controls": [(base + AA_SUFFIX, base)] if base + AA_SUFFIX in timed else []}
+
+
 def run_group(adapter, cases: list[Case], protocol: Protocol,
               where: Where | None = None, aa: bool = False,
               options: insight.Options | None = None) -> list[dict[str, Any]]:
@@ -216,7 +226,9 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
     snap = noise.snapshot()
     # compile_notes: why the framework compiled (JAX's explained cache misses), per mode
     results = measure(timed, protocol, counters=adapter.counters,
-                      notes=getattr(adapter, "compile_notes", None))
+                      notes=getattr(adapter, "compile_notes", None),
+                      **_pairs(first.framework, [c.mode for c in cases],
+                               [t.name for t in timed]))
     machine = noise.between(snap, noise.snapshot())
     peak_mem = _peak_memory(adapter, timed, results, first.device)
 
@@ -289,7 +301,7 @@ def main(argv: list[str]) -> int:
     send({"type": "hello", "pid": os.getpid(), "framework": framework,
           "versions": adapter.versions(), "devices": adapter.device_info(),
           "startup": startup})
-    aa_done = False
+    aa_done = checked = False  # the A/A control, the interference check: run once yet?
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -299,10 +311,13 @@ def main(argv: list[str]) -> int:
               f"[{','.join(c.mode for c in cases)}]", flush=True)
         protocol = Protocol(**msg.get("protocol", {}))
         aa = protocol.aa_control == "every" or (protocol.aa_control == "first" and not aa_done)
+        if protocol.interference_check == "first" and checked:
+            protocol = dataclasses.replace(protocol, alone_samples=0)
         try:
             out = run_group(adapter, cases, protocol, where, aa=aa,
                             options=insight.Options.from_message(msg.get("insight")))
             aa_done = aa_done or any("aa_ratio" in r or "aa_error" in r for r in out)
+            checked = checked or any("alone_median_s" in r for r in out)
         except Exception as exc:  # a bug of ours must still leave a row per case
             tb = traceback.format_exc()
             print(tb, flush=True)

@@ -36,6 +36,7 @@ from bench.define.modes import (
     counts_in_process,
     environment_problem,
     modes_for,
+    verdict_pairs,
 )
 from bench.define.workload import Case
 from bench.errors import UserError
@@ -250,7 +251,8 @@ def run(spec: Spec, protocol: Protocol | None = None,
                     arrays_only=True, reference_label="the reference")
     timed = [work.timed(m, work.build([spec.fn], m)) for m in spec.modes]
     results = measure(timed, protocol, counters=adapter.counters,
-                      notes=getattr(adapter, "compile_notes", None))
+                      notes=getattr(adapter, "compile_notes", None),
+                      pairs=verdict_pairs(spec.framework, spec.modes))
     nojit, nojit_mode = _nojit(spec, work, results)
     work.rtol, work.atol = _tolerance(spec, case_of(spec, spec.modes[0]).dtype, nojit)
     flops = float(spec.flops) if spec.flops is not None else None

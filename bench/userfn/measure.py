@@ -66,6 +66,12 @@ class Result:
             elif r["verdict"] == "faster":
                 head = (f"{r['mode']} is {fmt.times(ratio)} faster than {r['baseline']} "
                         f"{fmt.interval(lo, hi)}")
+            elif r["verdict"] == "same":
+                head = (f"{r['mode']} runs as fast as {r['baseline']} ({fmt.times(ratio)} "
+                        f"{fmt.interval(lo, hi)}, inside the +-5% band)")
+            elif r["verdict"] == "unresolved":
+                head = (f"{r['mode']} against {r['baseline']}: unresolved ({fmt.times(ratio)} "
+                        f"{fmt.interval(lo, hi)}; a longer budget may tell)")
             else:
                 head = (f"{r['mode']} is no faster than {r['baseline']} ({fmt.times(ratio)} "
                         f"{fmt.interval(lo, hi)}, within the noise)")

@@ -1,0 +1,230 @@
+"""Stop when the verdict is known: block-level speedups, looked at a few spaced times.
+
+The unit. Samples of one block (consecutive samples of one mode) share the machine's state of
+those seconds, so they are not independent; blocks of two modes measured next to each other
+share it too, and their ratio cancels it. So each block of a JIT-on mode gives one unit: the
+log of its median over the geometric mean of the medians of the baseline's blocks just before
+and just after it (drift that is linear over the three blocks cancels). The pair's speedup is
+exp(mean unit); its interval is Student's t on the units. A block's median, not its mean, so
+one sample slowed by the switch from another mode does not move it.
+
+Builds. Two builds of the same program, measured side by side, differ by more than their
+blocks say (docs/statistics.md, "Where the variance lives"): the interval adds that
+between-build standard deviation (``Rule.build_sigma``, on the log scale) to the blocks'
+standard error, so it is as wide as a second build of the same group would find it.
+
+The looks. Sampling goes on in rounds (a block of every live mode); the pairs are judged only
+after rounds in :data:`LOOK_ROUNDS` (geometrically spaced) and when the budget runs out, each
+look at the error rate ``(1 - confidence) / looks`` (Bonferroni over the looks a group can
+make), so that looking early does not turn noise into verdicts.
+
+The verdicts, from the interval [lo, hi] of a speedup and the tolerance band
+[1 / (1 + tol), 1 + tol] around 1.00x:
+
+- ``same``: the interval lies inside the band;
+- ``faster`` / ``slower``: it lies above / below 1.00x and not inside the band;
+- otherwise undecided: ``unresolved`` once the budget is spent.
+
+A pair stops at a look where it is decided and its interval is either narrower than
+``precision`` (half-width as a fraction) or clear of the band altogether; or where more blocks
+can no longer narrow it (their standard error is under half the between-build one). The A/A
+control is judged at the same looks but never keeps a group sampling: it is measured the way
+the real pairs are, for as long as they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+import statistics
+from typing import Any, Callable, Sequence
+
+from bench.protocol.samples import Counters, ModeResult, Notes, Timed, _take_sample, _untimed
+
+# ``p``: a bench.protocol.timing.Protocol (not imported: timing imports this module)
+Protocol = Any
+
+# rounds after which the pairs are judged: 4, 8, 16, 32, 64, 128, ... (doubling: few looks,
+# so each keeps most of the error rate)
+LOOK_ROUNDS = tuple(4 * 2 ** k for k in range(12))
+MIN_UNITS = 3  # an interval needs at least this many blocks of the JIT mode
+VERDICTS = ("faster", "slower", "same", "unresolved")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    precision: float = 0.05  # stop when the interval's half-width is below this (fraction)
+    tolerance: float = 0.05  # "same" band: within +-tolerance of 1.00x
+    confidence: float = 0.95  # over all looks together
+    looks: int = 8  # how many looks the error rate is split over
+    build_sigma: float = 0.0  # between-build standard deviation of a log ratio
+
+    def alpha(self) -> float:
+        return (1.0 - self.confidence) / max(1, self.looks)
+
+
+@dataclasses.dataclass
+class Estimate:
+    speedup: float
+    ci_low: float
+    ci_high: float
+    n_units: int
+    verdict: str | None  # None: not decided at this look
+    se_blocks: float = 0.0  # standard error of the mean unit (log scale), blocks only
+
+    @property
+    def half_width(self) -> float:
+        """Relative half-width of the interval: sqrt(hi / lo) - 1."""
+        if not (self.ci_low > 0 and math.isfinite(self.ci_high)):
+            return math.inf
+        return math.sqrt(self.ci_high / self.ci_low) - 1.0
+
+
+def units(blocks: Sequence[tuple[int, str, float]], jit: str, baseline: str) -> list[float]:
+    """Log ratios log(baseline / jit), one per block of ``jit`` that has a baseline block
+    before or after it. ``blocks``: (sequence number, mode, block median) in time order."""
+    base = [(s, m) for s, name, m in blocks if name == baseline and m > 0]
+    out = []
+    for seq, name, med in blocks:
+        if name != jit or med <= 0:
+            continue
+        before = [m for s, m in base if s < seq]
+        after = [m for s, m in base if s > seq]
+        near = ([before[-1]] if before else []) + ([after[0]] if after else [])
+        if near:
+            out.append(sum(math.log(m) for m in near) / len(near) - math.log(med))
+    return out
+
+
+def _t_quantile(p: float, df: int) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(p, df))
+
+
+def estimate(us: Sequence[float], rule: Rule, alpha: float | None = None) -> Estimate | None:
+    """Speedup, interval and verdict from the units ``us`` (None with too few)."""
+    n = len(us)
+    if n < MIN_UNITS:
+        return None
+    mean = sum(us) / n
+    var = sum((u - mean) ** 2 for u in us) / (n - 1)
+    a = rule.alpha() if alpha is None else alpha
+    se = math.sqrt(var / n)
+    half = _t_quantile(1 - a / 2, n - 1) * math.sqrt(se ** 2 + rule.build_sigma ** 2)
+    lo, hi = math.exp(mean - half), math.exp(mean + half)
+    return Estimate(math.exp(mean), lo, hi, n, judge(lo, hi, rule.tolerance), se)
+
+
+def judge(lo: float, hi: float, tolerance: float) -> str | None:
+    band_lo, band_hi = 1.0 / (1.0 + tolerance), 1.0 + tolerance
+    if band_lo <= lo and hi <= band_hi:
+        return "same"
+    if lo > 1.0:
+        return "faster"
+    if hi < 1.0:
+        return "slower"
+    return None
+
+
+def settled(e: Estimate | None, rule: Rule) -> bool:
+    """Stop sampling this pair: decided, and precise enough or clear of the band."""
+    if e is None:
+        return False
+    if rule.build_sigma > 0 and e.se_blocks <= rule.build_sigma / 2:
+        return True  # the builds, not the blocks, set the width now: more cannot help
+    if e.verdict is None:
+        return False
+    band_lo, band_hi = 1.0 / (1.0 + rule.tolerance), 1.0 + rule.tolerance
+    return e.half_width <= rule.precision or e.ci_low > band_hi or e.ci_high < band_lo
+
+
+def final(e: Estimate | None) -> str:
+    """The verdict when sampling ends: the decided one, or ``unresolved``."""
+    return e.verdict if e is not None and e.verdict else "unresolved"
+
+
+def _min_done(r: ModeResult, p: Protocol) -> bool:
+    """A mode in no open pair stops after ``min_samples`` (or when it keeps compiling)."""
+    return (len(r.samples) >= p.min_samples or len(r.compiling_samples) >= p.min_samples
+            or len(r.samples) + len(r.compiling_samples) >= p.max_samples)
+
+
+def run_sequential(modes: list[Timed], results: dict[str, ModeResult], p: Protocol,
+                   pairs: Sequence[tuple[str, str]], counters: Counters,
+                   clock: Callable[[], float], notes: Notes | None = None,
+                   controls: Sequence[tuple[str, str]] = ()) -> None:
+    """Phase 5 with sequential stopping (``p.precision`` set): rounds of blocks as the fixed
+    protocol's (``bench.protocol.timing``), the pairs judged at the looks; a mode stops when
+    no open pair needs it and it has ``min_samples``; the group stops when every mode has
+    stopped or ``p.budget`` seconds are spent. Each JIT mode's verdicts go to its result's
+    ``verdicts``. ``controls``: pairs judged the same way that keep no mode sampling (the
+    A/A control)."""
+    rule = p.rule()
+    live = [t for t in modes if results[t.name].ok]
+    names = {t.name for t in live}
+    open_pairs = [(j, b) for j, b in pairs if j in names and b in names and j != b]
+    judged = open_pairs + [(j, b) for j, b in controls if j in names and b in names]
+    estimates: dict[tuple[str, str], Estimate | None] = {}
+    taken_at: dict[tuple[str, str], tuple[int, float]] = {}
+    blocks: list[tuple[int, str, float]] = []
+    per_turn = p.block_samples if p.interleave in ("block", "abba") else 1
+    rng = random.Random(p.seed)
+    last = live[-1].name if live else None
+    rounds, start = 0, clock()
+
+    def look() -> None:
+        for pair in list(open_pairs):
+            e = estimate(units(blocks, *pair), rule)
+            estimates[pair], taken_at[pair] = e, (rounds, clock() - start)
+            if settled(e, rule):
+                open_pairs.remove(pair)
+
+    while live:
+        order = list(live)
+        if p.interleave == "random":
+            rng.shuffle(order)
+        elif p.interleave == "abba" and rounds % 2:
+            order.reverse()
+        rounds += 1
+        for t in order:
+            r = results[t.name]
+            try:
+                if t.name != last:
+                    _untimed(t, r, counters, p.switches, notes)
+                last = t.name
+                n0 = len(r.samples)
+                for _ in range(per_turn):
+                    _take_sample(t, r, counters, clock, notes=notes)
+                if len(r.samples) > n0:
+                    blocks.append((len(blocks), t.name, statistics.median(r.samples[n0:])))
+            except Exception as exc:
+                r.error, r.error_phase = exc, "timed_samples"
+                live.remove(t)
+                open_pairs[:] = [pr for pr in open_pairs if t.name not in pr]
+        spent = clock() - start >= p.budget
+        capped = any(len(results[t.name].samples) + len(results[t.name].compiling_samples)
+                     >= p.max_samples for t in live)
+        if rounds in LOOK_ROUNDS or spent or capped:
+            look()
+        needed = {name for pair in open_pairs for name in pair}
+        if open_pairs:  # the controls are sampled as long as a real pair is
+            needed |= {name for pair in judged if pair in controls for name in pair}
+        live = [t for t in live if t.name in needed or not _min_done(results[t.name], p)]
+        if spent or capped:
+            break
+
+    for jit, base in judged:
+        if not (results[jit].ok and results[base].ok):
+            continue
+        if (jit, base) in controls:  # judged on every block the group took
+            estimates[(jit, base)] = estimate(units(blocks, jit, base), rule)
+            taken_at[(jit, base)] = (rounds, clock() - start)
+        e = estimates.get((jit, base))
+        n_rounds, took = taken_at.get((jit, base), (rounds, clock() - start))
+        results[jit].verdicts[base] = {
+            "verdict": final(e), "speedup": e.speedup if e else None,
+            "ci_low": e.ci_low if e else None, "ci_high": e.ci_high if e else None,
+            "blocks": e.n_units if e else len(units(blocks, jit, base)),
+            "rounds": n_rounds, "s": round(took, 4)}

@@ -1,0 +1,96 @@
+"""The stopping rule (bench.protocol.sequential) on simulated streams, through the real
+protocol loop (bench.protocol.timing.measure) with a simulated clock.
+
+The machine: every call costs ``base x drift x noise``, where the drift is shared by both
+modes (a slow random walk of the log, mean-reverting, plus a few-percent oscillation with a
+period of seconds: samples of one block are correlated, as on this host) and the noise is
+per call (lognormal, 3%, with 1% of calls 30% slower: interrupts). Each build of a mode gets
+its own persistent offset drawn with the protocol's ``build_sigma``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from bench.protocol import sequential as seq
+from bench.protocol.timing import Protocol, Timed, measure
+
+pytestmark = pytest.mark.unit  # no child process, no framework import
+
+N_PAIRS = 1000
+CALL_S = 0.01  # seconds per call: a sample is one call (the clock's reads cost nothing)
+
+
+class Machine:
+    def __init__(self, rng: random.Random):
+        self.rng, self.now, self.log_drift, self.phase = rng, 0.0, 0.0, rng.random() * 6.28
+
+    def clock(self) -> float:
+        return self.now
+
+    def call(self, base: float) -> None:
+        rng = self.rng
+        # AR(1) drift of the log, per call: correlation over ~100 calls (a second)
+        self.log_drift = 0.99 * self.log_drift + rng.gauss(0.0, 0.01)
+        wave = 0.03 * math.sin(self.now / 3.0 + self.phase)
+        spike = 1.3 if rng.random() < 0.01 else 1.0
+        self.now += base * math.exp(self.log_drift + wave + rng.gauss(0.0, 0.03)) * spike
+
+
+def _pair(rng: random.Random, speedup: float, p: Protocol):
+    m = Machine(rng)
+    offsets = [math.exp(rng.gauss(0.0, p.build_sigma)) for _ in range(2)]
+    base = Timed("off", lambda: m.call(CALL_S * offsets[0]), lambda out: None)
+    jit = Timed("on", lambda: m.call(CALL_S * offsets[1] / speedup), lambda out: None)
+    start = m.now
+    results = measure([base, jit], p, clock=m.clock, pairs=[("on", "off")])
+    fixed = {"verdict": "unresolved"}  # the fixed protocol judges nothing
+    return results["on"].verdicts.get("off", fixed), m.now - start
+
+
+def _run(speedup: float, p: Protocol, n: int = N_PAIRS, seed: int = 0):
+    rng = random.Random(seed)
+    out = [_pair(rng, speedup, p) for _ in range(n)]
+    counts = {v: sum(1 for o, _ in out if o["verdict"] == v) for v in seq.VERDICTS}
+    return counts, sum(t for _, t in out) / n
+
+
+SEQ = Protocol(alone_samples=0, switch_calls=0, warmup_max_time=0.2)
+FIXED = Protocol(alone_samples=0, switch_calls=0, warmup_max_time=0.2, precision=None)
+
+
+def test_identical_streams_are_called_faster_or_slower_in_at_most_5_percent():
+    counts, _ = _run(1.0, SEQ)
+    wrong = counts["faster"] + counts["slower"]
+    assert wrong <= 0.05 * N_PAIRS, counts
+    assert counts["same"] > counts["unresolved"], counts  # and it mostly says so
+
+
+def test_a_true_10_percent_speedup_is_found_in_90_percent_and_sooner_than_fixed():
+    counts, seconds = _run(1.10, SEQ, seed=1)
+    assert counts["faster"] >= 0.90 * N_PAIRS, counts
+    assert counts["slower"] == 0, counts
+    _, fixed_seconds = _run(1.10, FIXED, n=100, seed=1)
+    assert seconds < fixed_seconds, (seconds, fixed_seconds)
+
+
+@pytest.mark.parametrize("lo,hi,verdict", [
+    (1.01, 1.04, "same"), (0.96, 1.049, "same"), (1.02, 1.09, "faster"),
+    (0.90, 0.99, "slower"), (0.97, 1.08, None), (1.06, 1.20, "faster")])
+def test_verdict_of_an_interval(lo, hi, verdict):
+    assert seq.judge(lo, hi, 0.05) == verdict
+
+
+def test_units_use_the_baseline_blocks_on_both_sides():
+    blocks = [(0, "off", 2.0), (1, "on", 1.0), (2, "off", 8.0), (3, "on", 2.0)]
+    us = seq.units(blocks, "on", "off")
+    # first: geomean(2, 8) / 1 = 4; second: only the block before it, 8 / 2 = 4
+    assert [round(math.exp(u), 9) for u in us] == [4.0, 4.0]
+
+
+def test_a_pair_with_too_few_blocks_has_no_estimate_and_ends_unresolved():
+    assert seq.estimate([0.1, 0.2], seq.Rule()) is None
+    assert seq.final(None) == "unresolved"
