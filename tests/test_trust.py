@@ -89,6 +89,17 @@ def test_no_jit_rows_are_not_speedups_and_the_geomean_counts_them_apart(run_dir)
 def test_interleaved_rows_carry_the_interference_check(rows):
     for r in rows:
         assert r["status"] == "ok", r.get("error")
+    # once per worker (Protocol.interference_check="first"): the rows of its first group
+    def group(r):
+        return (r["workload"], r["variant"], r["framework"], r["dtype"], r["size"])
+
+    first = {}
+    for r in rows:
+        first.setdefault(r["worker_pid"], group(r))
+    checked = [r for r in rows if "alone_samples" in r]
+    assert {group(r) for r in checked} == set(first.values())
+    assert len({group(r) for r in rows}) > len(first)  # so some groups ran without it
+    for r in checked:
         # two blocks alone, in two rounds after the interleaved phase
         assert len(r["alone_samples"]) == 3 and len(r["alone_again_samples"]) == 3
         alone = statistics.median(r["alone_samples"] + r["alone_again_samples"])

@@ -122,8 +122,30 @@ def comparable(metas: dict[str, dict[str, Any]], order: list[str]) -> list[str]:
     switch of mode instead of 1, which moved TF mmd's xla/graph ratio by +27%) starts a new
     history: judged against the old protocol's runs, the first night after the upgrade
     "confirmed" that change as two regressions."""
-    latest = metas[order[-1]].get("protocol")
-    return [r for r in order if metas[r].get("protocol") == latest]
+    latest = _measuring(metas[order[-1]].get("protocol"))
+    return [r for r in order if _measuring(metas[r].get("protocol")) == latest]
+
+
+# protocol fields a run recorded before they existed: the value that measures as it did
+_BEFORE = {"precision": None, "budget": None, "tolerance": None, "confidence": None,
+           "build_sigma": None}
+# fields that only govern what comes after the timed samples (the interference check)
+_AFTER_SAMPLES = ("interference_check", "alone_samples", "alone_max_time",
+                  "interference_tolerance", "interference_z")
+
+
+def _measuring(protocol: Any) -> Any:
+    """What of a recorded protocol decides the timed samples: defaults of later fields filled
+    in as the older runs measured, the switch-call default resolved, and the interference
+    check's settings left out (it runs after the samples)."""
+    if not isinstance(protocol, dict):
+        return protocol
+    out = {**_BEFORE, **protocol}
+    if out.get("precision") is None:  # the fixed protocol ignores the sequential settings
+        out.update({k: None for k in _BEFORE})
+    if out.get("switch_calls") is None:
+        out["switch_calls"] = 5 if out.get("precision") is None else 1
+    return {k: v for k, v in out.items() if k not in _AFTER_SAMPLES}
 
 
 def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> History:
