@@ -10,6 +10,7 @@ its own persistent offset drawn with the protocol's ``build_sigma``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
@@ -94,3 +95,50 @@ def test_units_use_the_baseline_blocks_on_both_sides():
 def test_a_pair_with_too_few_blocks_has_no_estimate_and_ends_unresolved():
     assert seq.estimate([0.1, 0.2], seq.Rule()) is None
     assert seq.final(None) == "unresolved"
+
+
+class Steps:
+    """A clock that only moves when a mode is called: each call costs what its mode says."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def mode(self, name: str, costs) -> Timed:
+        it = iter(costs)
+
+        def call():
+            self.now += next(it)
+
+        return Timed(name, call, lambda out: None)
+
+
+def test_a_slow_modes_blocks_end_after_3_samples_and_its_verdict_comes_at_the_first_look():
+    clock = Steps()
+    p = Protocol(alone_samples=0, switch_calls=0, block_time=0.25, build_sigma=0.0, budget=100.0)
+    base = clock.mode("off", itertools.repeat(1.0))  # 1 s a call: a block is 3 samples
+    jit = clock.mode("on", itertools.repeat(0.5))
+    results = measure([base, jit], p, clock=clock, pairs=[("on", "off")])
+    v = results["on"].verdicts["off"]
+    assert v["verdict"] == "faster" and v["rounds"] == seq.LOOK_ROUNDS[0]
+    assert v["speedup"] == pytest.approx(2.0)
+    assert len(results["off"].samples) == len(results["on"].samples) == 3 * v["rounds"]
+
+
+def test_the_aa_control_stops_once_settled_while_a_real_pair_samples_on():
+    clock = Steps()
+    p = Protocol(alone_samples=0, switch_calls=0, budget=100.0, build_sigma=0.01)
+    base = clock.mode("off", itertools.repeat(0.01))
+    again = clock.mode("off~aa", itertools.repeat(0.01))  # the same program
+    # a JIT mode 2.5-7.5% faster block by block: its interval keeps straddling the band edge
+    jit = clock.mode("on", (0.01 / (1.05 + 0.025 * (-1) ** (k // 5))
+                            for k in itertools.count()))
+    results = measure([base, again, jit], p, clock=clock, pairs=[("on", "off")],
+                      controls=[("off~aa", "off")])
+    aa, real = results["off~aa"].verdicts["off"], results["on"].verdicts["off"]
+    # no scatter at all, yet 4 blocks' t quantile leaves +-6%: 'same' at the second look
+    assert aa["verdict"] == "same" and aa["rounds"] == seq.LOOK_ROUNDS[1]
+    assert real["rounds"] > aa["rounds"]
+    assert len(results["off~aa"].samples) < len(results["off"].samples)

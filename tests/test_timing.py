@@ -81,6 +81,17 @@ def test_compiles_in_first_call_and_warmup_are_counted_apart():
     assert r.warmup_calls == 5
 
 
+def test_a_mode_that_compiles_on_every_call_ends_its_warmup_unsettled():
+    clock = FakeClock()
+    counter = {"compiles": 0}
+    p = Protocol(early_calls=4, warmup_min_calls=3, warmup_max_time=1e9)
+    mode = make_mode("m", clock, compiles_on=set(range(1, 1000)), counter=counter)
+    r = first_and_warmup(mode, p, lambda: dict(counter), clock)
+    # calls 2-5 each compiled once and took as long: its steady state is compiling
+    assert r.warmup_calls == 4 and not r.settled
+    assert r.counters_warmup["compiles"] == 4
+
+
 def test_modes_are_interleaved_sample_by_sample():
     clock = FakeClock()
     log: list[str] = []

@@ -58,4 +58,26 @@ def summary(df, sp) -> dict[str, Any]:
         "n_unclear": int(sum(1 for b in be if isinstance(b, float) and math.isnan(b))),
         "n_pairs": len(near),
         "status_counts": df["status"].value_counts().to_dict(),
+        "verdict_counts": near["verdict"].value_counts().to_dict() if len(near) else {},
+        "aa_verdict_counts": (df["aa_verdict"].dropna().value_counts().to_dict()
+                              if "aa_verdict" in df else {}),
+        **_group_times(df),
     }
+
+
+def _group_times(df) -> dict[str, Any]:
+    """Seconds each case group took in its worker (first row's start to last row's end):
+    their median and total (``group_s_median``, ``group_s_total``, ``n_groups``)."""
+    if not {"started_at", "finished_at"} <= set(df.columns):
+        return {"group_s_median": math.nan, "group_s_total": math.nan, "n_groups": 0}
+    keys = [c for c in ("workload", "variant", "framework", "device", "dtype", "size",
+                        "run_id") if c in df.columns]
+    ran = df[df["status"] != "skipped"]
+    spans = []
+    for _, g in ran.groupby(keys, dropna=False, sort=False) if keys and len(ran) else []:
+        start = g["started_at"].map(_num).min()
+        end = g["finished_at"].map(_num).max()
+        if math.isfinite(start) and math.isfinite(end) and end >= start:
+            spans.append(end - start)
+    return {"group_s_median": float(np.median(spans)) if spans else math.nan,
+            "group_s_total": float(sum(spans)) if spans else math.nan, "n_groups": len(spans)}

@@ -152,10 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "mode; ~10 s): the report then shows no %% of peak or floors")
     p.add_argument("--interleave", choices=list(INTERLEAVE_SCHEMES), default="block",
                    help="how the timed samples of a group's modes alternate: 5 samples of a "
-                        "mode in a row (block, the default), the same with the order "
-                        "reversed every round (abba), one sample of each in turn (sample), "
-                        "or a new random order each round (random); all but sample make 5 "
-                        "untimed calls after each switch of mode")
+                        "mode in a row (block, the default; 3 to 5 under --precision, fewer "
+                        "for slow modes), the same with the order reversed every round "
+                        "(abba), one sample of each in turn (sample), or a new random order "
+                        "each round (random); one untimed call after each switch of mode "
+                        "(5 with --precision off)")
     p.add_argument("--dump-hlo", action="store_true",
                    help="keep each JIT mode's optimized HLO, its graph (.dot, .svg where "
                         "Graphviz is installed) under RUN/cases/<case>/, linked from the "

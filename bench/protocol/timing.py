@@ -4,7 +4,9 @@ For each mode of one case group:
 
 1. **first call** timed alone (trace + compile + run, ending with a sync);
 2. **calls 2-5** timed one by one and kept (a mode that keeps compiling shows here);
-3. **warm-up** until a few calls in a row compile nothing and their times settle;
+3. **warm-up** until a few calls in a row compile nothing and their times settle, or until
+   a few calls in a row each compiled as much as the last and their times settle (a mode
+   whose steady state is compiling: it is measured as such, ``compiling_samples``);
 4. **calibration**: calls per sample (``loops``) so timer + sync overhead stays below
    ``target_overhead`` of a sample;
 5. **timed samples**, modes interleaved (``Protocol.interleave``, :data:`INTERLEAVE_SCHEMES`),
@@ -99,6 +101,7 @@ class Protocol:
     # min_samples per mode), kept for comparison (``--precision off``)
     precision: float | None = 0.05
     budget: float = 6.0  # seconds of interleaved sampling per group, at most
+    block_time: float = 0.25  # with sequential stopping, a block ends after 3 samples and this
     tolerance: float = 0.05  # the "same" band: within +-5% of 1.00x
     confidence: float = 0.95
     # between-build standard deviation of a speedup's log, added to the blocks' error
@@ -143,10 +146,11 @@ class Protocol:
         if self.precision is not None and not 0 < self.precision < 1:
             raise ValueError(f"precision must be a fraction in (0, 1) or None (off); got "
                              f"{self.precision!r}")
-        if not (self.budget > 0 and 0 < self.tolerance < 1 and 0.5 < self.confidence < 1):
-            raise ValueError(f"budget must be > 0 s, tolerance in (0, 1), confidence in "
-                             f"(0.5, 1); got {self.budget!r}, {self.tolerance!r}, "
-                             f"{self.confidence!r}")
+        if not (self.budget > 0 and self.block_time > 0 and 0 < self.tolerance < 1
+                and 0.5 < self.confidence < 1):
+            raise ValueError(f"budget and block_time must be > 0 s, tolerance in (0, 1), "
+                             f"confidence in (0.5, 1); got {self.budget!r}, "
+                             f"{self.block_time!r}, {self.tolerance!r}, {self.confidence!r}")
 
 
 def _sync_overhead(t: Timed, out: Any, clock: Callable[[], float], reps: int = 20) -> float:
@@ -175,6 +179,7 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
 
         phase = "warmup"
         times: list[float] = []
+        compiled: list[float] = []  # compiles of each warm-up call
         clean = 0
         start = clock()
         while True:
@@ -184,16 +189,18 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
             _add(r.counters_warmup, delta)
             r.note(notes)
             times.append(dt)
+            compiled.append(delta.get("compiles", 0))
             if len(r.early_calls_s) < p.early_calls:
                 r.early_calls_s.append(dt)
-            clean = 0 if delta.get("compiles", 0) > 0 else clean + 1
+            clean = 0 if compiled[-1] > 0 else clean + 1
             recent = times[-p.warmup_min_calls:]
-            settled = (clean >= p.warmup_min_calls and len(times) >= p.early_calls
-                       and abs(dt - statistics.median(recent)) <= p.settle_tolerance
-                       * statistics.median(recent))
-            if settled:
+            steady = (len(times) >= p.early_calls and abs(dt - statistics.median(recent))
+                      <= p.settle_tolerance * statistics.median(recent))
+            if steady and clean >= p.warmup_min_calls:
                 r.settled = True
                 break
+            if steady and _compiles_every_call(compiled, p.warmup_min_calls):
+                break  # its steady state *is* compiling: warming up longer changes nothing
             if clock() - start > p.warmup_max_time and len(times) >= p.early_calls:
                 break
         r.warmup_calls = len(times)
@@ -207,6 +214,13 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
     except Exception as exc:  # a failing mode is a result, the other modes go on
         r.error, r.error_phase = exc, phase
     return r
+
+
+def _compiles_every_call(compiled: Sequence[float], n: int) -> bool:
+    """The last ``n`` (at least 2) calls each compiled, as many times each: a mode that
+    compiles on every call (JAX op-by-op through a ``scan`` it traces again each time)."""
+    last = compiled[-max(2, n):]
+    return len(last) >= max(2, n) and last[0] > 0 and all(c == last[0] for c in last)
 
 
 def _done(r: ModeResult, p: Protocol, spent: float) -> bool:

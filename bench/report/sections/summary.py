@@ -93,6 +93,20 @@ def _tiles(gm, summ, peaks, floors) -> list[dict[str, Any]]:
                   "detail": f"over the {summ['n_break_even']} nearest pairs where JIT is "
                             f"faster; {summ['n_never']} never pay off, {summ['n_unclear']} "
                             f"show no significant difference", "kind": ""})
+    vc, aa = summ.get("verdict_counts") or {}, summ.get("aa_verdict_counts") or {}
+    if vc:
+        order = ["faster", "slower", "same", "unresolved"]
+        parts = [f"{n} {v}" for v, n in vc.items() if v not in order]
+        if aa:
+            wrong = aa.get("faster", 0) + aa.get("slower", 0)
+            parts.append(f"A/A controls: {', '.join(f'{n} {v}' for v, n in aa.items())} "
+                         f"({wrong} called faster or slower)")
+        if summ.get("n_groups"):
+            parts.append(f"{fmt.secs(summ['group_s_median'])} per group (median), "
+                         f"{fmt.secs(summ['group_s_total'])} for {summ['n_groups']} groups")
+        tiles.append({"value": " · ".join(f"{vc[v]} {v}" for v in order if vc.get(v)),
+                      "label": "verdicts of the nearest pairs", "detail": "; ".join(parts),
+                      "kind": "wide"})
     for p in peaks.to_dict("records"):
         tiles.append({"value": f"{p['peak_gflops']:.0f} GFLOP/s",
                       "label": f"float32 matmul peak · {p['device']}",

@@ -34,9 +34,13 @@ CALIBRATION_VERSION = 2  # 2: "bandwidth" added
 SOURCES = ("bench.run.calibration.peak_matmul", "bench.run.calibration.dispatch",
            "bench.run.calibration.bandwidth")
 
-# Short: these settle fast and only need a few percent of precision.
+# Short: these settle fast and only need a few percent of precision. The fixed protocol
+# (no verdicts: nothing is compared), no A/A control, no interference check: with the run's
+# defaults the calibration sampled each group for its whole 6-s budget and took 26 s of a
+# quick run's 178 s (2026-11-24)
 PROTOCOL = Protocol(min_time=0.1, min_samples=5, max_samples=200, max_time=2.0,
-                    warmup_max_time=1.0)
+                    warmup_max_time=1.0, precision=None, switch_calls=1, alone_samples=0,
+                    aa_control="off")
 GROUP_TIMEOUT_S = 120.0
 
 
