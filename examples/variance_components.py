@@ -1,6 +1,6 @@
 """Where the variance of a JIT-on / JIT-off speedup lives: sample, block, build, process.
 
-    python examples/variance_components.py                      # 4 cases, ~4 min on 2 cores
+    python examples/variance_components.py                      # 5 cases, minutes on 2 cores
     python examples/variance_components.py --case tf:matmul_relu:fused:1:xla:graph --builds 4
 
 For each case, ``--processes`` fresh processes; in each, ``--builds`` times: both modes built
@@ -34,10 +34,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 # framework:workload:variant:size index in the quick grid:jit mode:baseline
-CASES = ["tf:matmul_relu:fused:0:xla:graph",  # ~0.1 ms, JIT helps
-         "tf:mmd:default:0:xla:graph",  # ms, JIT helps
-         "jax:matmul_relu:fused:2:jit:eager",  # > 5 ms, JIT barely matters
-         "jax:rnn:forward:0:jit:eager"]  # < 100 us JIT, large speedup
+CASES = ["tf:matmul_relu:fused:0:xla:graph",  # ~50 us a call, XLA no help (0.93x)
+         "tf:mmd:default:0:xla:graph",  # ~4 ms, XLA helps (1.3x)
+         "tf:mmd:outer:1:xla:graph",  # > 50 ms, XLA hurts (0.5x)
+         "jax:mmd:outer:1:jit:eager",  # > 5 ms jitted, jit helps (13x)
+         "jax:rnn:forward:0:jit:eager"]  # < 1 ms jitted, jit helps (1.4x)
 
 
 def child(spec: str, builds: int, blocks: int, samples: int) -> dict:

@@ -323,3 +323,22 @@ def test_resampled_medians_equal_numpys_medians_of_the_same_draws(n):
     x[::3] = x[0]  # ties
     expect = np.median(x[np.random.default_rng(7).integers(0, n, size=(300, n))], axis=1)
     assert np.array_equal(_resampled_medians(x, np.random.default_rng(7), 300), expect)
+
+
+def test_summary_counts_the_nearest_pairs_verdicts_the_aa_controls_and_time_per_group():
+    rng = np.random.default_rng(14)
+    rows = []
+    for size, (verdict, lo, hi), start in [("s", ("faster", 1.8, 2.2), 100.0),
+                                           ("t", ("unresolved", 0.9, 1.2), 110.0)]:
+        off, on = pair(rng, 2e-3, 1e-3, size=size)
+        off.update(aa_verdict="same" if size == "s" else "unresolved", started_at=start,
+                   finished_at=start + 1.0)
+        on.update(verdict=verdict, verdict_baseline="eager", verdict_speedup=(lo + hi) / 2,
+                  verdict_ci_low=lo, verdict_ci_high=hi, started_at=start,
+                  finished_at=start + (3.0 if size == "s" else 5.0))
+        rows += [off, on]
+    df = to_frame(rows)
+    s = A.summary(df, A.speedups(df))
+    assert s["verdict_counts"] == {"faster": 1, "unresolved": 1}
+    assert s["aa_verdict_counts"] == {"same": 1, "unresolved": 1}
+    assert (s["n_groups"], s["group_s_median"], s["group_s_total"]) == (2, 4.0, 8.0)

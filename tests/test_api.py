@@ -215,3 +215,26 @@ def test_import_bench_and_its_front_doors_import_no_framework():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("precision, budget, expect", [
+    (0.1, None, (0.1, 6.0)), ("off", 2, (None, 2.0)), ("OFF", None, (None, 6.0)),
+    (None, 3.5, (0.05, 3.5))])
+def test_precision_and_budget_override_the_protocol(precision, budget, expect):
+    from bench.userfn.measure import stopping
+
+    p = stopping(Protocol(), precision, budget)
+    assert (p.precision, p.budget) == expect
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("precision, budget, named", [
+    (5, None, "precision=5"), (0, None, "precision=0"), ("5%", None, "precision='5%'"),
+    (True, None, "precision=True"), (None, 0, "budget=0"), (None, float("nan"), "budget=nan"),
+    (None, "6", "budget='6'")])
+def test_bad_precision_or_budget_is_one_user_error_naming_it(precision, budget, named):
+    from bench.userfn.measure import stopping
+
+    with pytest.raises(UserError, match=re.escape(named)):
+        stopping(Protocol(), precision, budget)

@@ -53,7 +53,8 @@ def inputs():
 
 def test_jax(jit_benchmark):
     w, x = inputs()
-    r = jit_benchmark(jax_layer, jnp.asarray(w), jnp.asarray(x), reference=layer_np)
+    r = jit_benchmark(jax_layer, jnp.asarray(w), jnp.asarray(x), reference=layer_np,
+                      precision=0.2, budget=2)
     assert {row["mode"] for row in r.rows} == {"eager", "jit", "aot"}
 
 
@@ -73,6 +74,10 @@ def broken(w, x):
 
 def test_raises(jit_benchmark):
     jit_benchmark(broken, *map(jnp.asarray, inputs()))
+
+
+def test_bad_precision(jit_benchmark):
+    jit_benchmark(jax_layer, *map(jnp.asarray, inputs()), precision=5)
 
 
 def test_mixed(jit_benchmark):
@@ -122,7 +127,7 @@ def test_user_project_jax_and_tf_json_and_report(pytester, project, tmp_path):
     out = tmp_path / "out.json"
     result = pytester.runpytest_subprocess("--benchmark-only", f"--benchmark-json={out}", "-ra",
                                            *FAST)
-    result.assert_outcomes(passed=3, failed=3, skipped=1)
+    result.assert_outcomes(passed=3, failed=4, skipped=1)
     result.stdout.fnmatch_lines_random([
         "SKIPPED*tf autoclustering on cpu needs TF_XLA_FLAGS='--tf_xla_cpu_global_jit' before "
         "TensorFlow starts*(or leave autoclustering out of modes)*",
@@ -130,6 +135,7 @@ def test_user_project_jax_and_tf_json_and_report(pytester, project, tmp_path):
         "FAILED*test_mixed*inputs of mixed frameworks: argument 0 is a JAX ArrayImpl and "
         "argument 1 is a TensorFlow EagerTensor*",
         "FAILED*test_unknown_mode*unknown mode 'xla' for jax; valid: eager, jit, aot*",
+        "FAILED*test_bad_precision*precision=5: give a fraction in (0, 1) such as 0.05*",
         "*test_jax[[]jax-jit[]]*", "*test_tf[[]tf-xla[]]*",
     ])
     result.stdout.no_fnmatch_line("*fixture was not used*")
@@ -151,6 +157,9 @@ def test_user_project_jax_and_tf_json_and_report(pytester, project, tmp_path):
         assert info["dtype"] == "float32"
         if info["jit"]:
             assert info["max_rel_err_vs_nojit"] < 1e-3
+            # sequential stopping (test_jax: precision=0.2, budget=2): a verdict per JIT entry
+            assert info["verdict"] in ("faster", "slower", "same", "unresolved")
+            assert info["verdict_baseline"] == {"jax": "eager", "tf": "graph"}[info["framework"]]
         if info["framework"] == "jax":  # checked against the float64 reference given
             assert info["max_rel_err"] < 1e-3
             assert info["first_compiles"] >= 1  # JAX's compile counters work in-process

@@ -142,3 +142,14 @@ def test_the_aa_control_stops_once_settled_while_a_real_pair_samples_on():
     assert aa["verdict"] == "same" and aa["rounds"] == seq.LOOK_ROUNDS[1]
     assert real["rounds"] > aa["rounds"]
     assert len(results["off~aa"].samples) < len(results["off"].samples)
+
+
+@pytest.mark.parametrize("precision, loops", [(0.05, 10), (None, 1)])
+def test_a_sample_of_short_calls_lasts_sample_min_time_under_sequential_stopping(precision,
+                                                                                 loops):
+    from bench.protocol.timing import first_and_warmup
+
+    clock = Steps()  # reading the clock and syncing cost nothing: the overhead rule wants 1
+    p = Protocol(precision=precision, sample_min_time=0.001)
+    r = first_and_warmup(clock.mode("m", itertools.repeat(1e-4)), p, lambda: {}, clock)
+    assert r.loops == loops

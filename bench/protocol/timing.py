@@ -8,7 +8,8 @@ For each mode of one case group:
    a few calls in a row each compiled as much as the last and their times settle (a mode
    whose steady state is compiling: it is measured as such, ``compiling_samples``);
 4. **calibration**: calls per sample (``loops``) so timer + sync overhead stays below
-   ``target_overhead`` of a sample;
+   ``target_overhead`` of a sample, and (sequential stopping) so a sample lasts
+   ``sample_min_time``: back-to-back calls, pipelined as in a user's loop;
 5. **timed samples**, modes interleaved (``Protocol.interleave``, :data:`INTERLEAVE_SCHEMES`),
    each sample ``loops`` calls then one sync; a sample during which anything compiled is set
    apart, not mixed into the statistics;
@@ -69,6 +70,12 @@ class Protocol:
     settle_tolerance: float = 0.25  # last warm-up call within 25% of the median of the last few
     target_overhead: float = 0.01  # timer + sync overhead per sample, as a fraction
     max_loops: int = 10_000
+    # with sequential stopping, a sample also lasts about this long at least: JAX dispatches
+    # asynchronously, so a 64x64 matmul+relu jit call took 27 us with a sync after each call
+    # and 13-15 us 10-50 calls to a sync; the overhead rule alone gave 2-5 calls per sample,
+    # and the jit/eager speedup read 7.6-11.1x run to run (docs/findings.md, 2026-11-24). The
+    # fixed protocol (the nightly's) keeps the overhead rule alone, so recorded nights compare
+    sample_min_time: float = 0.001
     # block: the scheme whose interleaved speedups agreed with the modes measured alone
     # (docs/protocol.md: TF rnn forward xla vs graph, 3 runs of each scheme)
     interleave: str = "block"  # a key of INTERLEAVE_SCHEMES
@@ -146,11 +153,13 @@ class Protocol:
         if self.precision is not None and not 0 < self.precision < 1:
             raise ValueError(f"precision must be a fraction in (0, 1) or None (off); got "
                              f"{self.precision!r}")
-        if not (self.budget > 0 and self.block_time > 0 and 0 < self.tolerance < 1
+        if not (self.budget > 0 and self.block_time > 0 and self.sample_min_time >= 0
+                and 0 < self.tolerance < 1
                 and 0.5 < self.confidence < 1):
-            raise ValueError(f"budget and block_time must be > 0 s, tolerance in (0, 1), "
-                             f"confidence in (0.5, 1); got {self.budget!r}, "
-                             f"{self.block_time!r}, {self.tolerance!r}, {self.confidence!r}")
+            raise ValueError(f"budget and block_time must be > 0 s, sample_min_time >= 0 s, "
+                             f"tolerance in (0, 1), confidence in (0.5, 1); got "
+                             f"{self.budget!r}, {self.block_time!r}, {self.sample_min_time!r}, "
+                             f"{self.tolerance!r}, {self.confidence!r}")
 
 
 def _sync_overhead(t: Timed, out: Any, clock: Callable[[], float], reps: int = 20) -> float:
@@ -210,7 +219,9 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
         r.overhead_s = _sync_overhead(t, r.output, clock)
         per_call = max(statistics.median(times[-p.warmup_min_calls:]) - r.overhead_s, 1e-9)
         needed = r.overhead_s / (p.target_overhead * per_call)
-        r.loops = int(min(p.max_loops, max(1, math.ceil(needed))))
+        if p.precision is not None:  # and a sample long enough that calls pipeline as in a loop
+            needed = max(needed, p.sample_min_time / per_call)
+        r.loops = int(min(p.max_loops, max(1, math.ceil(round(needed, 6)))))
     except Exception as exc:  # a failing mode is a result, the other modes go on
         r.error, r.error_phase = exc, phase
     return r

@@ -15,8 +15,12 @@ named ``test_loss[<framework>-<mode>]``, grouped per test, with the same ``extra
 jitbench's own suites (``bench.pytest_plugin.plugin.run_case``), so ``--benchmark-json``,
 ``--benchmark-compare``, ``--benchmark-histogram`` and ``jitbench report out.json`` read them.
 
-pytest-benchmark's options set the time per mode: ``--benchmark-max-time`` of valid samples
-(default 1 s), at least ``--benchmark-min-rounds`` samples. A failure (the function raises with
+Sampling stops as in ``jitbench run``: when each JIT mode's verdict against its nearest JIT-off
+mode is known (``precision=0.05``) or ``budget`` seconds (default 6) are spent; the verdict is
+in each JIT entry's ``extra_info`` (``verdict``, ``verdict_speedup``, ``verdict_ci_low`` /
+``_high``). With ``precision="off"``, pytest-benchmark's options set the time per mode:
+``--benchmark-max-time`` of valid samples (default 1 s), at least ``--benchmark-min-rounds``
+samples. A failure (the function raises with
 JIT off, a JIT-on mode fails or gives another answer) fails that test only, before anything is
 stored; a mode this process cannot run (TF auto-clustering on CPU where TensorFlow started
 before its flag was set) skips the test with that reason.
@@ -67,11 +71,13 @@ class JitBenchmark:
         self._calls = 0
 
     def __call__(self, fn, *args, modes=None, framework=None, reference=None, rtol=None,
-                 atol=None, flops=None, device=None, name=None):
+                 atol=None, flops=None, device=None, name=None, precision=None, budget=None):
         """Measure ``fn(*args)`` in ``modes`` (default: every mode this process can run) and
-        store one benchmark per mode; returns the ``bench.userfn.measure.Result``."""
+        store one benchmark per mode; returns the ``bench.userfn.measure.Result``.
+        ``precision`` / ``budget``: as ``bench.measure``'s (sequential stopping; each JIT
+        entry's ``extra_info`` carries its ``verdict``)."""
         from bench.userfn.as_workload import prepare, run
-        from bench.userfn.measure import Result
+        from bench.userfn.measure import Result, stopping
 
         self._calls += 1
         problem = None
@@ -93,7 +99,12 @@ class JitBenchmark:
             protocol = Protocol(min_time=0.0, min_samples=1, max_samples=1, early_calls=1,
                                 warmup_min_calls=1, warmup_max_time=0.0)
         else:
-            protocol = protocol_from(self._request.config)
+            try:
+                protocol = stopping(protocol_from(self._request.config), precision, budget)
+            except UserError as exc:
+                problem = exc
+            if problem:
+                pytest.fail(f"jit_benchmark: {problem}", pytrace=False)
         try:
             rows = run(spec, protocol)
         except UserError as exc:

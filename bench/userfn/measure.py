@@ -108,7 +108,8 @@ class Result:
 def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None = None,
             reference=None, rtol: float | None = None, atol: float | None = None,
             flops: float | None = None, device: str | None = None, name: str | None = None,
-            isolate: bool = False, protocol: Protocol | None = None) -> Result:
+            isolate: bool = False, protocol: Protocol | None = None,
+            precision: float | str | None = None, budget: float | None = None) -> Result:
     """Measure ``fn(*args)`` in every requested JIT mode with jitbench's protocol.
 
     - ``modes``: e.g. ``["eager", "jit"]`` (JAX) or ``["graph", "xla"]`` (TF); default: every
@@ -120,6 +121,10 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
     - ``flops``: work of one call, for GFLOP/s. ``device``: "cpu" or "gpu" (default: gpu where
       the framework sees one). ``protocol``: a ``bench.protocol.timing.Protocol`` (time per mode,
       ...).
+    - ``precision``: sample until each JIT mode's verdict against its nearest JIT-off mode is
+      known to +-``precision`` (default 0.05), or ``"off"``: the fixed protocol (``protocol``'s
+      ``min_time`` per mode). ``budget``: seconds of interleaved sampling, at most (default 6).
+      Both override ``protocol``'s.
     - ``isolate=True``: measure in worker processes (see the module docstring).
 
     Raises ``bench.UserError`` naming the problem: inputs of mixed frameworks, an unknown mode,
@@ -128,7 +133,7 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
     """
     from bench.userfn.as_workload import prepare, run
 
-    protocol = protocol or Protocol()
+    protocol = stopping(protocol or Protocol(), precision, budget)
     if isolate:
         from bench.userfn.isolate import measure_isolated
 
@@ -140,3 +145,32 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
     for mode, why in spec.skipped.items():
         spec.skipped[mode] = f"{why}; bench.measure(..., isolate=True) gives it one"
     return Result(run(spec, protocol))
+
+
+def stopping(protocol: Protocol, precision: float | str | None = None,
+             budget: float | None = None) -> Protocol:
+    """``protocol`` with the sequential-stopping knobs of ``bench.measure`` and the
+    ``jit_benchmark`` fixture: ``precision`` a fraction in (0, 1) or ``"off"`` (the fixed
+    protocol), ``budget`` seconds > 0; None keeps ``protocol``'s. Raises ``bench.UserError``
+    naming a bad value and the valid ones."""
+    import dataclasses
+
+    from bench.errors import UserError
+
+    changes: dict[str, Any] = {}
+    if precision is not None:
+        if isinstance(precision, str) and precision.strip().lower() == "off":
+            changes["precision"] = None
+        elif (isinstance(precision, (int, float)) and not isinstance(precision, bool)
+              and 0 < precision < 1):
+            changes["precision"] = float(precision)
+        else:
+            raise UserError(f"precision={precision!r}: give a fraction in (0, 1) such as 0.05 "
+                            f"(+-5%), or 'off' for the fixed protocol")
+    if budget is not None:
+        if (isinstance(budget, bool) or not isinstance(budget, (int, float))
+                or not 0 < budget < math.inf):
+            raise UserError(f"budget={budget!r}: give the seconds of sampling per group, a "
+                            f"number > 0 such as 6")
+        changes["budget"] = float(budget)
+    return dataclasses.replace(protocol, **changes) if changes else protocol
