@@ -4,11 +4,11 @@
 (``bench.frameworks``), pandas only when results are loaded.
 """
 
-from bench.define.workload import Case, Workload
+from bench.define.workload import Case, TrainStep, Workload
 from bench.errors import UserError
 
 __version__ = "0.1.0"
-__all__ = ["Case", "UserError", "Workload", "load_results", "measure", "__version__"]
+__all__ = ["Case", "TrainStep", "UserError", "Workload", "load_results", "measure", "__version__"]
 
 
 def load_results(path_or_paths):

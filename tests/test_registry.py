@@ -14,10 +14,11 @@ from bench.errors import UserError
 @pytest.mark.unit
 def test_every_workload_framework_and_mode_is_expanded():
     cases = expand(Filters(device=("cpu",)))
-    assert {c.workload for c in cases} == {"matmul_relu", "mmd", "rnn"}
+    assert {c.workload for c in cases} == {"matmul_relu", "mmd", "rnn", "train_step"}
     assert {(c.framework, c.mode) for c in cases} == {
         ("tf", "eager"), ("tf", "graph"), ("tf", "xla"), ("tf", "autoclustering"),
-        ("jax", "eager"), ("jax", "jit"), ("jax", "aot")}
+        ("jax", "eager"), ("jax", "jit"), ("jax", "aot"), ("jax", "donate")}
+    assert {c.workload for c in cases if c.mode == "donate"} == {"train_step"}
     assert {c.dtype for c in cases if c.workload == "mmd"} == {"float32", "float64"}
     assert {c.variant for c in cases if c.workload == "matmul_relu"} == {"fused", "split"}
     assert len(cases) == len(set(cases))  # frozen, hashable, no duplicates

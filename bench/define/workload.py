@@ -23,6 +23,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from bench.define.modes import DEVICES, FRAMEWORKS, MODES, modes_for
 from bench.errors import UserError
+from bench.frameworks import TrainStep
+
+__all__ = ["Case", "Filters", "Sweep", "TrainStep", "Workload", "discover", "expand",
+           "group_cases", "load_workload", "static_args"]
 
 SIZE_SETS = ("quick", "full")
 
@@ -72,6 +76,9 @@ class Workload:
     ``expected_failures`` maps (framework, mode) or (framework, mode, variant) to a reason:
     the harness still runs the case but marks the failure as expected.
     ``sweeps``: recompile sweeps (:class:`Sweep`), run by ``jitbench sweep`` only.
+    ``stateful``: its builders return one :class:`TrainStep` (state updated every call); the
+    modes declared ``stateful_only`` (JAX ``donate``) run for it, and its reference returns
+    ``(output, shown state)`` after the TrainStep's ``check_steps`` steps.
     """
 
     name: str
@@ -89,6 +96,12 @@ class Workload:
     expected_failures: Mapping[tuple, str] = dataclasses.field(default_factory=dict)
     builders: Mapping[str, Callable] = dataclasses.field(default_factory=dict)
     sweeps: Sequence[Sweep] = ()
+    stateful: bool = False
+
+    def modes(self, framework: str) -> list[str]:
+        """The modes this workload runs in ``framework``."""
+        return [m for m in modes_for(framework)
+                if self.stateful or not MODES[(framework, m)].stateful_only]
 
     def label(self, params: Mapping[str, Any]) -> str:
         if self.size_label is not None:
@@ -271,7 +284,7 @@ def expand(filters: Filters = Filters()) -> list[Case]:
                         if filters.framework and framework not in filters.framework:
                             continue
                         for device in filters.device or DEVICES:
-                            for mode in modes_for(framework):
+                            for mode in wl.modes(framework):
                                 if filters.mode and mode not in filters.mode:
                                     continue
                                 cases.append(Case(name, variant, wl.label(params), params_json,

@@ -41,6 +41,7 @@ class ModeSpec:
     color: str = "#777777"
     label: str = ""
     floor_from: str | None = None
+    stateful_only: bool = False  # only for workloads whose stages are TrainSteps (donation)
 
     def __post_init__(self):
         if not self.label:
@@ -158,6 +159,60 @@ def get_adapter(framework: str, log_path: str | None = None, **options) -> Adapt
     """The adapter of ``framework``; ``options`` go to its constructor (JAX: ``own_process``)."""
     module = importlib.import_module(f"bench.frameworks.{framework}_adapter")
     return module.Adapter(log_path=log_path, **options)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainStep:
+    """A stage that trains: state that every call updates (weights, optimizer slots, batch-norm
+    statistics). ``make()`` is called once per build, on the target device, and returns
+    ``(step, state)``:
+
+    - JAX (functional): ``step(state, *inputs) -> (output, new_state)``; ``state`` the initial
+      state, a pytree of numpy arrays. The adapter places it once, applies the mode to
+      ``step`` (``donate``: ``jax.jit(step, donate_argnums=0)``) and carries the state from
+      call to call, outside the timed function's arguments.
+    - TF (in place): ``step(*inputs) -> output`` assigns ``tf.Variable``s; ``state`` a pytree
+      (dict/list) of every variable it updates, all created already (build the optimizer's
+      slots first). The adapter saves their initial values.
+
+    The answer checked is ``(output of step k, shown(state after step k))`` from the initial
+    state, ``k = check_steps``: the workload's reference computes the same k steps.
+    ``shown(state)``: the part of the state compared (default all of it), with the same
+    nesting in every framework."""
+
+    make: Callable[[], tuple[Callable, Any]]
+    shown: Callable[[Any], Any] | None = None
+    check_steps: int = 3
+
+
+class Stepping:
+    """A built :class:`TrainStep` in one mode: call it with the inputs (one step, state carried
+    to the next call); :meth:`answer` restarts from the initial state and runs ``check_steps``
+    steps. ``restart()`` and ``read()`` (the state as numpy) come from the adapter."""
+
+    def __init__(self, call: Callable, restart: Callable[[], None], read: Callable[[], Any],
+                 train: TrainStep):
+        self._call, self.restart, self.read, self.train = call, restart, read, train
+
+    def __call__(self, *inputs):
+        return self._call(*inputs)
+
+    def answer(self, *inputs, to_numpy: Callable[[Any], Any] = lambda x: x) -> tuple[Any, Any]:
+        self.restart()
+        out = None
+        for _ in range(self.train.check_steps):
+            out = self._call(*inputs)
+        state = self.read()
+        return to_numpy(out), (self.train.shown(state) if self.train.shown else state)
+
+
+def train_step_of(stages: Sequence[Any]) -> TrainStep | None:
+    """The :class:`TrainStep` when ``stages`` is one (a training step has a single stage)."""
+    if len(stages) == 1 and isinstance(stages[0], TrainStep):
+        return stages[0]
+    if any(isinstance(s, TrainStep) for s in stages):
+        raise ValueError("a TrainStep must be the only stage of its workload's builder")
+    return None
 
 
 def compose(stages):

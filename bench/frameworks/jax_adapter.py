@@ -26,7 +26,7 @@ import jax  # noqa: E402  (this module is only imported inside a JAX worker)
 import jax.monitoring  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.frameworks import compose  # noqa: E402
+from bench.frameworks import Stepping, TrainStep, compose, train_step_of  # noqa: E402
 from bench.xla.hlo_text import NoProgram, Program  # noqa: E402
 
 # JAX emits these while compiling; their count and durations are "what JIT really did".
@@ -147,6 +147,9 @@ class Adapter:
         return placed
 
     def build(self, stages, mode: str, device: str):
+        train = train_step_of(stages)
+        if train is not None:
+            return self._train(train, mode, device)
         if mode == "eager":
             return compose(stages)
         if mode == "jit":
@@ -154,6 +157,34 @@ class Adapter:
         if mode == "aot":
             return compose([_aot(s) for s in stages])
         raise ValueError(f"unknown JAX mode {mode!r}")
+
+    def _train(self, train: TrainStep, mode: str, device: str) -> Stepping:
+        """A training step: the state placed once and carried from call to call."""
+        step, init = train.make()
+        if mode == "eager":
+            fn = step
+        elif mode == "jit":
+            fn = jax.jit(step)
+        elif mode == "donate":
+            fn = jax.jit(step, donate_argnums=0)
+        elif mode == "aot":
+            fn = _aot(step)
+        else:
+            raise ValueError(f"unknown JAX mode {mode!r}")
+        dev = self._devices(device)[0]
+        state = None
+
+        def restart():
+            nonlocal state
+            state = jax.block_until_ready(jax.device_put(init, dev))
+
+        def call(*inputs):
+            nonlocal state
+            out, state = fn(state, *inputs)
+            return out
+
+        restart()
+        return Stepping(call, restart, lambda: self.to_numpy(state), train)
 
     @staticmethod
     def reset() -> None:
@@ -211,6 +242,8 @@ class Adapter:
         Later stages are lowered on the previous one's output shapes, so nothing runs.
         ``graph``: JAX renders none (``dot`` stays None; ``bench.xla.hlo_text.to_dot`` draws
         one)."""
+        if train_step_of(stages) is not None:
+            raise NoProgram("a training step: its programs are not captured yet")
         if mode == "eager":
             raise NoProgram("op-by-op: JAX dispatches (and compiles) each primitive on its "
                             "own; there is no XLA program of the whole function")

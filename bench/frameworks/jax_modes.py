@@ -18,5 +18,9 @@ SPEC = FrameworkSpec(
         # directly, so jit's per-call signature check and cache lookup show beside it
         ModeSpec("jax", "aot", True, "jax.jit(fn).lower(*args).compile(), executable called "
                  "directly", baseline="eager", color="#c2a5cf", label="AOT"),
+        # training steps only: the state's buffers given to XLA to reuse for the new state
+        ModeSpec("jax", "donate", True, "jax.jit(step, donate_argnums=0): the state donated, "
+                 "its buffers reused for the new state (training steps only)",
+                 baseline="eager", color="#e7298a", label="jit+donate", stateful_only=True),
     ),
 )

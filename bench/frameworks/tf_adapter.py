@@ -65,7 +65,7 @@ import tensorflow as tf  # noqa: E402
 from tensorflow.core.protobuf import config_pb2  # noqa: E402
 from tensorflow.python.eager import context as tf_context  # noqa: E402
 
-from bench.frameworks import compose  # noqa: E402
+from bench.frameworks import Stepping, TrainStep, compose, train_step_of  # noqa: E402
 from bench.xla.dump_reader import DumpReader  # noqa: E402
 from bench.xla.hlo_text import NoProgram, Program  # noqa: E402
 
@@ -199,6 +199,9 @@ class Adapter:
         return placed
 
     def build(self, stages, mode: str, device: str):
+        train = train_step_of(stages)
+        if train is not None:
+            return self._train(train, mode, device)
         if mode == "eager":
             parts = list(stages)
         elif mode in ("graph", "autoclustering"):
@@ -224,6 +227,19 @@ class Adapter:
             # a sweep calls this before each new signature: its trace is timed apart too
             on_device.split_next_call = lambda: [p.split_next_call() for p in parts]
         return on_device
+
+    def _train(self, train: TrainStep, mode: str, device: str) -> Stepping:
+        """A training step: its variables created on the device, their initial values kept
+        to restart from."""
+        with tf.device(self._tf_device(device)):
+            step, state = train.make()
+        initial = tf.nest.map_structure(lambda v: v.numpy(), state)
+
+        def restart():
+            tf.nest.map_structure(lambda v, a: v.assign(a), state, initial)
+
+        return Stepping(self.build([step], mode, device), restart,
+                        lambda: tf.nest.map_structure(lambda v: v.numpy(), state), train)
 
     def reset(self) -> None:
         """Forget the eager op kernels, so a group's first eager call creates its kernels
@@ -309,6 +325,8 @@ class Adapter:
         if mode == "eager":
             raise NoProgram("op-by-op: each op runs TensorFlow's own kernel; there is no XLA "
                             "program")
+        if mode == "xla" and train_step_of(stages) is not None:
+            raise NoProgram("a training step: its program is not captured yet")
         if mode != "xla":
             raise NoProgram(f"{mode} mode runs TensorFlow's own kernels (a graph of ops, no "
                             f"XLA): there is no XLA program")

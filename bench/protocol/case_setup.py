@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from bench.define.modes import baselines_for
 from bench.define.workload import Case
+from bench.frameworks import Stepping
 from bench.protocol.correctness import compare
 from bench.protocol.timing import Timed
 
@@ -106,6 +107,14 @@ class Casework:
         call = wrap(mode, fn, placed) if wrap else (lambda: fn(*placed))
         return Timed(mode, call, self.adapter.sync)
 
+    def answer(self, fn: Callable, output: Any = None) -> Any:
+        """What a built mode's answer is checked by: ``output`` (its first call's), or, for a
+        training step (:class:`~bench.frameworks.Stepping`), its output and shown state after
+        ``check_steps`` steps from the initial state, run again here, untimed."""
+        if isinstance(fn, Stepping):
+            return fn.answer(*self.placed, to_numpy=self.adapter.to_numpy)
+        return output
+
     def nojit(self, outputs: Mapping[str, Any],
               stages: Callable[[], Sequence[Callable]] | None = None,
               announce: Callable[[str], None] | None = None,
@@ -126,7 +135,9 @@ class Casework:
         if announce:
             announce(mode)
         try:
-            return self.adapter.to_numpy(self.build(stages(), mode)(*self.placed)), mode
+            fn = self.build(stages(), mode)
+            out = fn.answer(*self.placed) if isinstance(fn, Stepping) else fn(*self.placed)
+            return self.adapter.to_numpy(out), mode
         except Exception:  # noqa: BLE001 -- no JIT-off answer to compare with; rows say so
             if raise_errors:
                 raise

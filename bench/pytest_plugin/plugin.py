@@ -336,7 +336,8 @@ def run_case(benchmark, case_id: str, config) -> None:
         group = _prepare(state, case, wl, adapter)
         adapter.reset()  # this mode's first call pays its own compilation
         stages = wl.builder(case.framework)(case.params, case.dtype, case.variant)
-        timed = group.work.timed(case.mode, group.work.build(stages, case.mode))
+        built = group.work.build(stages, case.mode)
+        timed = group.work.timed(case.mode, built)
     except Exception as exc:  # noqa: BLE001 -- the workload's setup: this case fails
         _fail(case, "runtime_error", "setup failed: " + _error_text(exc, "setup"), expected)
     work = group.work
@@ -352,7 +353,7 @@ def run_case(benchmark, case_id: str, config) -> None:
         except Exception as exc:  # noqa: BLE001 -- a framework error is the outcome
             _fail(case, adapter.classify(exc, "first_call"), _error_text(exc, "first_call"),
                   expected)
-        checked = work.check(output)
+        checked = work.check(work.answer(built, output))
         if checked.mismatch:
             _fail(case, "mismatch", checked.mismatch, expected)
         return
@@ -362,7 +363,8 @@ def run_case(benchmark, case_id: str, config) -> None:
         _fail(case, adapter.classify(r.error, r.error_phase),
               _error_text(r.error, r.error_phase), expected)
     # a JIT-on mode is compared with the group's JIT-off answers that ran before it
-    checked = work.check(r.output, *(work.nojit(group.nojit_outputs) if case.jit else ()))
+    checked = work.check(work.answer(built, r.output),
+                         *(work.nojit(group.nojit_outputs) if case.jit else ()))
     if checked.mismatch:
         _fail(case, "mismatch", checked.mismatch, expected)
     if not case.jit:

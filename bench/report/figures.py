@@ -148,8 +148,11 @@ def _in_view_locator(minor: bool = False, **kw):
             thin = False
 
             def __call__(self):
-                locs = super().__call__()
                 lo, hi = sorted(self.axis.get_view_interval())
+                try:
+                    locs = super().__call__()
+                except ValueError:  # a degenerate view (values ~0 or not finite): no ticks
+                    return np.zeros(0)
                 if lo <= 0:
                     return locs
                 locs = np.asarray(locs)

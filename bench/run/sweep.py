@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from bench.define.modes import MODES, modes_for
+from bench.define.modes import MODES
 from bench.define.workload import Filters, Sweep, Workload, discover, load_workload
 from bench.errors import UserError
 from bench.run import child_process
@@ -85,7 +85,7 @@ def plan(filters: Filters, sweeps: Sequence[str] | None = None) -> list[SweepJob
                     continue
                 for device in filters.device or ("cpu",):
                     groups: dict[str, list[str]] = {}
-                    for mode in modes_for(framework):
+                    for mode in wl.modes(framework):
                         if not filters.mode or mode in filters.mode:
                             groups.setdefault(MODES[(framework, mode)].worker_group,
                                               []).append(mode)

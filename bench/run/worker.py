@@ -165,6 +165,23 @@ def _peak_memory(adapter, timed: list[Timed], results, device: str) -> dict[str,
     return peaks
 
 
+def _answers(work, fns: dict[str, Any], results: dict[str, Any], where: Where
+             ) -> dict[str, Any]:
+    """Each mode's answer to check: its first call's output, or a training step's k steps
+    from its initial state (``Casework.answer``; a failure there leaves the first output, which
+    then fails the check against the reference by its shape)."""
+    out = {}
+    for mode, r in results.items():
+        if not r.ok or mode not in fns:
+            continue
+        where.set(None, f"checking the answer of {mode}")
+        try:
+            out[mode] = work.answer(fns[mode], r.output)
+        except Exception:  # noqa: BLE001 -- reported as the mismatch it causes
+            out[mode] = r.output
+    return out
+
+
 AA_SUFFIX = "~aa"  # the A/A control of mode m is timed as "m~aa"
 
 
@@ -215,9 +232,9 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         work = casework.Casework(adapter, first.framework, first.device, inputs, reference,
                                  rtol, atol)
         built = {case.mode: stages() for case in cases}  # kept: bench.xla.capture asks for them
-        timed = [work.timed(case.mode, _slowed_for_tests(case, work.build(built[case.mode],
-                                                                          case.mode),
-                                                         adapter.sync), marked)
+        fns = {case.mode: work.build(built[case.mode], case.mode) for case in cases}
+        timed = [work.timed(case.mode, _slowed_for_tests(case, fns[case.mode], adapter.sync),
+                            marked)
                  for case in cases]
         control = nearest_baseline(first.framework)
         if aa and any(c.mode == control for c in cases):
@@ -236,10 +253,11 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
                                [t.name for t in timed]))
     machine = noise.between(snap, noise.snapshot())
     peak_mem = _peak_memory(adapter, timed, results, first.device)
+    answers = _answers(work, fns, results, where)
 
     # JIT-off output of the same framework, to tell "JIT changed the answer" from "float32"
     nojit_out, nojit_mode = work.nojit(
-        {m: r.output for m, r in results.items() if r.ok}, stages,
+        {m: answers[m] for m, r in results.items() if r.ok and m in answers}, stages,
         announce=lambda mode: where.set(None, f"computing the {mode} output the JIT modes "
                                               f"are compared with"))
 
@@ -261,7 +279,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         return fields
 
     def check(mode: str, r):
-        checked = work.check(r.output, nojit_out, nojit_mode)
+        checked = work.check(answers.get(mode, r.output), nojit_out, nojit_mode)
         return checked, checked.mismatch
 
     return rows.group_rows(list(by_mode), results, row=lambda m, **f: row(by_mode[m], **f),

@@ -51,7 +51,9 @@ def reproduce_command(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def _descriptions(df) -> dict[str, str]:
+def _descriptions(df) -> dict[str, tuple[str, str]]:
+    """workload -> (description, what one call is: "step" for a training step, else
+    "call"), from its suite file where it is still there."""
     from bench.define.workload import load_workload
 
     out = {}
@@ -61,10 +63,37 @@ def _descriptions(df) -> dict[str, str]:
         if name in out or not isinstance(source, str) or not source:
             continue
         try:
-            out[name] = load_workload(source).description
+            wl = load_workload(source)
+            out[name] = (wl.description, "step" if wl.stateful else "call")
         except (ImportError, UserError, OSError):  # report made where the suite is absent
-            out[name] = ""
+            out[name] = ("", "call")
     return out
+
+
+def _per_variant(wsp, unit: str) -> dict[str, Any] | None:
+    """The nearest pairs of a workload with several variants, one row per (size, variant):
+    each JIT mode's speedup and verdict, its {unit}s per second, compile cost and
+    break-even, so the variants (an optimizer, a batch-norm mode) read side by side."""
+    recs = [r for r in wsp.to_dict("records") if r.get("nearest")]
+    if len({r["variant"] for r in recs}) < 2:
+        return None
+    columns = sorted({(r["framework"], r["mode"]) for r in recs},
+                     key=lambda fm: (fm[0], _mode_rank(*fm)))
+    rows: dict[tuple, dict] = {}
+    for r in recs:
+        key = (str(r["size"]), str(r["variant"]), str(r["dtype"]), str(r["device"]))
+        per_s = 1.0 / r["jit_median_s"] if r.get("jit_median_s") else float("nan")
+        rows.setdefault(key, {})[(r["framework"], r["mode"])] = {
+            "text": fmt.times(r["speedup"]), "verdict": r.get("verdict") or "",
+            "css": {"faster": "faster", "slower": "slower"}.get(r.get("verdict"), "same"),
+            "rate": fmt.num(per_s, ".3g"), "compile": fmt.secs(r.get("compile_cost_s")),
+            "break_even": (fmt.calls(r["break_even_calls"])
+                           if not isnan(r.get("break_even_calls")) else "unclear")}
+    return {"unit": unit,
+            "columns": [{"label": f"{fw} {m} vs {MODES[(fw, m)].baseline or 'JIT off'}"
+                         if (fw, m) in MODES else f"{fw} {m}"} for fw, m in columns],
+            "rows": [{"label": " · ".join(k), "cells": [cells.get(c) for c in columns]}
+                     for k, cells in sorted(rows.items())]}
 
 
 def _speedup_cells(sp_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -168,7 +197,8 @@ def _data(run, images) -> dict[str, Any]:
             })
         charts = [(title, images.get(f"{name}/{i}")) for i, (title, _) in enumerate(CHARTS)]
         workloads.append({
-            "name": name, "description": descriptions.get(name, ""), "cases": cases,
+            "name": name, "description": descriptions.get(name, ("", ""))[0], "cases": cases,
+            "per_variant": _per_variant(wsp, descriptions.get(name, ("", "call"))[1]),
             "n_rows": len(rows), "n_ok": int((rows["status"] == "ok").sum()),
             "crossovers": [{
                 "series": f"{c['variant']} {c['dtype']} {c['framework']} {c['device']} "
