@@ -12,7 +12,8 @@ import math
 from bench.cli import sweep as sweep_cli
 from bench.define.modes import FRAMEWORKS, modes_for
 from bench.errors import UserError
-from bench.protocol.timing import INTERLEAVE_SCHEMES
+from bench.nightly import NIGHT_BUDGET, NIGHT_PRECISION
+from bench.protocol.timing import INTERLEAVE_SCHEMES, STOP_WHEN
 from bench.run.options import COMPILE_CACHE_CHOICES as CACHE_CHOICES
 from bench.xla.capture import PROFILE_CALLS
 
@@ -137,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=positive("--budget"), default=6.0, metavar="S",
                    help="seconds of interleaved sampling per group, at most (default: 6); "
                         "a pair still open then is 'unresolved'")
+    p.add_argument("--stop-when", choices=STOP_WHEN, default="verdict",
+                   help="a pair has sampled enough when its verdict is known (verdict, the "
+                        "default) or when its interval is within +-P whatever the verdict "
+                        "(precise: what `jitbench nightly` does, to follow each ratio from "
+                        "night to night)")
     p.add_argument("--min-time", type=positive("--min-time"), default=None, metavar="S",
                    help="seconds of timed samples per mode, at least, with --precision off "
                         "(default: 0.5); given alone, it turns --precision off")
@@ -177,8 +183,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="results root holding the past runs (default: results)")
     p.add_argument("--reports", default="reports", metavar="DIR",
                    help="reports root; history page at DIR/index.html (default: reports)")
+    p.add_argument("--precision", type=precision, default=NIGHT_PRECISION, metavar="P",
+                   help=f"sample each group until every JIT mode's ratio to its nearest "
+                        f"JIT-off mode is known to +-P at 95%% (default: {NIGHT_PRECISION}), "
+                        f"whatever its verdict, or its --budget is spent; 'off': the fixed "
+                        f"protocol, --min-time seconds per mode")
+    p.add_argument("--budget", type=positive("--budget"), default=NIGHT_BUDGET, metavar="S",
+                   help=f"seconds of interleaved sampling per group, at most (default: "
+                        f"{NIGHT_BUDGET:g})")
     p.add_argument("--min-time", type=positive("--min-time"), default=1.0, metavar="S",
-                   help="seconds of timed samples per mode, at least (default: 1.0)")
+                   help="seconds of timed samples per mode with --precision off (default: 1.0)")
+    p.add_argument("--evaluate", metavar="HISTORY",
+                   help="measure nothing: replay HISTORY (a corpus file, or a results folder "
+                        "of nights of unchanged code) and report each detector's false alerts "
+                        "and how soon it sees steps of 5-30%% planted into it")
+    p.add_argument("--corpus", metavar="FILE",
+                   help="measure nothing: write the runs in --results as a nightly corpus "
+                        "(what the detectors read of each night; .json or .json.gz)")
+    p.add_argument("--json", action="store_true", help="with --evaluate: one JSON object")
     p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
                    metavar="S", help="time limit of one case group, in seconds (default: 1800)")
     p.add_argument("--threshold", type=positive("--threshold"), default=10.0, metavar="PCT",

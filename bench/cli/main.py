@@ -55,11 +55,14 @@ def cmd_nightly(args) -> int:
     from bench.nightly.night import SUMMARY_NAME, nightly
     from bench.protocol.timing import Protocol
 
+    if args.evaluate or args.corpus:
+        return _nightly_corpus(args)
     cases = [] if args.no_run else _selected_cases(args)
     thresholds = Thresholds(steady=args.threshold / 100, compile=args.compile_threshold / 100)
-    # the nightly keeps the fixed protocol: its recorded history and detector read medians
-    # measured that way (sequential verdicts reach the nightly with its detector's rework)
-    protocol = Protocol(min_time=args.min_time, precision=None)
+    # sequential stopping until each ratio is known to +-precision (what a night compares)
+    precision = None if args.precision == "off" else args.precision
+    protocol = Protocol(min_time=args.min_time, precision=precision, budget=args.budget,
+                        stop_when="precise")
     result = nightly(cases, args.results, args.reports, protocol=protocol,
                      thresholds=thresholds, do_run=not args.no_run,
                      recheck=not args.no_recheck, recheck_rounds=args.recheck_rounds,
@@ -77,6 +80,28 @@ def cmd_nightly(args) -> int:
     note = f"; {result['note']}" if result["note"] else ""
     print(f"no confirmed regression in {result['latest_run']} "
           f"({len(result['suspected'])} suspected){note}")
+    return 0
+
+
+def _nightly_corpus(args) -> int:
+    """``nightly --corpus FILE`` (the runs of --results as a corpus) and ``--evaluate``."""
+    import json
+
+    from bench.nightly import corpus, evaluate
+
+    if args.corpus:
+        history = evaluate.load_history(args.results)
+        history["command"] = "jitbench " + " ".join(sys.argv[1:])
+        print(f"{corpus.save(history, args.corpus)}: {len(history['nights'])} nights, "
+              f"{len(history['series'])} series")
+        if not args.evaluate:
+            return 0
+    result = evaluate.evaluate_all(evaluate.load_history(args.evaluate),
+                                   threshold=args.threshold / 100)
+    if args.json:
+        print(json.dumps(result, default=str))
+    else:
+        print(evaluate.table(result))
     return 0
 
 
@@ -125,7 +150,7 @@ def cmd_run(args) -> int:
         chosen = "off" if args.min_time else 0.05
     chosen = None if chosen == "off" else chosen
     protocol = Protocol(min_time=args.min_time or 0.5, interleave=args.interleave,
-                        precision=chosen, budget=args.budget,
+                        precision=chosen, budget=args.budget, stop_when=args.stop_when,
                         **({"switch_calls": 0} if args.interleave == "sample" else {}))
     run_dir = runner.run(cases, args.out, protocol=protocol,
                          case_timeout=args.case_timeout or 1800.0,

@@ -1,1 +1,6 @@
 """`jitbench nightly`: a night's run, history, rechecks and pages."""
+
+# the nightly's protocol: sequential stopping that follows each ratio to +-3% whatever its
+# verdict (Protocol.stop_when "precise"), at most 4 s of sampling per group
+NIGHT_PRECISION = 0.03
+NIGHT_BUDGET = 4.0

@@ -68,6 +68,9 @@ class Rule:
     confidence: float = 0.95  # over all looks together
     looks: int = 8  # how many looks the error rate is split over
     build_sigma: float = 0.0  # between-build standard deviation of a log ratio
+    # "verdict": stop once the verdict is known (precise enough, or clear of the band);
+    # "precise": only once the interval is within +-precision (a nightly follows the ratio)
+    stop_when: str = "verdict"
 
     def alpha(self) -> float:
         return (1.0 - self.confidence) / max(1, self.looks)
@@ -147,6 +150,8 @@ def settled(e: Estimate | None, rule: Rule) -> bool:
         return small and judge(*_limit(e, rule), rule.tolerance) is None
     if small:
         return True
+    if rule.stop_when == "precise":
+        return e.half_width <= rule.precision
     band_lo, band_hi = 1.0 / (1.0 + rule.tolerance), 1.0 + rule.tolerance
     return e.half_width <= rule.precision or e.ci_low > band_hi or e.ci_high < band_lo
 

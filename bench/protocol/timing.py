@@ -55,6 +55,7 @@ INTERLEAVE_SCHEMES = {
             "round (A B C C B A ...): each mode follows each other one as often as it "
             "precedes it, so what a mode leaves behind for the next one cancels",
 }
+STOP_WHEN = ("verdict", "precise")
 AA_CONTROL = ("first", "every", "off")  # which groups of a worker carry the A/A control
 
 
@@ -117,6 +118,10 @@ class Protocol:
     # sd of their log ratios 1.4% (TF) and 1.6% (JAX), of which the blocks explain ~1.2%
     # (docs/statistics.md, "Builds")
     build_sigma: float = 0.01
+    # when a pair has sampled enough: "verdict" (its verdict is known: the default) or
+    # "precise" (its interval is within +-precision whatever the verdict: the nightly, which
+    # follows each ratio from night to night rather than its verdict)
+    stop_when: str = "verdict"
 
     @property
     def switches(self) -> int:
@@ -134,7 +139,8 @@ class Protocol:
         max_rounds = max(1, math.ceil(self.max_samples / per_turn))
         looks = sum(1 for n in LOOK_ROUNDS if n <= max_rounds) + 1
         return Rule(precision=self.precision or 0.05, tolerance=self.tolerance,
-                    confidence=self.confidence, looks=looks, build_sigma=self.build_sigma)
+                    confidence=self.confidence, looks=looks, build_sigma=self.build_sigma,
+                    stop_when=self.stop_when)
 
     def __post_init__(self):
         if self.interleave not in INTERLEAVE_SCHEMES:
@@ -143,6 +149,9 @@ class Protocol:
         if self.aa_control not in AA_CONTROL:
             raise ValueError(f"unknown aa_control {self.aa_control!r}; valid: "
                              f"{', '.join(AA_CONTROL)}")
+        if self.stop_when not in STOP_WHEN:
+            raise ValueError(f"unknown stop_when {self.stop_when!r}; valid: "
+                             f"{', '.join(STOP_WHEN)}")
         if self.interference_check not in ("first", "every"):
             raise ValueError(f"unknown interference_check {self.interference_check!r}; "
                              f"valid: first, every")

@@ -1,0 +1,148 @@
+"""Regression detectors for one series of nights, replayable: each reads a series' history
+night by night (causally: night t sees nights <= t only) and says on which nights it alerts.
+
+A series is the log of a paired ratio (JIT time / its nearest JIT-off mode's time, measured
+interleaved in one worker, so the machine's drift cancels) with that night's own interval
+(log low, log high; NaN where the night has none). Missing nights are NaN and skipped.
+
+Detectors (``DETECTORS``), compared on recorded nights by ``bench.nightly.evaluate``:
+
+- ``quantile``: the rule the nightly used until 2026-11 without its re-measurement (which
+  cannot be replayed): reference = median of the previous 10 nights, noise = robust sigma
+  (floor 4%), one-sided z-test, Benjamini-Hochberg q < 0.05 across the night's series, a step
+  above 10% and above the 0.8 quantile of the history.
+- ``ttest``: a change point at the latest nights as Apache Otava (Hunter) tests one: the last
+  one or two nights against up to 30 before them, Student's t, p < 0.001, and a mean step
+  above half the threshold.
+- ``paired``: the night's paired interval against the series' usual spread. A night is
+  *suspect* when its ratio is above every one of the previous 30 nights' ratios, the step
+  over their median is above the threshold, and z = step / sqrt(sigma_history² + sigma_night²)
+  > 3. It alerts when two consecutive nights are suspect (the second plays the part of the
+  same-context re-measurement: fresh processes on the same machine), or at once when the
+  night's interval alone lies wholly above the history's highest ratio by the threshold.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+import numpy as np
+from scipy import stats
+
+
+@dataclasses.dataclass(frozen=True)
+class Detector:
+    """``judge(x, lo, hi, threshold) -> (p_values, candidates)``, arrays over nights: a night
+    alerts where it is a candidate and its p-value passes (``fdr``: Benjamini-Hochberg across
+    the night's series at ``alpha``; else p < alpha)."""
+
+    name: str
+    judge: Callable[..., tuple[np.ndarray, np.ndarray]]
+    alpha: float
+    fdr: bool = False
+    doc: str = ""
+
+
+def _previous(x: np.ndarray, t: int, window: int) -> np.ndarray:
+    prev = x[:t]
+    prev = prev[~np.isnan(prev)]
+    return prev[-window:]
+
+
+def robust_sigma(v: np.ndarray) -> float:
+    return float(1.4826 * np.median(np.abs(v - np.median(v)))) if v.size else math.nan
+
+
+def quantile_rule(x, lo, hi, threshold=0.10, window=10, min_previous=5, floor=0.04,
+                  usual=0.8):
+    n = len(x)
+    p, cand = np.ones(n), np.zeros(n, bool)
+    for t in range(n):
+        prev = _previous(x, t, window)
+        if np.isnan(x[t]) or prev.size < min_previous:
+            continue
+        ref = float(np.median(prev))
+        noise = max(robust_sigma(prev), floor)
+        z = (x[t] - ref) / noise
+        p[t] = float(stats.norm.sf(z))
+        cand[t] = (x[t] - ref > math.log1p(threshold)
+                   and x[t] > float(np.quantile(prev, usual)))
+    return p, cand
+
+
+def ttest_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5):
+    n = len(x)
+    p, cand = np.ones(n), np.zeros(n, bool)
+    for t in range(n):
+        if np.isnan(x[t]):
+            continue
+        best = 1.0
+        for m in (1, 2):
+            after = x[max(0, t - m + 1):t + 1]
+            after = after[~np.isnan(after)]
+            prev = _previous(x, t - m + 1, window)
+            if after.size < m or prev.size < min_previous:
+                continue
+            step = after.mean() - prev.mean()
+            if step <= math.log1p(threshold) / 2:
+                continue
+            dof = prev.size + after.size - 2
+            pooled = ((prev.var(ddof=1) * (prev.size - 1)
+                       + (after.var(ddof=1) * (after.size - 1) if after.size > 1 else 0.0))
+                      / dof)
+            se = math.sqrt(max(pooled, 1e-12) * (1 / prev.size + 1 / after.size))
+            best = min(best, float(stats.t.sf(step / se, dof)))
+        p[t], cand[t] = best, best < 1.0
+    return p, cand
+
+
+def paired_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, floor=0.02, z_min=3.0):
+    n = len(x)
+    suspect = np.zeros(n, bool)
+    alone = np.zeros(n, bool)
+    for t in range(n):
+        prev = _previous(x, t, window)
+        if np.isnan(x[t]) or prev.size < min_previous:
+            continue
+        ref, top = float(np.median(prev)), float(prev.max())
+        sigma = max(robust_sigma(prev), floor)
+        night = (hi[t] - lo[t]) / (2 * 1.96) if not (np.isnan(lo[t]) or np.isnan(hi[t])) \
+            else 0.0
+        step = x[t] - ref
+        z = step / math.sqrt(sigma ** 2 + night ** 2)
+        suspect[t] = x[t] > top and step > math.log1p(threshold) and z > z_min
+        alone[t] = (suspect[t] and not np.isnan(lo[t])
+                    and lo[t] > top + math.log1p(threshold))
+    twice = suspect & np.concatenate([[False], suspect[:-1]])
+    alert = twice | alone
+    return np.where(alert, 0.0, 1.0), alert
+
+
+DETECTORS = {d.name: d for d in (
+    Detector("quantile", quantile_rule, alpha=0.05, fdr=True,
+             doc="until 2026-11 (without its re-measurement): z over 10 nights, BH q<0.05, "
+                 "step > threshold, above the 0.8 quantile"),
+    Detector("ttest", ttest_rule, alpha=0.001,
+             doc="change point at the last 1-2 nights, Student's t against up to 30 before, "
+                 "p<0.001 (Otava's default), step > threshold/2"),
+    Detector("paired", paired_rule, alpha=0.5,
+             doc="two consecutive nights above the history's maximum by the threshold with "
+                 "z>3 (history spread and the night's own interval), or one night whose "
+                 "interval clears the maximum by the threshold"),
+)}
+
+
+def bh_reject(p: np.ndarray, alpha: float) -> np.ndarray:
+    """Benjamini-Hochberg: which of ``p`` (one night's series) are rejected at ``alpha``."""
+    p = np.asarray(p, float)
+    if not p.size:
+        return np.zeros(0, bool)
+    order = np.argsort(p)
+    ranked = p[order] * p.size / (np.arange(p.size) + 1)
+    passed = np.nonzero(ranked <= alpha)[0]
+    out = np.zeros(p.size, bool)
+    if passed.size:
+        out[order[:passed[-1] + 1]] = True
+    return out

@@ -1,0 +1,140 @@
+"""The nightly corpus: what a regression detector reads of each recorded night, compact enough
+to ship as a test fixture (``tests/fixtures/nightly-corpus/``) and replay in seconds.
+
+One *series* per JIT row that has a verdict against its nearest JIT-off mode (its case id).
+Per night it keeps:
+
+- ``ratio``: JIT time / baseline time, interleaved in one worker (1 / the row's
+  ``verdict_speedup``; a run without sequential verdicts: the two medians' ratio);
+- ``low`` / ``high``: that ratio's interval (from ``verdict_ci_high`` / ``verdict_ci_low``;
+  null without verdicts);
+- ``verdict``: ``faster`` / ``slower`` / ``same`` / ``unresolved`` (or null);
+- ``median_s`` and ``baseline_median_s``: the two absolute medians (secondary evidence only);
+- ``compiles``: compilations in the first call; ``hlo``: the optimized HLO's fingerprint.
+
+A night the series has no ok row reads null everywhere. ``nights`` lists each run's id, start
+time and the framework versions; ``command`` says how the corpus was made; ``host`` where.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import platform
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.define.modes import MODES
+from bench.errors import UserError
+from bench.results.files import load_meta, read_rows
+
+FORMAT = 1
+VALUES = ("ratio", "low", "high", "verdict", "median_s", "baseline_median_s", "compiles", "hlo")
+KEYS = ("workload", "variant", "size", "dtype", "framework", "mode", "device")
+
+
+def _num(v: Any) -> float | None:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) and v > 0 else None
+
+
+def _night(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """case_id -> the night's values of each JIT row measured ok."""
+    base = {(r.get("workload"), r.get("variant"), r.get("size"), r.get("dtype"),
+             r.get("framework"), r.get("device"), r.get("mode")): r
+            for r in rows if r.get("status") == "ok" and not r.get("jit")}
+    out = {}
+    for r in rows:
+        spec = MODES.get((r.get("framework"), r.get("mode")))
+        if r.get("status") != "ok" or spec is None or not spec.jit:
+            continue
+        b = base.get((r.get("workload"), r.get("variant"), r.get("size"), r.get("dtype"),
+                      r.get("framework"), r.get("device"),
+                      r.get("verdict_baseline") or spec.baseline)) or {}
+        speedup, lo, hi = (_num(r.get(k)) for k in ("verdict_speedup", "verdict_ci_low",
+                                                     "verdict_ci_high"))
+        med, bmed = _num(r.get("median_s")), _num(b.get("median_s"))
+        ratio = 1 / speedup if speedup else (med / bmed if med and bmed else None)
+        if ratio is None:
+            continue
+        out[r["case_id"]] = {
+            "keys": {k: r.get(k) for k in KEYS},
+            "ratio": ratio, "low": 1 / hi if hi else None, "high": 1 / lo if lo else None,
+            "verdict": r.get("verdict") if isinstance(r.get("verdict"), str) else None,
+            "median_s": med, "baseline_median_s": bmed,
+            "compiles": r.get("first_compiles") if isinstance(r.get("first_compiles"), int)
+            else None,
+            "hlo": r.get("hlo_fingerprint") if isinstance(r.get("hlo_fingerprint"), str)
+            else None}
+    return out
+
+
+def from_runs(run_dirs: Sequence[Path | str], command: str = "") -> dict[str, Any]:
+    """A corpus from run folders, in the order given (oldest first)."""
+    if not run_dirs:
+        raise UserError("no runs to make a corpus from")
+    nights, per_night = [], []
+    for d in run_dirs:
+        meta = load_meta(d)
+        nights.append({"run_id": meta.get("run_id") or Path(d).name,
+                       "started_at": meta.get("started_at"),
+                       "versions": meta.get("versions") or {}})
+        per_night.append(_night(read_rows(Path(d) / "results.jsonl")))
+    series: dict[str, dict[str, Any]] = {}
+    for i, night in enumerate(per_night):
+        for case_id, v in night.items():
+            s = series.setdefault(case_id, {"keys": v["keys"],
+                                            **{k: [None] * len(nights) for k in VALUES}})
+            for k in VALUES:
+                s[k][i] = v[k]
+    return {"format": FORMAT, "command": command,
+            "host": {"machine": platform.machine(), "node": platform.node(),
+                     "cpus": _cpus()},
+            "nights": nights, "series": dict(sorted(series.items()))}
+
+
+def _cpus() -> int | None:
+    import os
+
+    return os.cpu_count()
+
+
+def save(corpus: dict[str, Any], path: Path | str) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(corpus, separators=(",", ":"), sort_keys=True)
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(text.encode(), mtime=0))
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load(path: Path | str) -> dict[str, Any]:
+    """A corpus file (``.json`` or ``.json.gz``), checked enough to replay; UserError naming
+    the file and what is wrong otherwise."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+        text = gzip.decompress(raw).decode() if raw[:2] == b"\x1f\x8b" else raw.decode()
+        corpus = json.loads(text)
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError, gzip.BadGzipFile
+            ) as exc:
+        raise UserError(f"cannot read the nightly corpus {str(path)!r}: {exc}") from None
+    if not isinstance(corpus, dict) or corpus.get("format") != FORMAT \
+            or not isinstance(corpus.get("series"), dict) \
+            or not isinstance(corpus.get("nights"), list):
+        raise UserError(f"{str(path)!r} is not a jitbench nightly corpus (format {FORMAT}: "
+                        f"'nights' and 'series'; make one with `jitbench nightly --corpus`)")
+    n = len(corpus["nights"])
+    for case_id, s in corpus["series"].items():
+        if not isinstance(s, dict) or any(not isinstance(s.get(k), list) or len(s[k]) != n
+                                          for k in ("ratio", "low", "high")):
+            raise UserError(f"{str(path)!r}: series {case_id!r} does not hold {n} nights of "
+                            f"'ratio', 'low' and 'high'")
+    return corpus
