@@ -120,8 +120,11 @@ def test_near_identical_history_reads_the_noise_floor_not_zero():
     tests, _ = judge(df, metas, runs)
     t = tests[(tests["metric"] == "jit_ratio") & (tests["case_id"] == df.loc[jit, "case_id"]
                                                   .iloc[0])].iloc[0]
-    assert t["noise"] == Thresholds().floor_ratio and 0.05 < t["change"] < 0.07
+    assert t["noise"] == Thresholds().floor_paired and 0.05 < t["change"] < 0.07
     assert not t["regression"]
+    tests, _ = judge(df, metas, runs, Thresholds(detector="quantile"))  # the rule before
+    t = tests[(tests["metric"] == "jit_ratio") & (tests["case_id"] == t["case_id"])].iloc[0]
+    assert t["noise"] == Thresholds().floor_ratio and not t["regression"]
 
 
 def test_a_compile_count_rising_over_a_constant_history_is_flagged():
@@ -189,14 +192,20 @@ def test_a_level_the_series_often_visited_is_no_regression_but_a_new_one_is():
     # measured here: mmd outer f32 n256 JAX jit ran 1.7x slower in 3 of 10 fresh processes
     fast, slow = 0.052, 0.085
     history = [fast, slow, fast, fast, fast, slow, slow, fast, fast, fast]
+    for detector in ("quantile", "paired"):
+        _familiar_levels(detector, fast, slow, history)
+
+
+def _familiar_levels(detector, fast, slow, history):
+    th = Thresholds(detector=detector)
     pts, runs = _ratio_points(history + [0.080])
-    (r,) = detect_regressions(pts, runs).to_dict("records")
+    (r,) = detect_regressions(pts, runs, th).to_dict("records")
     assert r["change"] > 0.3 and r["q_value"] < 0.05  # a big, "significant" step...
     assert r["usual_high"] >= slow * 0.95 and not r["regression"]  # ...to a familiar level
     pts, runs = _ratio_points(history + [0.12])  # beyond anything seen before
-    (r,) = detect_regressions(pts, runs).to_dict("records")
+    (r,) = detect_regressions(pts, runs, th).to_dict("records")
     assert r["regression"]
     # a single odd night in the history does not make a 30% step familiar
     pts, runs = _ratio_points([fast] * 4 + [0.09] + [fast] * 5 + [fast * 1.3])
-    (r,) = detect_regressions(pts, runs).to_dict("records")
+    (r,) = detect_regressions(pts, runs, th).to_dict("records")
     assert r["regression"]

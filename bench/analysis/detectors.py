@@ -15,7 +15,8 @@ Detectors (``DETECTORS``), compared on recorded nights by ``bench.nightly.evalua
   one or two nights against up to 30 before them, Student's t, p < 0.001, and a mean step
   above half the threshold.
 - ``paired``: the night's paired interval against the series' usual spread. A night is
-  *suspect* when its ratio is above every one of the previous 30 nights' ratios, the step
+  *suspect* when its ratio is above every one of the previous 30 nights' ratios (all but the
+  highest, from 10 nights on), the step
   over their median is above the threshold, and z = step / sqrt(sigma_history² + sigma_night²)
   > 3. It alerts when two consecutive nights are suspect (the second plays the part of the
   same-context re-measurement: fresh processes on the same machine), or at once when the
@@ -98,25 +99,46 @@ def ttest_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5):
     return p, cand
 
 
+def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: float = 0.10,
+                 floor: float = 0.02, z_min: float = 3.0) -> dict[str, float | bool]:
+    """One night of the paired rule (log values; ``prev``: the earlier nights): reference
+    (median), sigma (robust, at least ``floor``), the night's own sigma from its interval,
+    z, ``suspect`` (above every earlier night but the highest from 10 nights on, a step above
+    the threshold, z > z_min) and
+    ``decisive`` (a suspect whose interval alone clears the highest earlier night by the
+    threshold: no re-measurement needed)."""
+    ref = float(np.median(prev))
+    # the highest earlier night, or the second highest from 10 nights on: one odd night must
+    # not hide a step for a whole window, a level visited twice is this machine's
+    top = float(np.sort(prev)[-2] if prev.size >= 10 else prev.max())
+    sigma = max(robust_sigma(prev), floor)
+    night = (hi - lo) / (2 * 1.96) if not (math.isnan(lo) or math.isnan(hi)) else 0.0
+    step = x - ref
+    z = step / math.sqrt(sigma ** 2 + night ** 2)
+    suspect = bool(x > top and step > math.log1p(threshold) and z > z_min)
+    decisive = bool(suspect and not math.isnan(lo) and lo > top + math.log1p(threshold))
+    return {"reference": ref, "top": top, "sigma": sigma, "night_sigma": night, "z": z,
+            "suspect": suspect, "decisive": decisive}
+
+
 def paired_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, floor=0.02, z_min=3.0):
     n = len(x)
-    suspect = np.zeros(n, bool)
-    alone = np.zeros(n, bool)
+    alert = np.zeros(n, bool)
+    suspect_before = False
     for t in range(n):
         prev = _previous(x, t, window)
         if np.isnan(x[t]) or prev.size < min_previous:
+            suspect_before = False
             continue
-        ref, top = float(np.median(prev)), float(prev.max())
-        sigma = max(robust_sigma(prev), floor)
-        night = (hi[t] - lo[t]) / (2 * 1.96) if not (np.isnan(lo[t]) or np.isnan(hi[t])) \
-            else 0.0
-        step = x[t] - ref
-        z = step / math.sqrt(sigma ** 2 + night ** 2)
-        suspect[t] = x[t] > top and step > math.log1p(threshold) and z > z_min
-        alone[t] = (suspect[t] and not np.isnan(lo[t])
-                    and lo[t] > top + math.log1p(threshold))
-    twice = suspect & np.concatenate([[False], suspect[:-1]])
-    alert = twice | alone
+        j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min)
+        if suspect_before:  # the re-measurement of last night's suspect: judged as it would
+            # be that night, against the nights before the suspect one
+            again = _previous(x, t - 1, window)
+            confirmed = again.size >= min_previous and paired_night(
+                x[t], lo[t], hi[t], again, threshold, floor, z_min)["suspect"]
+            alert[t] = confirmed
+        alert[t] |= j["decisive"]
+        suspect_before = j["suspect"] and not j["decisive"]
     return np.where(alert, 0.0, 1.0), alert
 
 

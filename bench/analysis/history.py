@@ -87,6 +87,15 @@ class Thresholds:
     # a step must also rise above this quantile of the series' history: a level the series
     # reached in a fifth of its earlier runs is a state this machine puts it in, not a change
     usual: float = 0.8
+    # jit_ratio is judged by the paired rule (bench.analysis.detectors.paired_night), chosen
+    # by `jitbench nightly --evaluate` on recorded nights (docs/nightly.md): above every one
+    # of the previous ``paired_window`` nights, a step above ``steady``, z > ``z_min`` over the
+    # history's spread (floor ``floor_paired``) and the night's own interval. "quantile": the
+    # rule above (z, BH q-value, the 0.8 quantile), as before 2026-11
+    detector: str = "paired"
+    paired_window: int = 30
+    floor_paired: float = 0.02
+    z_min: float = 3.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,9 +117,9 @@ METRICS = {m.name: m for m in (
            drift_proof=False),
 )}
 
-TEST_COLUMNS = ["series", *SERIES_KEYS, "case_id", "metric", "latest", "reference", "change",
-                "noise", "z", "p_value", "q_value", "usual_high", "n_previous", "needs",
-                "advisory", "regression"]
+TEST_COLUMNS = ["series", *SERIES_KEYS, "case_id", "metric", "latest", "low", "high",
+                "reference", "change", "noise", "z", "p_value", "q_value", "usual_high",
+                "n_previous", "needs", "advisory", "regression", "decisive"]
 
 
 def probes(calibration: Mapping[str, Any] | None) -> dict[tuple[str, str], float]:
@@ -150,16 +159,22 @@ def run_points(rows: Sequence[Mapping[str, Any]], calibration=None) -> list[dict
         base_point = {**{k: r[k] for k in SERIES_KEYS}, "case_id": r.get("case_id"),
                       "series": "/".join(str(r[k]) for k in SERIES_KEYS)}
 
-        def point(metric, value, base_point=base_point):
+        def point(metric, value, base_point=base_point, low=None, high=None):
             if value is not None:
-                out.append({**base_point, "metric": metric, "value": float(value)})
+                out.append({**base_point, "metric": metric, "value": float(value),
+                            "low": low, "high": high})
 
         gflops = probe.get((r["framework"], r["device"])) or probe.get(("*", r["device"]))
         if mode.jit:
             base = mode.baseline or nearest_baseline(r["framework"])
             mine = _num(r.get("median_s"))
             theirs = median.get((*(r[k] for k in SERIES_KEYS if k != "mode"), base))
-            if base in (r.get("interleaved_with") or []) and mine and theirs:
+            speedup = _num(r.get("verdict_speedup"))
+            if speedup and speedup > 0:  # the paired estimate of a sequential run, its interval
+                lo, hi = _num(r.get("verdict_ci_high")), _num(r.get("verdict_ci_low"))
+                point("jit_ratio", 1 / speedup, low=1 / lo if lo else None,
+                      high=1 / hi if hi else None)
+            elif base in (r.get("interleaved_with") or []) and mine and theirs:
                 point("jit_ratio", mine / theirs)
             point("compiles", _num(r.get("first_compiles")))
             compile_s = _num(r.get("first_compile_s"))
@@ -182,7 +197,8 @@ def points_table(df, metas: Mapping[str, Mapping[str, Any]], run_order: Sequence
         rows = df[df["run_id"] == run_id].to_dict("records")
         for p in run_points(rows, (metas.get(run_id) or {}).get("calibration")):
             out.append(dict(p, run_id=run_id, run_index=i))
-    cols = ["run_id", "run_index", "series", *SERIES_KEYS, "case_id", "metric", "value"]
+    cols = ["run_id", "run_index", "series", *SERIES_KEYS, "case_id", "metric", "value",
+            "low", "high"]
     return pd.DataFrame(out, columns=cols)
 
 
@@ -199,13 +215,36 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     return q
 
 
+def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds
+            ) -> dict[str, Any]:
+    """jit_ratio under the paired rule (``bench.analysis.detectors.paired_night``)."""
+    import numpy as np
+    from scipy.stats import norm
+
+    from bench.analysis.detectors import paired_night
+
+    def log(v):
+        v = _num(v)
+        return math.log(v) if v and v > 0 else math.nan
+
+    j = paired_night(math.log(latest), log(low), log(high),
+                     np.log(np.asarray(history, dtype=float)), th.steady, th.floor_paired,
+                     th.z_min)
+    return {"reference": math.exp(j["reference"]),
+            "change": latest / math.exp(j["reference"]) - 1.0,
+            "noise": math.sqrt(j["sigma"] ** 2 + j["night_sigma"] ** 2), "z": j["z"],
+            "p_value": float(norm.sf(j["z"])), "counted": True,
+            "usual_high": math.exp(j["top"]), "suspect": j["suspect"],
+            "decisive": j["decisive"]}
+
+
 def _judge(latest: float, history: Sequence[float], metric: Metric, th: Thresholds
            ) -> dict[str, Any]:
     """One series x metric: reference, change, noise, z, p (one-sided: worse = larger)."""
     import numpy as np
     from scipy.stats import norm
 
-    values = np.asarray(history, dtype=float)
+    values = np.asarray(history, dtype=float)[-th.window:]
     if metric.floor is None:  # a count: only a rise over a history that never moved
         reference = float(np.median(values))
         steady = bool(values.min() == values.max())
@@ -234,7 +273,8 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
     import pandas as pd
 
     th = thresholds or Thresholds()
-    previous = list(run_order[:-1])[-th.window:]
+    paired = th.detector == "paired"
+    previous = list(run_order[:-1])[-max(th.window, th.paired_window if paired else 0):]
     if latest is None:
         latest = points[points["run_id"] == run_order[-1]]
     hist = points[points["run_id"].isin(previous)]
@@ -247,11 +287,16 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
             continue
         values = by_key.get(key, [])
         rec = dict({k: p[k] for k in ["series", *SERIES_KEYS, "case_id", "metric"]},
-                   latest=p["value"], reference=None, change=None, noise=None, z=None,
+                   latest=p["value"], low=p.get("low"), high=p.get("high"),
+                   decisive=False, reference=None, change=None, noise=None, z=None,
                    p_value=None, q_value=None, usual_high=None, n_previous=len(values),
                    needs=max(0, th.min_previous - len(values)), advisory=False,
                    regression=False)
-        if not rec["needs"]:
+        if not rec["needs"] and paired and p["metric"] == "jit_ratio":
+            judged = _paired(p["value"], p.get("low"), p.get("high"), values, th)
+            rec["counted"] = judged.pop("counted")
+            rec.update(judged)
+        elif not rec["needs"]:
             judged = _judge(p["value"], values, METRICS[p["metric"]], th)
             rec["counted"] = judged.pop("counted")
             rec.update(judged)
@@ -267,6 +312,8 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
             continue
         if metric.floor is None:
             step = r["p_value"] == 0.0
+        elif "suspect" in r:
+            step = r["suspect"]
         else:
             step = bool(r["q_value"] < th.alpha and r["change"] > getattr(th, metric.step)
                         and r["latest"] > r["usual_high"])

@@ -83,7 +83,7 @@ def from_runs(run_dirs: Sequence[Path | str], command: str = "") -> dict[str, An
         meta = load_meta(d)
         nights.append({"run_id": meta.get("run_id") or Path(d).name,
                        "started_at": meta.get("started_at"),
-                       "versions": meta.get("versions") or {}})
+                       "versions": meta.get("frameworks") or {}, "commit": meta.get("git_commit")})
         per_night.append(_night(read_rows(Path(d) / "results.jsonl")))
     series: dict[str, dict[str, Any]] = {}
     for i, night in enumerate(per_night):

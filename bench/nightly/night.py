@@ -195,8 +195,12 @@ def _record(r: dict[str, Any]) -> dict[str, Any]:
     if r.get("reference") is not None:
         noise = "" if r["z"] is None else (f", noise {100 * r['noise']:.1f}%, z {r['z']:.1f}, "
                                            f"q {r['q_value']:.2g}")
-        out["text"] = (f"{METRICS[r['metric']].doc}: {r['reference']:.4g} -> {r['latest']:.4g} "
-                       f"({100 * r['change']:+.1f}%){noise}, {r['n_previous']} earlier runs")
+        interval = (f" [{r['low']:.4g}-{r['high']:.4g}]" if isinstance(r.get("low"), float)
+                    and isinstance(r.get("high"), float) and r["low"] == r["low"]
+                    and r["high"] == r["high"] else "")
+        out["text"] = (f"{METRICS[r['metric']].doc}: {r['reference']:.4g} -> {r['latest']:.4g}"
+                       f"{interval} ({100 * r['change']:+.1f}%){noise}, {r['n_previous']} "
+                       f"earlier runs")
     return out
 
 
@@ -208,6 +212,12 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
             rec["text"] += ("; optimized HLO changed (fingerprint {hlo_reference_fingerprint} -> "
                             "{hlo_fingerprint})" if rec["hlo_changed"] else
                             "; optimized HLO unchanged ({hlo_fingerprint})").format(**rec)
+        rec.update(_what_else(h, rec))
+        if rec.get("text"):
+            rec["text"] += (f"; began on night {rec['began']}" + (
+                f" (the night before: {rec['night_before']})" if rec["night_before"] else ""))
+        if rec.get("text") and rec.get("also_changed"):
+            rec["text"] += "; also changed that night: " + ", ".join(rec["also_changed"])
         return rec
 
     def records(t):
@@ -231,6 +241,31 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
             "suspected": records(suspects), "confirmed": records(confirmed),
             "advisory": [hlo(_record(r)) for r in tests.loc[tests["advisory"]].to_dict("records")],
             "recheck": recheck, "regression": bool(len(records(confirmed)))}
+
+
+def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
+    """What an alert needs beside its step: the night it began (the night judged), the night
+    before it, and what else changed between them: the series' compile count, the framework
+    versions and the commit."""
+    latest, before = h.order[-1], (h.judged[-2] if len(h.judged) > 1 else None)
+    out: dict[str, Any] = {"began": latest, "night_before": before, "also_changed": []}
+    if before is None:
+        return out
+    pts = h.points[(h.points["series"] == rec.get("series"))
+                   & (h.points["metric"] == "compiles")]
+    counts = {r: v for r, v in zip(pts["run_id"], pts["value"])}
+    if before in counts and latest in counts and counts[before] != counts[latest]:
+        out["also_changed"].append(f"compiles in the first call {counts[before]:g} -> "
+                                   f"{counts[latest]:g}")
+    new, old = h.metas.get(latest) or {}, h.metas.get(before) or {}
+    for name in sorted(set(new.get("frameworks") or {}) | set(old.get("frameworks") or {})):
+        a, b = (old.get("frameworks") or {}).get(name), (new.get("frameworks") or {}).get(name)
+        if a != b:
+            out["also_changed"].append(f"{name} {a} -> {b}")
+    if old.get("git_commit") != new.get("git_commit"):
+        out["also_changed"].append(f"commit {str(old.get('git_commit'))[:10]} -> "
+                                   f"{str(new.get('git_commit'))[:10]}")
+    return out
 
 
 RECHECK_ROUNDS = 3
@@ -321,9 +356,16 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     if not (reports_root / h.order[-1] / "index.html").exists():
         write_report(latest_dir, reports_root / h.order[-1])
     suspects, confirmed, facts = h.tests, h.tests, None
-    if suspects["regression"].any() and recheck:
-        confirmed, facts = _recheck(h, results_root, thresholds, suspects, run_kw,
+    # a decisive suspect (its own interval clears the history by the threshold) needs no
+    # re-measurement; the others are re-measured in the night's context
+    decisive = suspects["regression"] & suspects["decisive"].fillna(False).astype(bool)
+    if (suspects["regression"] & ~decisive).any() and recheck:
+        import pandas as pd
+
+        pending = suspects.assign(regression=suspects["regression"] & ~decisive)
+        confirmed, facts = _recheck(h, results_root, thresholds, pending, run_kw,
                                     rounds=recheck_rounds)
+        confirmed = pd.concat([confirmed, suspects[decisive]], ignore_index=True)
     result = summary(h, thresholds, suspects, confirmed, facts)
     reports_root.mkdir(parents=True, exist_ok=True)
     write_history_page(h, results_root, reports_root, result)

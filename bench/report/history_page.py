@@ -3,6 +3,7 @@ judges (bench.analysis.history), and the latest verdict."""
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -11,37 +12,119 @@ from bench.report import figures
 from bench.results.files import load_meta
 
 
+SPARK_W, SPARK_H = 120, 22
+
+
+def sparkline(values: list[float | None]) -> str:
+    """An inline SVG of ``values`` (speedups, oldest first; None where a night has none) on a
+    log scale, the latest night as a dot: a series' history at a glance, no image to load."""
+    pts = [(i, math.log(v)) for i, v in enumerate(values) if v and v > 0]
+    if not pts:
+        return ""
+    lo, hi = min(y for _, y in pts), max(y for _, y in pts)
+    span, n = (hi - lo) or 1.0, max(1, len(values) - 1)
+
+    def xy(i, y):
+        return (f"{2 + (SPARK_W - 4) * i / n:.1f}",
+                f"{SPARK_H - 2 - (SPARK_H - 4) * (y - lo) / span:.1f}")
+
+    line = " ".join(",".join(xy(i, y)) for i, y in pts)
+    cx, cy = xy(*pts[-1])
+    return (f'<svg class="spark" width="{SPARK_W}" height="{SPARK_H}" role="img" '
+            f'aria-label="speedup over {len(pts)} nights, log scale">'
+            f'<polyline fill="none" stroke="#555" stroke-width="1" points="{line}"/>'
+            f'<circle cx="{cx}" cy="{cy}" r="2.2" fill="#c00"/></svg>')
+
+
+def _report_link(reports_root: Path, run_id: str | None) -> str | None:
+    if not run_id:
+        return None
+    page = Path(reports_root) / run_id / "index.html"
+    return os.path.relpath(page, reports_root) if page.exists() else None
+
+
+def series_table(h, summary, reports_root: Path) -> list[dict]:
+    """One row per JIT series (jit_ratio): its sparkline of speedups, the latest speedup with
+    its interval and verdict, and, where the latest night flagged it, the step, the night it
+    began and links to the reports of the nights before and after. Flagged series first."""
+    pts = h.points[h.points["metric"] == "jit_ratio"]
+    if pts.empty:
+        return []
+    order = {r: i for i, r in enumerate(h.order)}
+    latest = h.order[-1]
+    before = h.order[-2] if len(h.order) > 1 else None
+    flagged = {}
+    for kind in ("suspected", "confirmed"):
+        for r in summary.get(kind) or []:
+            if r.get("metric") == "jit_ratio":
+                flagged[r["series"]] = dict(r, kind=kind)
+    verdicts = {}
+    if "verdict" in h.df.columns:
+        last = h.df[(h.df["run_id"] == latest)]
+        verdicts = {c: v for c, v in zip(last["case_id"], last["verdict"]) if isinstance(v, str)}
+    rows = []
+    for series, g in pts.groupby("series", sort=True):
+        g = g.sort_values("run_index")
+        values = [None] * len(h.order)
+        for run_id, v in zip(g["run_id"], g["value"]):
+            values[order[run_id]] = 1.0 / v if v else None
+        now = g[g["run_id"] == latest]
+        rec = now.iloc[0].to_dict() if len(now) else None
+        flag = flagged.get(series)
+        low, high = (rec or {}).get("low"), (rec or {}).get("high")
+        rows.append({
+            "series": series, "case_id": g["case_id"].iloc[-1], "spark": sparkline(values),
+            "speedup": (1.0 / rec["value"]) if rec else None,
+            "interval": (1.0 / high, 1.0 / low) if rec and low == low and high == high
+            and low and high else None,
+            "verdict": verdicts.get(g["case_id"].iloc[-1], ""),
+            "flag": flag and flag["kind"], "step": flag and flag.get("change"),
+            "began": latest if flag else None,
+            "before_link": _report_link(reports_root, before) if flag else None,
+            "after_link": _report_link(reports_root, latest) if flag else None,
+            "before": before, "n": int(g["value"].notna().sum())})
+    rank = {"confirmed": 0, "suspected": 1, None: 2}
+    return sorted(rows, key=lambda r: (rank[r["flag"]], r["series"]))
+
+
 def trend_charts(points, order) -> list[dict]:
-    """One figure per workload, two panels: JIT speedup over its interleaved baseline (1 /
-    jit_ratio), and the JIT-off time x the run's probe GFLOP/s; one line per series."""
+    """Small multiples, one figure per workload: a small panel per JIT series (its speedup
+    over its interleaved baseline, 1 / jit_ratio, night by night, titled by the
+    series), so no panel holds more than one line and no legend covers the data."""
+    from matplotlib import ticker
+
     plt = figures.pyplot()
     charts = []
-    ratio, base = trend(points, order, "jit_ratio"), trend(points, order, "baseline_norm")
-    workloads = sorted({s.split("/")[0] for s in [*ratio.columns, *base.columns]})
+    ratio = trend(points, order, "jit_ratio")
+    workloads = sorted({s.split("/")[0] for s in ratio.columns})
     x = list(range(len(order)))
     for workload in workloads:
-        fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
-        n_points = 0
-        for ax, wide, invert, ylabel in (
-                (axes[0], ratio, True, "JIT speedup vs its baseline (same run, log)"),
-                (axes[1], base, False, "JIT-off median s × probe GFLOP/s (log)")):
-            cols = [c for c in wide.columns if c.split("/")[0] == workload]
-            col_values = wide.reindex(order)
-            for col in cols:
-                y = 1.0 / col_values[col] if invert else col_values[col]
-                ax.plot(x, y, marker="o", linewidth=1, label=col.split("/", 1)[1])
-                n_points = max(n_points, int(y.notna().sum()))
-            ax.set_yscale("log")
-            ax.set_xticks(x)
-            ax.set_xticklabels(order, rotation=30, ha="right", fontsize=7)
-            ax.set_xlabel("run (oldest → newest)")
-            ax.set_ylabel(ylabel, fontsize=8)
-            if cols:
-                ax.legend(fontsize=5, loc="best")
-        fig.suptitle(f"{workload}: drift-proof series over runs")
-        fig.tight_layout()
+        cols = sorted(c for c in ratio.columns if c.split("/")[0] == workload)
+        ncols = min(4, len(cols))
+        nrows = math.ceil(len(cols) / ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 1.9 * nrows),
+                                 squeeze=False, sharex=True)
+        values = ratio.reindex(order)
+        for ax, col in zip(axes.flat, cols):
+            y = 1.0 / values[col]
+            ax.plot(x, y, marker="o", markersize=2.5, linewidth=0.9, color="#444")
+            if y.notna().any():
+                mid = float(y.median())
+                ax.axhline(mid, color="#999", linewidth=0.6, linestyle=":")
+                # at least +-10% of the median in view: a night's noise must not look like
+                # a cliff because the panel zoomed in on it
+                lo, hi = float(y.min()), float(y.max())
+                ax.set_ylim(min(lo, mid / 1.1) / 1.01, max(hi, mid * 1.1) * 1.01)
+            ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.3g}×"))
+            ax.set_title(col.split("/", 1)[1].replace("/", " "), fontsize=6.5)
+            ax.tick_params(labelsize=6)
+        for ax in list(axes.flat)[len(cols):]:
+            ax.axis("off")
+        fig.suptitle(f"{workload}: JIT speedup vs its interleaved baseline, night by night "
+                     f"(dotted: median; at least ±10% in view)", fontsize=9)
+        fig.tight_layout(rect=(0, 0, 1, 0.97))
         charts.append({"workload": workload, "img": figures.to_data_uri(fig),
-                       "n_points": n_points})
+                       "n_points": len(order), "n_series": len(cols)})
     return charts
 
 
@@ -59,7 +142,8 @@ def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Pa
                      "n_rows": len(g), "n_ok": int((g["status"] == "ok").sum()),
                      "link": os.path.relpath(page, reports_root) if page.exists() else None})
     html = _env().get_template("history.html.j2").render(
-        runs=runs, charts=trend_charts(h.points, h.order), summary=summary)
+        runs=runs, charts=trend_charts(h.points, h.order), summary=summary,
+        series=series_table(h, summary, Path(reports_root)))
     out = Path(reports_root) / "index.html"
     out.write_text(html, encoding="utf-8")
     return out

@@ -1,0 +1,138 @@
+"""The nightly detectors and their evaluator on synthetic nights with known answers, the corpus
+format (anything on disk loads or is refused by name), and the recorded corpus replayed."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bench.analysis.detectors import DETECTORS, bh_reject, paired_night
+from bench.errors import UserError
+from bench.nightly import corpus as corpus_mod
+from bench.nightly import evaluate
+
+CORPUS = Path(__file__).parent / "fixtures" / "nightly-corpus" / "corpus.json.gz"
+
+
+def synthetic(nights=30, series=12, noise=0.02, seed=0, step=None):
+    """Series of log-normal ratios with ``noise`` night-to-night and a +-3% interval each
+    night; ``step``: (series index, night, factor) planted."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for s in range(series):
+        base = rng.uniform(0.2, 1.5)
+        ratios = base * np.exp(rng.normal(0, noise, nights))
+        if step and step[0] == s:
+            ratios[step[1]:] *= step[2]
+        out[f"case-{s}"] = {"keys": {}, "ratio": ratios.tolist(),
+                            "low": (ratios / 1.03).tolist(), "high": (ratios * 1.03).tolist(),
+                            **{k: [None] * nights for k in ("verdict", "median_s",
+                                                             "baseline_median_s", "compiles",
+                                                             "hlo")}}
+    return {"format": corpus_mod.FORMAT, "command": "synthetic", "host": {"node": "test"},
+            "nights": [{"run_id": f"n{i}"} for i in range(nights)], "series": out}
+
+
+@pytest.mark.unit
+def test_quiet_nights_raise_no_alert_and_a_planted_step_is_seen_within_two_nights():
+    quiet = synthetic()
+    for name in DETECTORS:
+        result = evaluate.evaluate(quiet, name)
+        assert result["false_alerts"] <= 1, (name, result["false_alert_list"])
+    result = evaluate.evaluate(quiet, "paired")
+    assert result["false_alerts"] == 0
+    assert result["detection"]["0.3"] >= 0.9 and result["detection"]["0.2"] >= 0.9
+    assert result["detection"]["0.05"] < result["detection"]["0.3"]
+    assert result["delay_nights"]["0.3"] <= 1
+
+
+@pytest.mark.unit
+def test_the_paired_rule_alerts_on_the_night_after_a_suspect_or_at_once_when_decisive():
+    corpus = synthetic(step=(3, 20, 1.25))
+    ids, x, lo, hi = evaluate.arrays(corpus)
+    p, alert = DETECTORS["paired"].judge(x[3], lo[3], hi[3], threshold=0.10)
+    assert not alert[:20].any() and alert[20:22].any()
+    # an interval wholly above the history's highest night by the threshold: decisive
+    prev = np.log(np.full(10, 0.5)) + np.linspace(-0.01, 0.01, 10)
+    night = paired_night(math.log(0.5 * 1.5), math.log(0.5 * 1.45), math.log(0.5 * 1.55), prev)
+    assert night["suspect"] and night["decisive"]
+    night = paired_night(math.log(0.5 * 1.15), math.log(0.5 * 1.10), math.log(0.5 * 1.20), prev)
+    assert night["suspect"] and not night["decisive"]  # re-measured before it is believed
+
+
+@pytest.mark.unit
+def test_benjamini_hochberg_rejects_the_smallest_p_values_up_to_the_last_that_passes():
+    assert bh_reject(np.array([0.001, 0.02, 0.04, 0.5]), 0.05).tolist() == [True, True, False,
+                                                                               False]
+    assert not bh_reject(np.array([0.2, 0.3]), 0.05).any()
+
+
+@pytest.mark.unit
+def test_the_evaluation_json_has_the_fields_the_issue_names(tmp_path, capsys):
+    from bench.cli.main import main
+
+    path = corpus_mod.save(synthetic(nights=12, series=3), tmp_path / "c.json.gz")
+    assert main(["nightly", "--evaluate", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"nights", "series", "false_alerts", "detection", "delay_nights"} <= set(out)
+    assert set(out["detection"]) == {"0.05", "0.1", "0.2", "0.3"}
+    assert out["nights"] == 12 and out["series"] == 3
+    assert set(out["detectors"]) == set(DETECTORS)
+    assert main(["nightly", "--evaluate", str(path)]) == 0
+    assert "paired *" in capsys.readouterr().out
+
+
+@pytest.mark.unit
+def test_a_missing_or_foreign_history_is_refused_by_name(tmp_path, capsys):
+    from bench.cli.main import main
+
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": 1}')
+    for path in (bad, tmp_path / "absent.json"):
+        assert main(["nightly", "--evaluate", str(path)]) == 2
+        assert str(path.name) in capsys.readouterr().err
+
+
+@pytest.mark.unit
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.recursive(st.none() | st.booleans() | st.floats(allow_nan=True) | st.text(max_size=5),
+                    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=6), c,
+                                                                         max_size=4),
+                    max_leaves=20))
+def test_any_json_on_disk_loads_as_a_corpus_or_is_refused(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("c") / "c.json"
+    path.write_text(json.dumps(data))
+    try:
+        corpus = corpus_mod.load(path)
+    except UserError as exc:
+        assert "c.json" in str(exc)
+        return
+    evaluate.evaluate(corpus, "paired")  # what loads, replays
+
+
+@pytest.mark.unit
+def test_the_recorded_corpus_replays_with_injections():
+    """The fixture made by `jitbench nightly --corpus` from nights of unchanged code on the
+    2-core host (tests/fixtures/nightly-corpus/README.md)."""
+    corpus = corpus_mod.load(CORPUS)
+    assert len(corpus["nights"]) >= 20 and len(corpus["series"]) >= 20
+    result = evaluate.evaluate_all(corpus)
+    shipped = result["detectors"][evaluate.SHIPPED]
+    assert shipped["series_nights_judged"] > 0
+    assert result["detection"]["0.3"] >= result["detection"]["0.05"]
+
+
+def test_corpus_and_evaluate_from_the_command_line(tmp_path):
+    """The two commands a user types, in a child process, on the stored corpus."""
+    out = subprocess.run([sys.executable, "-m", "bench", "nightly", "--evaluate", str(CORPUS)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "false alerts" in out.stdout and "paired *" in out.stdout
