@@ -146,6 +146,8 @@ def _measuring(protocol: Any) -> Any:
         out.update({k: None for k in _BEFORE})
     if out.get("switch_calls") is None:
         out["switch_calls"] = 5 if out.get("precision") is None else 1
+    if out.get("precision") is not None:  # sequential stopping never reads min_time
+        out.pop("min_time", None)
     return {k: v for k, v in out.items() if k not in _AFTER_SAMPLES}
 
 
