@@ -208,3 +208,29 @@ def test_the_browser_check_sees_errors_and_broken_images(tmp_path):
     assert any("boom" in e for e in c.console_errors)
     assert any("undefinedFunction" in e for e in c.console_errors)
     assert len(c.broken_images) == 1 and c.overflows and not c.ok
+
+
+@pytest.mark.unit
+def test_the_per_variant_table_puts_each_variant_of_a_workload_side_by_side():
+    import pandas as pd
+
+    from bench.report.sections.workloads import _per_variant
+
+    def pair(variant, fw, mode, speedup, verdict, median):
+        return dict(size="mlp-W8-B4", variant=variant, dtype="float32", device="cpu",
+                    framework=fw, mode=mode, baseline="eager" if fw == "jax" else "graph",
+                    speedup=speedup, verdict=verdict, jit_median_s=median,
+                    compile_cost_s=0.4, break_even_calls=120.0, nearest=True)
+
+    sp = pd.DataFrame([pair("sgd-no_bn", "jax", "jit", 20.0, "faster", 1e-3),
+                       pair("adam-no_bn", "jax", "jit", 30.0, "faster", 2e-3),
+                       pair("adam-no_bn", "tf", "xla", 1.02, "same", 5e-3)])
+    table = _per_variant(sp, "step")
+    assert table["unit"] == "step"
+    assert [c["label"] for c in table["columns"]] == ["jax jit vs eager", "tf xla vs graph"]
+    rows = {r["label"]: r["cells"] for r in table["rows"]}
+    assert rows["mlp-W8-B4 · sgd-no_bn · float32 · cpu"][1] is None  # no TF row for sgd
+    adam = rows["mlp-W8-B4 · adam-no_bn · float32 · cpu"]
+    assert adam[0]["verdict"] == "faster" and adam[0]["rate"] == "500"  # steps per second
+    assert adam[1]["css"] == "same"
+    assert _per_variant(sp[sp["variant"] == "sgd-no_bn"], "call") is None  # one variant

@@ -229,16 +229,12 @@ class Adapter:
         return on_device
 
     def _train(self, train: TrainStep, mode: str, device: str) -> Stepping:
-        """A training step: its variables created on the device, their initial values kept
-        to restart from."""
+        """A training step: variables made on the device, initial values kept to restart."""
         with tf.device(self._tf_device(device)):
             step, state = train.make()
         initial = tf.nest.map_structure(lambda v: v.numpy(), state)
-
-        def restart():
-            tf.nest.map_structure(lambda v, a: v.assign(a), state, initial)
-
-        return Stepping(self.build([step], mode, device), restart,
+        return Stepping(self.build([step], mode, device),
+                        lambda: tf.nest.map_structure(lambda v, a: v.assign(a), state, initial),
                         lambda: tf.nest.map_structure(lambda v: v.numpy(), state), train)
 
     def reset(self) -> None:
