@@ -216,7 +216,7 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
                             "; optimized HLO unchanged ({hlo_fingerprint})").format(**rec)
         rec.update(_what_else(h, rec))
         if rec.get("text"):
-            rec["text"] += (f"; began on night {rec['began']}" + (
+            rec["text"] += (f"; began on {rec['began']}" + (
                 f" (the night before: {rec['night_before']})" if rec["night_before"] else ""))
         if rec.get("text") and rec.get("also_changed"):
             rec["text"] += "; also changed that night: " + ", ".join(rec["also_changed"])
