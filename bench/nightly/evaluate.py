@@ -37,7 +37,7 @@ def load_history(path: Path | str) -> dict[str, Any]:
         return corpus_mod.load(p)
     if not p.is_dir():
         raise UserError(f"--evaluate {str(path)!r}: no such corpus file or results folder")
-    runs = run_dirs(p)
+    runs = [d for d in run_dirs(p) if load_meta(d).get("status") != "running"]  # finished
     if not runs:
         raise UserError(f"--evaluate {str(path)!r}: no runs in that folder")
     metas = {load_meta(d).get("run_id") or d.name: d for d in runs}
