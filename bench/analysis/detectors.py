@@ -32,6 +32,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
+from bench.protocol.timing import robust_sigma
+
 
 @dataclasses.dataclass(frozen=True)
 class Detector:
@@ -50,10 +52,6 @@ def _previous(x: np.ndarray, t: int, window: int) -> np.ndarray:
     prev = x[:t]
     prev = prev[~np.isnan(prev)]
     return prev[-window:]
-
-
-def robust_sigma(v: np.ndarray) -> float:
-    return float(1.4826 * np.median(np.abs(v - np.median(v)))) if v.size else math.nan
 
 
 def quantile_rule(x, lo, hi, threshold=0.10, window=10, min_previous=5, floor=0.04,
@@ -154,17 +152,3 @@ DETECTORS = {d.name: d for d in (
                  "z>3 (history spread and the night's own interval), or one night whose "
                  "interval clears the maximum by the threshold"),
 )}
-
-
-def bh_reject(p: np.ndarray, alpha: float) -> np.ndarray:
-    """Benjamini-Hochberg: which of ``p`` (one night's series) are rejected at ``alpha``."""
-    p = np.asarray(p, float)
-    if not p.size:
-        return np.zeros(0, bool)
-    order = np.argsort(p)
-    ranked = p[order] * p.size / (np.arange(p.size) + 1)
-    passed = np.nonzero(ranked <= alpha)[0]
-    out = np.zeros(p.size, bool)
-    if passed.size:
-        out[order[:passed[-1] + 1]] = True
-    return out

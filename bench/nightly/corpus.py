@@ -21,6 +21,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 import platform
 from collections.abc import Sequence
 from pathlib import Path
@@ -94,14 +95,8 @@ def from_runs(run_dirs: Sequence[Path | str], command: str = "") -> dict[str, An
                 s[k][i] = v[k]
     return {"format": FORMAT, "command": command,
             "host": {"machine": platform.machine(), "node": platform.node(),
-                     "cpus": _cpus()},
+                     "cpus": os.cpu_count()},
             "nights": nights, "series": dict(sorted(series.items()))}
-
-
-def _cpus() -> int | None:
-    import os
-
-    return os.cpu_count()
 
 
 def save(corpus: dict[str, Any], path: Path | str) -> Path:

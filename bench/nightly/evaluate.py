@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.analysis.detectors import DETECTORS, Detector, bh_reject
+from bench.analysis.detectors import DETECTORS, Detector
+from bench.analysis.history import benjamini_hochberg
 from bench.errors import UserError
 from bench.nightly import corpus as corpus_mod
 
@@ -78,7 +79,7 @@ def _alerts(det: Detector, p_all: np.ndarray, cand: np.ndarray, s: int,
         night = p_all[:, t].copy()
         night[s] = p_series[t]
         tested = ~np.isnan(night)
-        rejected = bh_reject(night[tested], det.alpha)
+        rejected = np.array(benjamini_hochberg(list(night[tested]))) <= det.alpha
         out[t] = rejected[np.nonzero(np.nonzero(tested)[0] == s)[0][0]]
     return out
 
