@@ -57,13 +57,17 @@ def history(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("nightly")
     shutil.copytree(RECORDED, tmp / "results")
     quiet = nightly(tmp, "--run-id", "night4")
-    slow = nightly(tmp, "--run-id", "night5",
-                   env={"JITBENCH_TEST_SLOWDOWN": f"{SLOW_CASE}=x{SLOWDOWN}"})
-    return tmp, quiet, slow
+    planted = {"JITBENCH_TEST_SLOWDOWN": f"{SLOW_CASE}=x{SLOWDOWN}"}
+    slow = nightly(tmp, "--run-id", "night5", env=planted)
+    slow.summary = json.loads((tmp / "reports" / "nightly-summary.json").read_text())
+    # the same night analysed again, the decisive suspect re-measured (the slowdown still on)
+    again = nightly(tmp, "--no-run", "--recheck-decisive", env=planted)
+    again.summary = json.loads((tmp / "reports" / "nightly-summary.json").read_text())
+    return tmp, quiet, slow, again
 
 
 def test_a_fifth_quiet_night_exits_0_and_says_how_much_history_is_missing(history):
-    _, quiet, _ = history
+    _, quiet, _, _ = history
     assert quiet.returncode == 0, quiet.stdout + quiet.stderr[-2000:]
     assert "no confirmed regression" in quiet.stdout
     assert "need up to 1 more runs" in quiet.stdout
@@ -79,23 +83,35 @@ def test_a_first_night_says_it_needs_five_more(tmp_path, capsys):
 
 
 def test_a_2x_slower_jit_mode_is_confirmed_and_named(history):
-    tmp, _, slow = history
+    tmp, _, slow, _ = history
     assert slow.returncode == 1, slow.stdout + slow.stderr[-3000:]
     assert f"REGRESSION {SLOW_CASE} jit_ratio" in slow.stdout
-    summary = json.loads((tmp / "reports" / "nightly-summary.json").read_text())
-    assert summary["regression"] and summary["rechecked"] and summary["note"] is None
+    summary = slow.summary
+    assert summary["regression"] and summary["note"] is None
     # an unchanged series may be confirmed beside it on a noisy night (the docstring says why)
     (rec,) = [r for r in summary["confirmed"]
               if (r["case_id"], r["metric"]) == (SLOW_CASE, "jit_ratio")]
-    assert rec["change"] > 0.5 and rec["q_value"] < 0.05 and rec["n_previous"] == 5
+    assert rec["change"] > 0.5 and rec["n_previous"] == 5
+    # its own interval clears every earlier night by the threshold: confirmed as measured,
+    # not re-measured (other suspects of the night may be)
+    assert rec["decisive"] is True
+    rechecked = (summary["recheck"] or {}).get("suspect_rounds", [])
+    assert not [s for s in rechecked if s["series"].startswith("nightly_small/default/n256")]
     # slower, yet the same compiled program: the record says so
     assert rec["hlo_changed"] is False and "optimized HLO unchanged" in rec["text"]
 
+
+def test_when_asked_a_decisive_suspect_is_rechecked_in_its_nights_context(history):
+    tmp, _, _, again = history
+    assert again.returncode == 1, again.stdout + again.stderr[-3000:]
+    assert f"REGRESSION {SLOW_CASE} jit_ratio" in again.stdout
+    summary = again.summary
+    assert summary["regression"] and summary["rechecked"]
     # the recheck re-measured the whole worker group, in the night's order, with a control
     recheck = summary["recheck"]
     night = [r["case_id"] for r in read_rows(tmp / "results" / "night5" / "results.jsonl")]
-    again = [r["case_id"] for r in read_rows(Path(recheck["run_dir"]) / "results.jsonl")]
-    assert again == night and len(again) == 4
+    again_ids = [r["case_id"] for r in read_rows(Path(recheck["run_dir"]) / "results.jsonl")]
+    assert again_ids == night and len(again_ids) == 4
     # rounds in fresh processes until each suspect has a majority: 2 when they agree
     assert 2 <= recheck["rounds"] <= recheck["max_rounds"] == 3
     assert len(recheck["run_dirs"]) == recheck["rounds"]
@@ -154,6 +170,7 @@ def test_the_recheck_plan_takes_whole_worker_groups_in_order_and_a_control():
 
 
 @pytest.mark.unit
+@pytest.mark.filterwarnings("ignore::bench.errors.DataWarning")  # its rows are ids only
 def test_shards_cover_every_case_once_and_merge_back(tmp_path):
     cases = expand(Filters(device=("cpu",)))
     parts = [shard(cases, k, 3) for k in (1, 2, 3)]

@@ -92,7 +92,7 @@ def test_matmul_relu_tf_and_jax_table_json_dataframe_and_report(pytester, tmp_pa
     result = pytester.runpytest_subprocess(
         SUITES, "--benchmark-only", "-k", "matmul_relu and 64x64x64 and fused and cpu",
         f"--benchmark-json={out}", *FAST)
-    n = {fw: len(modes_for(fw)) for fw in ("tf", "jax")}  # every mode runs, none skips
+    n = {fw: len(modes_for(fw, stateful=False)) for fw in ("tf", "jax")}  # every mode runs
     result.assert_outcomes(passed=n["tf"] + n["jax"])
     result.stdout.fnmatch_lines_random([
         f"*benchmark 'matmul_relu-fused-tf-cpu-float32-64x64x64': {n['tf']} tests*",
@@ -118,7 +118,8 @@ def test_matmul_relu_tf_and_jax_table_json_dataframe_and_report(pytester, tmp_pa
             assert info["hlo_programs"] == 1 and info["hlo_kernels"] >= 1
     modes = {(b["extra_info"]["framework"], b["extra_info"]["mode"], b["extra_info"]["jit"])
              for b in benches}
-    assert modes == {(fw, m, MODES[(fw, m)].jit) for fw in ("tf", "jax") for m in modes_for(fw)}
+    assert modes == {(fw, m, MODES[(fw, m)].jit) for fw in ("tf", "jax")
+                     for m in modes_for(fw, stateful=False)}
     assert ("tf", "autoclustering", True) in modes
     mi = doc["machine_info"]["jitbench"]
     assert mi["tensorflow"] and mi["jax"] and mi["jaxlib"] and mi["cpu_model"]

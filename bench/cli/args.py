@@ -215,6 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "`jitbench merge` of shards)")
     p.add_argument("--no-recheck", action="store_true",
                    help="confirm suspected regressions without re-measuring them")
+    p.add_argument("--recheck-decisive", action="store_true",
+                   help="re-measure decisive suspects too (those whose own interval clears "
+                        "every earlier night by the threshold; by default they are confirmed "
+                        "as they are)")
     p.add_argument("--recheck-rounds", type=positive_int("--recheck-rounds"), default=3,
                    metavar="N", help="re-measure suspects N times, each in fresh processes, "
                                      "and judge the median of the rounds (default: 3)")

@@ -66,6 +66,7 @@ def cmd_nightly(args) -> int:
     result = nightly(cases, args.results, args.reports, protocol=protocol,
                      thresholds=thresholds, do_run=not args.no_run,
                      recheck=not args.no_recheck, recheck_rounds=args.recheck_rounds,
+                     recheck_decisive=args.recheck_decisive,
                      case_timeout=args.case_timeout,
                      command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
                      run_id=args.run_id)

@@ -27,8 +27,11 @@ __all__ = ["AUTOCLUSTER_FLAGS", "DEVICES", "FRAMEWORKS", "MODES", "Mode", "SPECS
            "framework_worker_env", "verdict_pairs"]
 
 
-def modes_for(framework: str) -> list[str]:
-    return [m.name for m in _ALL if m.framework == framework]
+def modes_for(framework: str, stateful: bool = True) -> list[str]:
+    """``framework``'s modes; ``stateful=False``: without those only a training step can run
+    (``ModeSpec.stateful_only``, JAX ``donate``)."""
+    return [m.name for m in _ALL if m.framework == framework
+            and (stateful or not m.stateful_only)]
 
 
 def baselines_for(framework: str) -> list[str]:

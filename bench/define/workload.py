@@ -100,8 +100,7 @@ class Workload:
 
     def modes(self, framework: str) -> list[str]:
         """The modes this workload runs in ``framework``."""
-        return [m for m in modes_for(framework)
-                if self.stateful or not MODES[(framework, m)].stateful_only]
+        return modes_for(framework, stateful=self.stateful)
 
     def label(self, params: Mapping[str, Any]) -> str:
         if self.size_label is not None:

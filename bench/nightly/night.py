@@ -339,7 +339,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
 def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path | str, *,
             protocol, thresholds: Thresholds | None = None, do_run: bool = True,
             recheck: bool = True, recheck_rounds: int = RECHECK_ROUNDS,
-            case_timeout: float = 1800.0, command=None,
+            recheck_decisive: bool = False, case_timeout: float = 1800.0, command=None,
             on_progress=None, run_id: str | None = None) -> dict[str, Any]:
     """One night: returns the summary (also written as JSON next to the history page)."""
     from bench.report import write_report
@@ -359,8 +359,11 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         write_report(latest_dir, reports_root / h.order[-1])
     suspects, confirmed, facts = h.tests, h.tests, None
     # a decisive suspect (its own interval clears the history by the threshold) needs no
-    # re-measurement; the others are re-measured in the night's context
+    # re-measurement unless asked (``recheck_decisive``); the others are re-measured in the
+    # night's context
     decisive = suspects["regression"] & suspects["decisive"].fillna(False).astype(bool)
+    if recheck_decisive:
+        decisive &= False
     if (suspects["regression"] & ~decisive).any() and recheck:
         import pandas as pd
 

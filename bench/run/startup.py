@@ -27,9 +27,11 @@ CALLS = 3  # per mode: the first (timed, reported) and two more, untimed
 
 def worker_env(framework: str, worker_group: str, device: str) -> dict[str, str]:
     """The environment entry telling a worker of ``(framework, worker_group, device)`` to warm
-    up every mode of its group: ``{"JITBENCH_WARMUP": '{"device": "cpu", ...}'}``."""
+    up every mode of its group: ``{"JITBENCH_WARMUP": '{"device": "cpu", ...}'}``. Modes only a
+    training step can run (JAX ``donate``) are left out: their one-time start-up is their
+    plain sibling's (``jit``), and the tiny function has no state to donate."""
     modes = [m.name for (fw, _), m in MODES.items()
-             if fw == framework and m.worker_group == worker_group]
+             if fw == framework and m.worker_group == worker_group and not m.stateful_only]
     return {ENV: json.dumps({"device": device, "modes": modes})}
 
 

@@ -123,7 +123,7 @@ def resolve_modes(framework: str, modes: Sequence[str] | None,
                   problem: Callable[[str], str | None]) -> tuple[list, dict]:
     """(modes to run, {mode: why skipped}); ``problem(mode)``: why this process cannot run it.
     ``None``: every mode this process can run."""
-    valid = modes_for(framework)
+    valid = modes_for(framework, stateful=False)  # a plain function has no state to donate
     if modes is None:
         wanted = valid
     else:
