@@ -42,7 +42,8 @@ def files(tmp_path_factory):
 BAD = [
     (["list", "--suite", "nope"], "unknown suite 'nope'; valid: matmul_relu, mmd, rnn"),
     (["list", "--framework", "torch"], "unknown framework 'torch'; valid: jax, tf"),
-    (["list", "--mode", "turbo"], "unknown mode 'turbo'; valid: aot, autoclustering, donate, eager, graph"),
+    (["list", "--mode", "turbo"],
+     "unknown mode 'turbo'; valid: aot, autoclustering, donate, eager, graph"),
     (["list", "--device", "tpu"], "unknown device 'tpu'; valid: cpu, gpu"),
     (["list", "--size", "huge"], "unknown size 'huge'; valid: quick, full"),
     (["list", "--dtype", "int8"], "unknown dtype 'int8'; valid: float32, float64"),

@@ -30,7 +30,7 @@ FILTERS = [
 @pytest.mark.parametrize("filters,says", FILTERS, ids=[" ".join(f[0]) for f in FILTERS])
 def test_run_with_filter_exits_0_with_a_report(tmp_path, filters, says):
     cmd = [sys.executable, "-m", "bench", "run", "--suite-file", ONE, "--suite", "one_matmul",
-           "--no-calibrate", "--min-time", "0.02", "--out", tmp_path / "results",
+           "--no-calibrate", "--min-time", "0.02", "--budget", "1", "--out", tmp_path / "results",
            "--reports", tmp_path / "reports", *filters]
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "CUDA_VISIBLE_DEVICES": ""}
     p = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, timeout=300, env=env)

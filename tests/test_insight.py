@@ -18,7 +18,7 @@ from bench.run import runner
 from bench.xla import capture as insight
 
 FAST = Protocol(min_time=0.02, min_samples=3, max_samples=10, max_time=0.5,
-                warmup_max_time=0.3)
+                warmup_max_time=0.3, budget=0.5, block_time=0.1)
 SMALL = Path(__file__).parent / "workloads" / "insight_small.py"
 
 

@@ -117,6 +117,9 @@ def entry_point_dist(where: Path) -> None:
 @pytest.fixture
 def project(pytester, monkeypatch) -> Path:
     monkeypatch.setenv("COLUMNS", "400")  # short-summary lines keep their messages
+    # a user's shell has no TF_XLA_FLAGS; this process may (importing bench's TF adapter sets
+    # it), and the project's pytest would inherit it
+    monkeypatch.delenv("TF_XLA_FLAGS", raising=False)
     entry_point_dist(pytester.path)
     monkeypatch.setenv("PYTHONPATH", f"{pytester.path}:{REPO}")  # the dist-info, this bench
     return pytester.path

@@ -44,7 +44,8 @@ def listed(args) -> list[str]:
 def run_and_load(tmp_path_factory, name, args, run_args=()):
     out = tmp_path_factory.mktemp(name)
     # calibration is not the subject here (tests/test_calibration.py): --no-calibrate
-    proc = jitbench("run", *args, *run_args, "--min-time", "0.05", "--out", out, "--run-id",
+    proc = jitbench("run", *args, *run_args, "--min-time", "0.05", "--budget", "1", "--out", out,
+                    "--run-id",
                     "r", "--no-report", "--no-calibrate")
     run_dir = out / "r"
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]

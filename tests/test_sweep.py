@@ -86,7 +86,8 @@ def test_cli_sweep_writes_rows_a_page_and_a_table(tmp_path):
 def test_pitfall_rows_carry_steady_state_compiles_and_the_reason(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "bench", "run", "--suite-file", PITFALLS, "--suite", "pitfalls",
-         "--device", "cpu", "--min-time", "0.05", "--no-calibrate", "--no-report",
+         "--device", "cpu", "--min-time", "0.05", "--budget", "1", "--no-calibrate",
+         "--no-report",
          "--out", str(tmp_path), "--run-id", "p"], capture_output=True, text=True, cwd=ROOT,
         timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
