@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,8 @@ import pytest
 
 from bench.define.modes import MODES
 from bench.define.workload import Filters, expand
-from bench.nightly.night import comparable, merge, recheck_plan, shard
+from bench.nightly.night import merge, recheck_plan, shard
+from bench.nightly.runs import comparable
 from bench.results.files import read_rows
 from bench.run.runner import worker_key
 
@@ -130,6 +132,30 @@ def test_when_asked_a_decisive_suspect_is_rechecked_in_its_nights_context(histor
     assert page.count("data:image/png;base64,") == 1  # one workload, one trend figure
     assert 'alt="trend of nightly_small over 6 runs"' in page
     assert 'href="night5/index.html"' in page
+    # what each night cost: the run's wall time, and the re-measurements' beside it
+    assert re.search(r"<td>\d+ \+ \d+ recheck</td>", page)
+    # how well each detector does on this very history (6 nights: only false alerts so far)
+    assert "How well the detectors work here" in page
+    ev = again.summary["evaluation"]
+    assert ev["nights"] == 6 and set(ev["detectors"]) == {"quantile", "ttest", "paired"}
+    assert ev["detectors"]["paired"]["series_nights_judged"] >= 1
+
+
+def test_the_history_page_reads_in_headless_chromium(history):
+    import browser  # tests/browser.py
+
+    try:
+        browser.find_chromium()
+    except browser.BrowserUnavailable as exc:
+        pytest.skip(f"no headless browser on this machine: {exc}")
+    page = history[0] / "reports" / "index.html"
+    html = page.read_text()
+    for width in (1280, 420):
+        c = browser.check_page(page, width=width)
+        assert c.console_errors == [] and c.failed_requests == [] and c.broken_images == []
+        assert c.network_requests == []  # self-contained
+        assert not c.overflows, (width, c.scroll_width, c.inner_width)
+    assert c.images == html.count("<img ") and c.title == "jitbench history"
 
 
 @pytest.mark.unit

@@ -22,6 +22,8 @@ from bench.analysis.detectors import DETECTORS, Detector
 from bench.analysis.history import benjamini_hochberg
 from bench.errors import UserError
 from bench.nightly import corpus as corpus_mod
+from bench.nightly.runs import comparable, run_dirs
+from bench.results.files import load_meta
 
 STEPS = (0.05, 0.10, 0.20, 0.30)
 SHIPPED = "paired"  # the detector the nightly uses, chosen by this evaluation (docs/nightly.md)
@@ -30,8 +32,6 @@ MIN_PREVIOUS = 5
 
 def load_history(path: Path | str) -> dict[str, Any]:
     """A corpus file, or a results root whose runs are made into one."""
-    from bench.nightly.night import comparable, run_dirs
-    from bench.results.files import load_meta
 
     p = Path(path)
     if p.is_file():

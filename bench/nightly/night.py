@@ -34,6 +34,9 @@ from bench.analysis.history import METRICS, Thresholds, detect_regressions, hlo_
 from bench.define.workload import Case, group_cases
 from bench.errors import UserError
 from bench.results import meta as meta_mod
+from bench.nightly import corpus as corpus_mod
+from bench.nightly import evaluate
+from bench.nightly.runs import comparable, run_dirs
 from bench.results.files import load_meta, load_results, read_rows, rewrite
 
 SUMMARY_NAME = "nightly-summary.json"
@@ -96,14 +99,6 @@ def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
 
 # --------------------------------------------------------------------------- history
 
-def run_dirs(results_root: Path | str) -> list[Path]:
-    """Runs under ``results_root``, oldest first (by start time in meta.json)."""
-    root = Path(results_root)
-    runs = [d for d in root.iterdir() if (d / "results.jsonl").is_file()] \
-        if root.is_dir() else []
-    return sorted(runs, key=lambda d: (load_meta(d).get("started_at") or "", d.name))
-
-
 @dataclasses.dataclass
 class History:
     """The runs under a results root and the verdict on the latest."""
@@ -114,41 +109,6 @@ class History:
     points: Any  # history.points_table
     tests: Any  # history.detect_regressions of the latest run
     judged: list[str]  # the runs measured under the latest run's protocol, oldest first
-
-
-def comparable(metas: dict[str, dict[str, Any]], order: list[str]) -> list[str]:
-    """The runs of ``order`` measured under the same protocol as the latest (``meta
-    ["protocol"]``). A new jitbench that measures differently (e.g. 5 untimed calls after a
-    switch of mode instead of 1, which moved TF mmd's xla/graph ratio by +27%) starts a new
-    history: judged against the old protocol's runs, the first night after the upgrade
-    "confirmed" that change as two regressions."""
-    latest = _measuring(metas[order[-1]].get("protocol"))
-    return [r for r in order if _measuring(metas[r].get("protocol")) == latest]
-
-
-# protocol fields a run recorded before they existed: the value that measures as it did
-_BEFORE = {"precision": None, "budget": None, "tolerance": None, "confidence": None,
-           "build_sigma": None, "block_time": None, "sample_min_time": None,
-           "stop_when": "verdict"}
-# fields that only govern what comes after the timed samples (the interference check)
-_AFTER_SAMPLES = ("interference_check", "alone_samples", "alone_max_time",
-                  "interference_tolerance", "interference_z")
-
-
-def _measuring(protocol: Any) -> Any:
-    """What of a recorded protocol decides the timed samples: defaults of later fields filled
-    in as the older runs measured, the switch-call default resolved, and the interference
-    check's settings left out (it runs after the samples)."""
-    if not isinstance(protocol, dict):
-        return protocol
-    out = {**_BEFORE, **protocol}
-    if out.get("precision") is None:  # the fixed protocol ignores the sequential settings
-        out.update({k: None for k in _BEFORE})
-    if out.get("switch_calls") is None:
-        out["switch_calls"] = 5 if out.get("precision") is None else 1
-    if out.get("precision") is not None:  # sequential stopping never reads min_time
-        out.pop("min_time", None)
-    return {k: v for k, v in out.items() if k not in _AFTER_SAMPLES}
 
 
 def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> History:
@@ -336,6 +296,25 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     return confirmed, facts
 
 
+EVALUATED_NIGHTS = 30  # the detectors' window: enough to judge them, cheap enough nightly
+
+
+def evaluation(results_root: Path, h: History, threshold: float) -> dict[str, Any] | None:
+    """Each detector replayed on this history's last ``EVALUATED_NIGHTS`` comparable nights
+    (``bench.nightly.evaluate``: false alerts, steps planted and found), for the history page
+    and the summary; None before there is anything to judge."""
+    if len(h.judged) <= evaluate.MIN_PREVIOUS:
+        return None
+    dirs = {load_meta(d).get("run_id") or d.name: d for d in run_dirs(results_root)}
+    nights = [dirs[r] for r in h.judged[-EVALUATED_NIGHTS:] if r in dirs]
+    every = evaluate.evaluate_all(corpus_mod.from_runs(nights), threshold)
+    keep = ("doc", "false_alerts", "series_nights_judged", "detection", "delay_nights")
+    return {"nights": every["nights"], "series": every["series"], "shipped": evaluate.SHIPPED,
+            "positions": every["detectors"][evaluate.SHIPPED]["positions"],
+            "detectors": {name: {k: r[k] for k in keep}
+                          for name, r in every["detectors"].items()}}
+
+
 def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path | str, *,
             protocol, thresholds: Thresholds | None = None, do_run: bool = True,
             recheck: bool = True, recheck_rounds: int = RECHECK_ROUNDS,
@@ -372,6 +351,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
                                     rounds=recheck_rounds)
         confirmed = pd.concat([confirmed, suspects[decisive]], ignore_index=True)
     result = summary(h, thresholds, suspects, confirmed, facts)
+    result["evaluation"] = evaluation(results_root, h, thresholds.steady)
     reports_root.mkdir(parents=True, exist_ok=True)
     write_history_page(h, results_root, reports_root, result)
     text = json.dumps(result, indent=2, default=str)

@@ -128,6 +128,14 @@ def trend_charts(points, order) -> list[dict]:
     return charts
 
 
+def _recheck_seconds(run_dir: Path) -> float | None:
+    """Seconds the night's re-measurements took (its ``rechecks/`` runs), None without any."""
+    spent = [load_meta(d).get("elapsed_s") for d in sorted((run_dir / "rechecks").glob("*"))
+             if d.is_dir()]
+    spent = [s for s in spent if isinstance(s, (int, float))]
+    return float(sum(spent)) if spent else None
+
+
 def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Path:
     """``h``: bench.nightly.night.History; ``summary``: what nightly-summary.json holds."""
     from bench.report.html import _env
@@ -139,6 +147,8 @@ def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Pa
         page = Path(reports_root) / run_id / "index.html"
         runs.append({"run_id": run_id, "started_at": meta.get("started_at"),
                      "status": meta.get("status"), "git_commit": meta.get("git_commit"),
+                     "cost_s": meta.get("elapsed_s"),
+                     "recheck_s": _recheck_seconds(Path(results_root) / run_id),
                      "n_rows": len(g), "n_ok": int((g["status"] == "ok").sum()),
                      "link": os.path.relpath(page, reports_root) if page.exists() else None})
     html = _env().get_template("history.html.j2").render(
