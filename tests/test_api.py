@@ -18,7 +18,7 @@ from bench.errors import UserError
 from bench.protocol.timing import Protocol
 from bench.results.files import COLUMNS
 
-QUICK = Protocol(min_time=0.02, min_samples=5, warmup_max_time=1.0)
+QUICK = Protocol(min_time=0.02, min_samples=5, warmup_max_time=1.0, budget=1.0)
 SUMMARY = re.compile(r"^jit is \d[\d.]*× (faster|slower) than eager \[[\d.]+–[\d.]+\]; "
                      r"compile \S+ m?s; (pays off after \d+ calls?|never pays off)$|"
                      r"^jit is no faster than eager \(")
@@ -93,7 +93,7 @@ w = tf.constant(rng.standard_normal((16, 16)).astype(np.float32))
 x = tf.constant(rng.standard_normal((16, 8)).astype(np.float32))  # TF started: too late
 modes = None if sys.argv[1] == "default" else ["graph", "autoclustering"]
 r = bench.measure(tf_deep, w, x, modes=modes, protocol=Protocol(min_time=0.02, min_samples=5,
-                                                                warmup_max_time=1.0))
+                                                                warmup_max_time=1.0, budget=1.0))
 print(json.dumps({"rows": [[row["mode"], row["status"], row.get("error")] for row in r.rows],
                   "summary": r.summary()}))
 """

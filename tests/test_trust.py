@@ -18,7 +18,7 @@ from bench.protocol.timing import Protocol
 from bench.run import runner
 
 FAST = Protocol(min_time=0.02, min_samples=5, max_samples=20, max_time=1.0,
-                warmup_max_time=0.5, alone_samples=3)
+                warmup_max_time=0.5, alone_samples=3, budget=1.0)
 
 
 def _smallest(suite, framework, variant):
