@@ -89,9 +89,10 @@ class Thresholds:
     usual: float = 0.8
     # jit_ratio is judged by the paired rule (bench.analysis.detectors.paired_night), chosen
     # by `jitbench nightly --evaluate` on recorded nights (docs/nightly.md): above every one
-    # of the previous ``paired_window`` nights, a step above ``steady``, z > ``z_min`` over the
-    # history's spread (floor ``floor_paired``) and the night's own interval. "quantile": the
-    # rule above (z, BH q-value, the 0.8 quantile), as before 2026-11
+    # of the previous ``paired_window`` nights, a step above ``steady`` (half of it from 10
+    # nights on), z > ``z_min`` over the history's spread (floor ``floor_paired``) and the
+    # night's own interval. "quantile": the rule above (z, BH q-value, the 0.8 quantile), as
+    # before 2026-11
     detector: str = "paired"
     paired_window: int = 30
     floor_paired: float = 0.02
