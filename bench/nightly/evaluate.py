@@ -32,7 +32,6 @@ MIN_PREVIOUS = 5
 
 def load_history(path: Path | str) -> dict[str, Any]:
     """A corpus file, or a results root whose runs are made into one."""
-
     p = Path(path)
     if p.is_file():
         return corpus_mod.load(p)

@@ -33,10 +33,10 @@ from typing import Any
 from bench.analysis.history import METRICS, Thresholds, detect_regressions, hlo_change, points_table
 from bench.define.workload import Case, group_cases
 from bench.errors import UserError
-from bench.results import meta as meta_mod
 from bench.nightly import corpus as corpus_mod
 from bench.nightly import evaluate
 from bench.nightly.runs import comparable, run_dirs
+from bench.results import meta as meta_mod
 from bench.results.files import load_meta, load_results, read_rows, rewrite
 
 SUMMARY_NAME = "nightly-summary.json"
@@ -340,9 +340,8 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     # a decisive suspect (its own interval clears the history by the threshold) needs no
     # re-measurement unless asked (``recheck_decisive``); the others are re-measured in the
     # night's context
-    decisive = suspects["regression"] & suspects["decisive"].fillna(False).astype(bool)
-    if recheck_decisive:
-        decisive &= False
+    decisive = (suspects["regression"] & suspects["decisive"].fillna(False).astype(bool)
+                & (not recheck_decisive))
     if (suspects["regression"] & ~decisive).any() and recheck:
         import pandas as pd
 
