@@ -20,7 +20,6 @@ NO_JIT = "no JIT-on mode measured: speedups need one of"
 # (filters, a line the page must hold)
 FILTERS = [
     (["--mode", "xla", "--dump-hlo"], NO_BASELINE),
-    (["--mode", "jit"], NO_BASELINE),
     (["--mode", "eager,graph"], NO_JIT),
     (["--framework", "jax", "--mode", "aot"], NO_BASELINE),
     (["--device", "gpu"], "no row ran ok"),

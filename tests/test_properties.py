@@ -128,7 +128,8 @@ def test_every_row_read_is_kept_and_each_damage_named(tmp_path, rows):
     assert set(IDENTITY) <= set(FIELDS)
 
 
-@settings(max_examples=EXAMPLES, deadline=None,
+# each example renders a whole report (figures included, ~1 s): 15 of them by default
+@settings(max_examples=max(1, EXAMPLES * 3 // 5), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(rows=row_sets())
 def test_any_rows_load_analyse_and_render(tmp_path, rows):
