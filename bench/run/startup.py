@@ -19,7 +19,7 @@ import os
 import time
 from typing import Any, Callable, Mapping
 
-from bench.define.modes import MODES
+from bench.define.modes import MODES, modes_for
 
 ENV = "JITBENCH_WARMUP"  # {"device": "cpu", "modes": ["eager", ...]} as JSON
 CALLS = 3  # per mode: the first (timed, reported) and two more, untimed
@@ -30,8 +30,8 @@ def worker_env(framework: str, worker_group: str, device: str) -> dict[str, str]
     up every mode of its group: ``{"JITBENCH_WARMUP": '{"device": "cpu", ...}'}``. Modes only a
     training step can run (JAX ``donate``) are left out: their one-time start-up is their
     plain sibling's (``jit``), and the tiny function has no state to donate."""
-    modes = [m.name for (fw, _), m in MODES.items()
-             if fw == framework and m.worker_group == worker_group and not m.stateful_only]
+    modes = [m for m in modes_for(framework, stateful=False)
+             if MODES[(framework, m)].worker_group == worker_group]
     return {ENV: json.dumps({"device": device, "modes": modes})}
 
 
