@@ -423,4 +423,7 @@ WORKLOAD = Workload(
     jax=jax_stages,
     size_label=_size,
     stateful=True,
+    # the default quick grid (`make bench`, `jitbench run` without --suite): the step with the
+    # most state and the one with the least; `--suite train_step` measures all six
+    default_variants={"quick": ("adam-bn_train", "sgd-no_bn")},
 )

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from bench.define.workload import Case, Filters, expand, group_cases
+from bench.define.workload import (Case, Filters, Workload, expand, group_cases,
+                                   variants_left_out)
 from bench.errors import UserError
 
 
@@ -22,6 +23,33 @@ def test_every_workload_framework_and_mode_is_expanded():
     assert {c.dtype for c in cases if c.workload == "mmd"} == {"float32", "float64"}
     assert {c.variant for c in cases if c.workload == "matmul_relu"} == {"fused", "split"}
     assert len(cases) == len(set(cases))  # frozen, hashable, no duplicates
+
+
+@pytest.mark.unit
+def test_the_default_quick_grid_takes_two_training_step_variants_and_a_named_suite_all():
+    every = {f"{o}-{b}" for o in ("sgd", "adam") for b in ("bn_train", "bn_infer", "no_bn")}
+
+    def variants(**kw):
+        return {c.variant for c in expand(Filters(device=("cpu",), **kw))
+                if c.workload == "train_step"}
+
+    assert variants() == {"adam-bn_train", "sgd-no_bn"}
+    assert variants(suite=("train_step",)) == every
+    assert variants(suite=("train_step", "mmd")) == every
+    assert variants(variant=("sgd-bn_infer",)) == {"sgd-bn_infer"}
+    assert variants(every_variant=True) == every
+    assert variants(size="full") == every  # nightlies measure them all
+    assert variants_left_out(Filters(device=("cpu",))) == {"train_step": (2, 6)}
+    assert variants_left_out(Filters(suite=("train_step",))) == {}
+    assert variants_left_out(Filters(size="full")) == {}
+
+
+@pytest.mark.unit
+def test_default_variants_must_name_variants_of_the_workload():
+    with pytest.raises(UserError, match=r"default_variants\['quick'\].*valid: .*a, b"):
+        Workload(name="w", grid={"quick": [{}]}, dtypes=("float32",), inputs=None,
+                 reference=None, flops=None, tolerance={}, variants=("a", "b"),
+                 default_variants={"quick": ("a", "c")})
 
 
 @pytest.mark.unit
@@ -97,6 +125,11 @@ def test_cli_list_prints_the_count_and_rejects_unknown_names():
                          "--device", "cpu"], capture_output=True, text=True)
     assert ok.returncode == 0
     assert ok.stdout.strip().splitlines()[-1].startswith("14 cases")
+    default = subprocess.run([sys.executable, "-m", "bench", "list", "--device", "cpu"],
+                             capture_output=True, text=True)
+    assert default.returncode == 0
+    assert ("train_step: 2 of its 6 variants in the default quick grid "
+            "(--suite train_step measures all)") in default.stderr
     bad = subprocess.run([sys.executable, "-m", "bench", "list", "--framework", "tf,torch"],
                          capture_output=True, text=True)
     assert bad.returncode == 2

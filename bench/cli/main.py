@@ -16,9 +16,13 @@ from bench.errors import DataWarning, Interrupted, UserError
 
 
 def _selected_cases(args):
-    from bench.define.workload import expand
+    from bench.define.workload import expand, variants_left_out
 
-    cases = expand(filters(args))
+    chosen = filters(args)
+    cases = expand(chosen)
+    for name, (kept, every) in variants_left_out(chosen).items():
+        print(f"{name}: {kept} of its {every} variants in the default {chosen.size} grid "
+              f"(--suite {name} measures all)", file=sys.stderr)
     if getattr(args, "shard", None):
         from bench.nightly.night import parse_shard, shard
 

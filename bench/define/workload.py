@@ -76,6 +76,9 @@ class Workload:
     ``expected_failures`` maps (framework, mode) or (framework, mode, variant) to a reason:
     the harness still runs the case but marks the failure as expected.
     ``sweeps``: recompile sweeps (:class:`Sweep`), run by ``jitbench sweep`` only.
+    ``default_variants[size]``: the variants of that size set that a run measures when it
+    names neither this suite (``--suite``) nor a variant (``--variant``), to keep the default
+    grid short; naming the suite measures them all. A size set not listed: all variants.
     ``stateful``: its builders return one :class:`TrainStep` (state updated every call); the
     modes declared ``stateful_only`` (JAX ``donate``) run for it, and its reference returns
     ``(output, shown state)`` after the TrainStep's ``check_steps`` steps.
@@ -97,6 +100,15 @@ class Workload:
     builders: Mapping[str, Callable] = dataclasses.field(default_factory=dict)
     sweeps: Sequence[Sweep] = ()
     stateful: bool = False
+    default_variants: Mapping[str, Sequence[str]] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        for size, chosen in self.default_variants.items():
+            bad = [v for v in chosen if v not in self.variants]
+            if bad or not chosen:
+                raise UserError(f"workload {self.name!r}: default_variants[{size!r}] = "
+                                f"{list(chosen)!r}; valid: a non-empty list of "
+                                f"{', '.join(self.variants)}")
 
     def modes(self, framework: str) -> list[str]:
         """The modes this workload runs in ``framework``."""
@@ -231,6 +243,14 @@ class Filters:
     variant: tuple[str, ...] | None = None
     size: str = "quick"
     suite_files: tuple[str, ...] = ()
+    every_variant: bool = False  # ignore ``Workload.default_variants`` (pytest collects all)
+
+    def variants(self, name: str, wl: "Workload") -> Sequence[str]:
+        """The variants of workload ``name`` these filters measure, before ``--variant``."""
+        if (self.every_variant or self.variant or (self.suite and name in self.suite)
+                or self.size not in wl.default_variants):
+            return wl.variants
+        return wl.default_variants[self.size]
 
     @staticmethod
     def split(value: str | Sequence[str] | None) -> tuple[str, ...] | None:
@@ -274,7 +294,7 @@ def expand(filters: Filters = Filters()) -> list[Case]:
             for dtype in wl.dtypes:
                 if filters.dtype and dtype not in filters.dtype:
                     continue
-                for variant in wl.variants:
+                for variant in filters.variants(name, wl):
                     if filters.variant and variant not in filters.variant:
                         continue
                     for framework in FRAMEWORKS:
@@ -290,6 +310,18 @@ def expand(filters: Filters = Filters()) -> list[Case]:
                                                   dtype, framework, device, mode,
                                                   filters.size, source))
     return cases
+
+
+def variants_left_out(filters: Filters = Filters()) -> dict[str, tuple[int, int]]:
+    """Workloads whose ``default_variants`` these filters apply: ``{name: (measured, all)}``."""
+    out = {}
+    for name, (_, wl) in sorted(discover(filters.suite_files).items()):
+        if filters.suite and name not in filters.suite:
+            continue
+        kept = filters.variants(name, wl)
+        if wl.grid.get(filters.size) and len(kept) < len(wl.variants):
+            out[name] = (len(kept), len(wl.variants))
+    return out
 
 
 def group_cases(cases: Sequence[Case]) -> list[list[Case]]:

@@ -87,7 +87,8 @@ def filters_from(config) -> Filters:
     size = config.getoption("jitbench_size") or os.environ.get(SIZE_ENV) or "quick"
     return Filters(**{n: Filters.split(config.getoption(f"jitbench_{n}"))
                       for n in FILTER_NAMES},
-                   size=size, suite_files=tuple(config.getoption("jitbench_suite_file")))
+                   size=size, suite_files=tuple(config.getoption("jitbench_suite_file")),
+                   every_variant=True)  # pytest's own -k chooses among all of them
 
 
 # --------------------------------------------------------------------------- collection
