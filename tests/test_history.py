@@ -14,6 +14,7 @@ from bench.analysis.history import (
     Thresholds,
     benjamini_hochberg,
     detect_regressions,
+    machine_speed,
     points_table,
     run_points,
     trend,
@@ -209,3 +210,15 @@ def _familiar_levels(detector, fast, slow, history):
     pts, runs = _ratio_points([fast] * 4 + [0.09] + [fast] * 5 + [fast * 1.3])
     (r,) = detect_regressions(pts, runs, th).to_dict("records")
     assert r["regression"]
+
+
+def test_machine_speed_is_the_median_factor_over_the_cases_both_nights_measured():
+    df, _, runs = synthetic_history(n_runs=3, seed=4)
+    df.loc[df["run_id"] == runs[2], "median_s"] = (
+        df.loc[df["run_id"] == runs[1], "median_s"].to_numpy() * 1.5)
+    df.loc[(df["run_id"] == runs[2]) & (df["case_id"].str.contains("tf-xla")), "status"] = "error"
+    speed = machine_speed(df, runs[1], runs[2])
+    n = len(df[df["run_id"] == runs[2]]) - 5  # the failed cases are left out
+    assert speed["factor"] == pytest.approx(1.5) and speed["cases"] == n
+    assert speed["q10"] == pytest.approx(1.5) and speed["q90"] == pytest.approx(1.5)
+    assert machine_speed(df, runs[1], "no-such-night") is None

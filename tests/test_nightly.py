@@ -170,6 +170,32 @@ def test_a_night_is_judged_only_against_runs_measured_under_its_protocol():
 
 
 @pytest.mark.unit
+def test_an_alert_says_when_the_machine_changed_that_night():
+    import pandas as pd
+
+    from bench.nightly.night import History, _what_else
+
+    def rows(night, scale):
+        return [dict(run_id=night, case_id=f"c{i}", status="ok", median_s=1e-3 * i * scale)
+                for i in range(1, 6)]
+
+    machine = {"hostname": "vm", "cpu_model": "AMD EPYC", "cpu_count": 2}
+    metas = {n: {"git_commit": "abc", "frameworks": {"jax": "0.10.2"}, "machine": dict(machine)}
+             for n in ("a", "b", "c")}
+    metas["c"]["machine"]["cpu_model"] = "Intel Xeon"
+    df = pd.DataFrame(rows("a", 1.0) + rows("b", 1.04) + rows("c", 1.04 * 1.36))
+    points = pd.DataFrame(columns=["series", "metric", "run_id", "value"])
+
+    def also(order):
+        return _what_else(History(df, order, metas, points, None, order), {})["also_changed"]
+
+    assert also(["a", "b"]) == []  # 4%: this host's usual night to night
+    assert also(["a", "b", "c"]) == [
+        "cpu_model AMD EPYC -> Intel Xeon",
+        "the machine: every case's time x1.36 (median of 5 cases, 10-90%: x1.36-x1.36)"]
+
+
+@pytest.mark.unit
 def test_recheck_rounds_stop_once_every_suspect_has_a_majority():
     from bench.nightly.night import _decided
 

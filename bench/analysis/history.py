@@ -352,3 +352,24 @@ def trend(points, run_order: Sequence[str], metric: str = "jit_ratio"):
                            aggfunc="first")
     wide.index = [run_order[i] for i in wide.index]
     return wide
+
+
+MACHINE_SPEED = 0.10  # a night whose times moved more than this, all cases together, says so
+
+
+def machine_speed(df, before: str, latest: str) -> dict[str, Any] | None:
+    """How much slower (factor > 1) every case ran on ``latest`` than on ``before``: the
+    median over the cases both measured of the ratio of their medians. The same code on the
+    same host moves a few percent night to night; a factor far from 1 says the machine
+    changed (another VM host, a neighbour), which moves paired ratios too."""
+    import numpy as np
+
+    ok = df[(df["status"] == "ok") & df["median_s"].notna()]
+    a = ok[ok["run_id"] == before].groupby("case_id")["median_s"].median()
+    b = ok[ok["run_id"] == latest].groupby("case_id")["median_s"].median()
+    ratio = (b / a).dropna()
+    ratio = ratio[(ratio > 0) & np.isfinite(ratio)]
+    if len(ratio) < 3:
+        return None
+    return {"factor": float(ratio.median()), "cases": int(len(ratio)),
+            "q10": float(ratio.quantile(0.1)), "q90": float(ratio.quantile(0.9))}

@@ -30,7 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.analysis.history import METRICS, Thresholds, detect_regressions, hlo_change, points_table
+from bench.analysis.history import (MACHINE_SPEED, METRICS, Thresholds, detect_regressions,
+                                    hlo_change, machine_speed, points_table)
 from bench.define.workload import Case, group_cases
 from bench.errors import UserError
 from bench.nightly import corpus as corpus_mod
@@ -227,7 +228,17 @@ def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
     if old.get("git_commit") != new.get("git_commit"):
         out["also_changed"].append(f"commit {str(old.get('git_commit'))[:10]} -> "
                                    f"{str(new.get('git_commit'))[:10]}")
+    for key in ("hostname", "cpu_model", "cpu_count"):
+        a, b = (old.get("machine") or {}).get(key), (new.get("machine") or {}).get(key)
+        if a != b:
+            out["also_changed"].append(f"{key} {a} -> {b}")
+    speed = machine_speed(h.df, before, latest)
+    if speed is not None and abs(math.log(speed["factor"])) > math.log1p(MACHINE_SPEED):
+        out["also_changed"].append(
+            f"the machine: every case's time x{speed['factor']:.2f} (median of "
+            f"{speed['cases']} cases, 10-90%: x{speed['q10']:.2f}-x{speed['q90']:.2f})")
     return out
+
 
 
 RECHECK_ROUNDS = 3
