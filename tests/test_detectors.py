@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.analysis.detectors import DETECTORS, paired_night
+from bench.analysis.detectors import DETECTORS, machine_levels, paired_night, steady_nights
 from bench.analysis.history import benjamini_hochberg
 from bench.errors import UserError
 from bench.nightly import corpus as corpus_mod
@@ -53,6 +53,44 @@ def test_quiet_nights_raise_no_alert_and_a_planted_step_is_seen_within_two_night
     assert result["detection"]["0.3"] >= 0.9 and result["detection"]["0.2"] >= 0.9
     assert result["detection"]["0.05"] < result["detection"]["0.3"]
     assert result["delay_nights"]["0.3"] <= 1
+
+
+@pytest.mark.unit
+def test_nights_on_which_the_machine_moved_are_not_judged():
+    """On nights 20 and 21 the machine runs every JIT-off mode 1.4x slower and the paired
+    ratios of 4 of 12 unchanged series +30% (as this host's disturbed nights did): no alert.
+    The same ratios with the JIT-off times steady are a step the rule sees."""
+    moved = synthetic(nights=40, seed=3)
+    for i, s in enumerate(moved["series"].values()):
+        s["baseline_median_s"] = [1e-3 * (1.4 if t in (20, 21) else 1.0) for t in range(40)]
+        if i < 4:
+            for k in ("ratio", "low", "high"):
+                s[k] = [v * (1.3 if t in (20, 21) else 1.0) for t, v in enumerate(s[k])]
+    steady = evaluate.machine_steady(moved)
+    assert not steady[20] and not steady[21] and steady[:20].all() and steady[22:].all()
+    result = evaluate.evaluate(moved, "paired")
+    assert result["false_alerts"] == 0 and result["unsteady_nights"] == ["n20", "n21"]
+    calm = json.loads(json.dumps(moved))
+    for s in calm["series"].values():
+        s["baseline_median_s"] = [1e-3] * 40
+    assert evaluate.evaluate(calm, "paired")["false_alerts"] >= 4
+    versions = json.loads(json.dumps(moved))  # a new framework on night 20: judged anyway
+    for t, night in enumerate(versions["nights"]):
+        night["versions"] = {"jax": "0.10.3" if t >= 20 else "0.10.2"}
+    assert evaluate.machine_steady(versions)[20]
+
+
+@pytest.mark.unit
+def test_the_machine_level_is_the_median_move_of_every_series_against_five_nights():
+    logs = np.log(np.array([[1.0, 1.0, 1.0, 1.0, 1.0, 1.5, 1.02],
+                            [2.0, 2.0, 2.0, 2.0, 2.0, 3.0, np.nan],
+                            [1.0, 1.0, 1.0, 1.0, 1.0, 1.5, 0.5],  # series 3 alone halves
+                            [3.0, 3.0, 3.0, 3.0, 3.0, 4.5, 3.09]]))
+    levels = machine_levels(logs)
+    assert math.isnan(levels[0]) and levels[1:5] == pytest.approx(0.0)
+    assert levels[5] == pytest.approx(math.log(1.5))
+    assert levels[6] == pytest.approx(math.log(1.02))  # one series' move is not the machine
+    assert steady_nights(levels).tolist() == [True] * 5 + [False, True]
 
 
 @pytest.mark.unit

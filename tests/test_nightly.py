@@ -192,7 +192,31 @@ def test_an_alert_says_when_the_machine_changed_that_night():
     assert also(["a", "b"]) == []  # 4%: this host's usual night to night
     assert also(["a", "b", "c"]) == [
         "cpu_model AMD EPYC -> Intel Xeon",
-        "the machine: every case's time x1.36 (median of 5 cases, 10-90%: x1.36-x1.36)"]
+        "the machine: every JIT-off time x1.36 (median of 5 cases, 10-90%: x1.36-x1.36)"]
+
+
+@pytest.mark.unit
+def test_a_night_on_which_the_machine_moved_is_not_judged():
+    import pandas as pd
+
+    from bench.nightly.night import History, machine_state
+
+    speed = {"n0": 1.0, "n1": 1.03, "n2": 0.98, "n3": 1.01, "n4": 1.0, "n5": 1.4}
+    rows = [dict(run_id=r, case_id=f"c{i}-{mode}", status="ok", jit=mode == "jit",
+                 median_s=1e-3 * i * (f if mode == "eager" else 1.0))
+            for r, f in speed.items() for i in range(1, 6) for mode in ("eager", "jit")]
+    metas = {r: {"frameworks": {"jax": "0.10.2"}} for r in speed}
+    runs = list(speed)
+
+    def state(order):
+        return machine_state(History(pd.DataFrame(rows), order, metas, None, None, order))
+
+    moved = state(runs)
+    assert not moved["steady"] and moved["factor"] == pytest.approx(1.4)
+    assert moved["compared_with"] == runs[:-1]
+    assert state(runs[:5])["steady"] and state(runs[:1])["factor"] is None
+    metas["n5"]["frameworks"] = {"jax": "0.10.3"}  # a new JAX: judged, whatever the speed
+    assert state(runs)["steady"]
 
 
 @pytest.mark.unit

@@ -20,7 +20,9 @@ Detectors (``DETECTORS``), compared on recorded nights by ``bench.nightly.evalua
   over their median is above the threshold, and z = step / sqrt(sigma_history² + sigma_night²)
   > 3. It alerts when two consecutive nights are suspect (the second plays the part of the
   same-context re-measurement: fresh processes on the same machine), or at once when the
-  night's interval alone lies wholly above the history's highest ratio by the threshold.
+  night's interval alone lies wholly above the history's highest ratio by the threshold. A
+  night whose JIT-off times moved more than 10% together against the 5 nights before it
+  (:func:`machine_levels`) is not judged: the machine, not the code, moved that night.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class Detector:
     alpha: float
     fdr: bool = False
     doc: str = ""
+    machine_gate: bool = False  # judge(..., steady=...) skips nights of a moved machine
 
 
 def _previous(x: np.ndarray, t: int, window: int) -> np.ndarray:
@@ -126,7 +129,39 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
             "suspect": suspect, "decisive": decisive}
 
 
-def paired_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, floor=0.02, z_min=3.0):
+MACHINE_WINDOW = 5  # nights a night's machine speed is compared with
+MACHINE_BOUND = 0.10  # a night whose JIT-off times moved more than this, all together, against
+# those nights ran on a disturbed or another machine: ~3 robust sigmas of this host's
+# night-to-night machine level (3.2%, docs/nightly.md)
+
+
+def machine_levels(log_baselines: np.ndarray, window: int = MACHINE_WINDOW) -> np.ndarray:
+    """Per night, how the machine ran: the median over series of the night's log JIT-off
+    median minus the median of the same series' previous ``window`` nights (NaN on the first
+    night and where no series has both). ``log_baselines``: [series, nights], NaN where
+    missing. A JIT regression does not move JIT-off times; a neighbour, another VM host or a
+    disturbed night moves all of them together, and the paired ratios with them (JIT modes
+    slowed more than JIT-off ones on this host's disturbed nights)."""
+    n = log_baselines.shape[1] if log_baselines.ndim == 2 else 0
+    out = np.full(n, np.nan)
+    for t in range(1, n):
+        before = log_baselines[:, max(0, t - window):t]
+        seen = ~np.all(np.isnan(before), axis=1) & ~np.isnan(log_baselines[:, t])
+        if seen.any():
+            out[t] = float(np.median(log_baselines[seen, t]
+                                     - np.nanmedian(before[seen], axis=1)))
+    return out
+
+
+def steady_nights(levels: np.ndarray, bound: float = MACHINE_BOUND) -> np.ndarray:
+    """True where the machine ran within ``bound`` of its recent level (or cannot be told)."""
+    return ~(np.abs(np.nan_to_num(np.asarray(levels, float), nan=0.0)) > math.log1p(bound))
+
+
+def paired_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, floor=0.02, z_min=3.0,
+                steady=None):
+    """``steady``: per night, whether the machine ran as usual (:func:`steady_nights`); a
+    night that did not is not judged (it still counts in later nights' history)."""
     n = len(x)
     alert = np.zeros(n, bool)
     suspect_before = False
@@ -143,6 +178,9 @@ def paired_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, floor=0.02
                 x[t], lo[t], hi[t], again, threshold, floor, z_min)["suspect"]
             alert[t] = confirmed
         alert[t] |= j["decisive"]
+        if steady is not None and not steady[t]:  # not judged; the next steady night is,
+            alert[t] = suspect_before = False     # on its own
+            continue
         suspect_before = j["suspect"] and not j["decisive"]
     return np.where(alert, 0.0, 1.0), alert
 
@@ -154,9 +192,10 @@ DETECTORS = {d.name: d for d in (
     Detector("ttest", ttest_rule, alpha=0.001,
              doc="change point at the last 1-2 nights, Student's t against up to 30 before, "
                  "p<0.001 (Otava's default), step > threshold/2"),
-    Detector("paired", paired_rule, alpha=0.5,
+    Detector("paired", paired_rule, alpha=0.5, machine_gate=True,
              doc="two consecutive nights above the history's maximum, a step above the "
                  "threshold (half of it from 10 nights on) with z>3 (history spread and the "
                  "night's own interval), or one night whose interval clears the maximum by "
-                 "the threshold"),
+                 "the threshold; no judgement on a night whose JIT-off times moved >10% "
+                 "together against the 5 nights before"),
 )}

@@ -354,22 +354,38 @@ def trend(points, run_order: Sequence[str], metric: str = "jit_ratio"):
     return wide
 
 
-MACHINE_SPEED = 0.10  # a night whose times moved more than this, all cases together, says so
-
-
 def machine_speed(df, before: str, latest: str) -> dict[str, Any] | None:
-    """How much slower (factor > 1) every case ran on ``latest`` than on ``before``: the
-    median over the cases both measured of the ratio of their medians. The same code on the
-    same host moves a few percent night to night; a factor far from 1 says the machine
-    changed (another VM host, a neighbour), which moves paired ratios too."""
+    """How much slower (factor > 1) the JIT-off modes ran on ``latest`` than on ``before``:
+    the median over the cases both measured of the ratio of their medians. The same code on
+    the same host moves a few percent night to night; a factor far from 1 says the machine
+    changed (another VM host, a neighbour), which moves paired ratios too. A JIT regression
+    does not move JIT-off times."""
     import numpy as np
 
-    ok = df[(df["status"] == "ok") & df["median_s"].notna()]
-    a = ok[ok["run_id"] == before].groupby("case_id")["median_s"].median()
-    b = ok[ok["run_id"] == latest].groupby("case_id")["median_s"].median()
-    ratio = (b / a).dropna()
-    ratio = ratio[(ratio > 0) & np.isfinite(ratio)]
-    if len(ratio) < 3:
+    logs = log_medians(jit_off(df), [before, latest])
+    step = logs[:, 1] - logs[:, 0]
+    step = step[np.isfinite(step)]
+    if step.size < 3:
         return None
-    return {"factor": float(ratio.median()), "cases": int(len(ratio)),
-            "q10": float(ratio.quantile(0.1)), "q90": float(ratio.quantile(0.9))}
+    return {"factor": float(np.exp(np.median(step))), "cases": int(step.size),
+            "q10": float(np.exp(np.quantile(step, 0.1))),
+            "q90": float(np.exp(np.quantile(step, 0.9)))}
+
+
+def jit_off(df):
+    """The rows of JIT-off modes (all rows of a table without the ``jit`` column)."""
+    if "jit" not in df.columns:
+        return df
+    return df[df["jit"].map(lambda v: v is False or v == 0)]
+
+
+def log_medians(df, runs: Sequence[str]):
+    """[case, run] log of each ok row's median time (NaN where a run lacks the case): what
+    ``bench.analysis.detectors.machine_levels`` reads."""
+    import numpy as np
+
+    ok = df[(df["status"] == "ok") & (df["median_s"] > 0) & df["run_id"].isin(list(runs))]
+    wide = ok.pivot_table(index="case_id", columns="run_id", values="median_s",
+                          aggfunc="median")
+    wide = wide.reindex(columns=list(runs))
+    return np.log(wide.to_numpy(dtype=float)) if len(wide) else np.zeros((0, len(runs)))

@@ -76,8 +76,9 @@ def cmd_nightly(args) -> int:
                      run_id=args.run_id)
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
-    if result["protocol_note"]:
-        print(result["protocol_note"])
+    for key in ("protocol_note", "machine_note"):
+        if result.get(key):
+            print(result[key])
     if result["regression"]:
         for r in result["confirmed"]:
             print(f"REGRESSION {r['case_id']} {r['metric']}: {r['text']}")

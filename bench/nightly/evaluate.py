@@ -12,13 +12,14 @@ them as they were).
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.analysis.detectors import DETECTORS, Detector
+from bench.analysis.detectors import DETECTORS, Detector, machine_levels, steady_nights
 from bench.analysis.history import benjamini_hochberg
 from bench.errors import UserError
 from bench.nightly import corpus as corpus_mod
@@ -60,8 +61,23 @@ def arrays(corpus: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray, n
     return ids, logs("ratio"), logs("low"), logs("high")
 
 
-def _judge(det: Detector, x, lo, hi, threshold):
-    p, cand = det.judge(x, lo, hi, threshold=threshold)
+def machine_steady(corpus: dict[str, Any]) -> np.ndarray:
+    """Per night, whether the machine ran as usual (``detectors.steady_nights`` of the
+    series' JIT-off medians), or the night has other framework versions than the night
+    before (as ``bench.nightly.night.machine_state`` decides)."""
+    n = len(corpus["nights"])
+    logs = [[math.log(v) if isinstance(v, (int, float)) and v > 0 else np.nan
+             for v in (s.get("baseline_median_s") or [None] * n)]
+            for s in corpus["series"].values()]
+    steady = steady_nights(machine_levels(np.array(logs, float).reshape(len(logs), n)))
+    versions = [json.dumps(night.get("versions"), sort_keys=True) for night in corpus["nights"]]
+    return steady | np.array([t > 0 and versions[t] != versions[t - 1] for t in range(n)],
+                             bool)
+
+
+def _judge(det: Detector, x, lo, hi, threshold, steady=None):
+    p, cand = det.judge(x, lo, hi, threshold=threshold,
+                        **({"steady": steady} if det.machine_gate else {}))
     tested = ~np.isnan(x)
     tested &= np.array([np.count_nonzero(~np.isnan(x[:t])) >= MIN_PREVIOUS
                         for t in range(len(x))])
@@ -97,7 +113,8 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
     det = DETECTORS[detector]
     ids, x, lo, hi = arrays(corpus)
     n = x.shape[1]
-    judged = [_judge(det, x[s], lo[s], hi[s], threshold) for s in range(len(ids))]
+    steady = machine_steady(corpus)
+    judged = [_judge(det, x[s], lo[s], hi[s], threshold, steady) for s in range(len(ids))]
     p_all = np.array([j[0] for j in judged]) if ids else np.zeros((0, n))
     false = []
     for s, (p, cand) in enumerate(judged):
@@ -113,7 +130,8 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
                 if np.isnan(x[s, k]) or np.count_nonzero(~np.isnan(x[s, :k])) < MIN_PREVIOUS:
                     continue
                 shift = np.where(np.arange(n) >= k, math.log1p(step), 0.0)
-                p, cand = _judge(det, x[s] + shift, lo[s] + shift, hi[s] + shift, threshold)
+                p, cand = _judge(det, x[s] + shift, lo[s] + shift, hi[s] + shift, threshold,
+                                 steady)
                 alert = np.nonzero(_alerts(det, p_all, cand, s, p)[k:])[0]
                 total += 1
                 if alert.size and alert[0] <= 1:
@@ -129,6 +147,8 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
             "series_nights_judged": series_nights, "false_alerts": len(false),
             "false_alert_list": false, "detection": detection, "delay_nights": delays,
             "injections": counts, "positions": where, "threshold": threshold,
+            "unsteady_nights": [corpus["nights"][t].get("run_id", t)
+                                for t in np.nonzero(~steady)[0]],
             "host": corpus.get("host", {})}
 
 

@@ -30,8 +30,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.analysis.history import (MACHINE_SPEED, METRICS, Thresholds, detect_regressions,
-                                    hlo_change, machine_speed, points_table)
+from bench.analysis.detectors import (MACHINE_BOUND, MACHINE_WINDOW, machine_levels,
+                                      steady_nights)
+from bench.analysis.history import (METRICS, Thresholds, detect_regressions,
+                                    hlo_change, jit_off, log_medians, machine_speed,
+                                    points_table)
 from bench.define.workload import Case, group_cases
 from bench.errors import UserError
 from bench.nightly import corpus as corpus_mod
@@ -125,6 +128,24 @@ def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> H
     judged = comparable(metas, order)
     return History(df, order, metas, points, detect_regressions(points, judged, thresholds),
                    judged)
+
+
+def machine_state(h: History) -> dict[str, Any]:
+    """How the machine ran on the latest night against the ``MACHINE_WINDOW`` judged nights
+    before it (``detectors.machine_levels`` of the JIT-off medians): ``factor`` (>1: slower)
+    and ``steady``. A night with other framework versions than the night before is steady
+    whatever its speed: a new TF or JAX that slows every JIT-off mode is for the history to
+    show, not to hide."""
+    import numpy as np
+
+    runs = h.judged[-(MACHINE_WINDOW + 1):]
+    level = (machine_levels(log_medians(jit_off(h.df), runs))[-1] if len(runs) > 1
+             else math.nan)
+    versions = [(h.metas.get(r) or {}).get("frameworks") for r in runs[-2:]]
+    return {"factor": None if math.isnan(level) else math.exp(level), "bound": MACHINE_BOUND,
+            "compared_with": runs[:-1],
+            "steady": bool(steady_nights(np.array([level]))[0]
+                           or (len(versions) == 2 and versions[0] != versions[1]))}
 
 
 def night_cases(run_dir: Path) -> list[Case]:
@@ -233,9 +254,9 @@ def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
         if a != b:
             out["also_changed"].append(f"{key} {a} -> {b}")
     speed = machine_speed(h.df, before, latest)
-    if speed is not None and abs(math.log(speed["factor"])) > math.log1p(MACHINE_SPEED):
+    if speed is not None and abs(math.log(speed["factor"])) > math.log1p(MACHINE_BOUND):
         out["also_changed"].append(
-            f"the machine: every case's time x{speed['factor']:.2f} (median of "
+            f"the machine: every JIT-off time x{speed['factor']:.2f} (median of "
             f"{speed['cases']} cases, 10-90%: x{speed['q10']:.2f}-x{speed['q90']:.2f})")
     return out
 
@@ -278,7 +299,8 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
         meta = load_meta(d)
         dirs.append(d)
         tables.append(points_table(load_results(d), {meta["run_id"]: meta}, [meta["run_id"]]))
-        this = detect_regressions(h.points, h.judged, thresholds, latest=tables[-1], only=only)
+        this = detect_regressions(h.points, h.judged, thresholds, latest=tables[-1],
+                                  only=only)
         for r in this.to_dict("records"):
             votes[(r["series"], r["metric"])].append(bool(r["regression"]))
         if _decided(votes, rounds):  # the remaining rounds could not change a majority
@@ -348,6 +370,9 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     if not (reports_root / h.order[-1] / "index.html").exists():
         write_report(latest_dir, reports_root / h.order[-1])
     suspects, confirmed, facts = h.tests, h.tests, None
+    machine = machine_state(h)
+    if not machine["steady"]:  # the machine, not the code, moved tonight: no step is judged
+        confirmed, recheck = suspects.assign(regression=False), False
     # a decisive suspect (its own interval clears the history by the threshold) needs no
     # re-measurement unless asked (``recheck_decisive``); the others are re-measured in the
     # night's context
@@ -361,6 +386,12 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
                                     rounds=recheck_rounds)
         confirmed = pd.concat([confirmed, suspects[decisive]], ignore_index=True)
     result = summary(h, thresholds, suspects, confirmed, facts)
+    result["machine"] = machine
+    result["machine_note"] = None if machine["steady"] else (
+        f"the machine ran every JIT-off mode x{machine['factor']:.2f} against its last "
+        f"{len(machine['compared_with'])} nights (more than {100 * MACHINE_BOUND:.0f}%, all "
+        f"together): no step is judged tonight ({len(result['suspected'])} suspected); a "
+        f"real one is still there on the next steady night")
     result["evaluation"] = evaluation(results_root, h, thresholds.steady)
     reports_root.mkdir(parents=True, exist_ok=True)
     write_history_page(h, results_root, reports_root, result)

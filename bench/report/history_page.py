@@ -140,7 +140,10 @@ def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Pa
     """``h``: bench.nightly.night.History; ``summary``: what nightly-summary.json holds."""
     from bench.report.html import _env
 
+    from bench.analysis.history import machine_speed
+
     runs = []
+    before = dict(zip(h.order[1:], h.order))
     for run_id in reversed(h.order):
         meta = load_meta(Path(results_root) / run_id)
         g = h.df[h.df["run_id"] == run_id]
@@ -149,6 +152,9 @@ def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Pa
                      "status": meta.get("status"), "git_commit": meta.get("git_commit"),
                      "cost_s": meta.get("elapsed_s"),
                      "recheck_s": _recheck_seconds(Path(results_root) / run_id),
+                     "machine": (machine_speed(h.df, before[run_id], run_id)
+                                 if run_id in before else None),
+                     "compared": run_id in h.judged,
                      "n_rows": len(g), "n_ok": int((g["status"] == "ok").sum()),
                      "link": os.path.relpath(page, reports_root) if page.exists() else None})
     html = _env().get_template("history.html.j2").render(
