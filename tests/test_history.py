@@ -14,11 +14,11 @@ from bench.analysis.history import (
     Thresholds,
     benjamini_hochberg,
     detect_regressions,
-    machine_speed,
     points_table,
     run_points,
     trend,
 )
+from bench.analysis.machine import machine_speed
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 

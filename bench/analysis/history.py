@@ -65,6 +65,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bench.analysis.detectors import MACHINE_BOUND
 from bench.protocol.timing import robust_sigma
 
 SERIES_KEYS = ["workload", "variant", "size", "dtype", "framework", "mode", "device"]
@@ -97,6 +98,9 @@ class Thresholds:
     paired_window: int = 30
     floor_paired: float = 0.02
     z_min: float = 3.0
+    # no step is judged on a night whose JIT-off times all moved more than this against the
+    # nights before it (bench.analysis.detectors.machine_levels); None: every night is judged
+    machine: float | None = MACHINE_BOUND
 
 
 @dataclasses.dataclass(frozen=True)
@@ -352,40 +356,3 @@ def trend(points, run_order: Sequence[str], metric: str = "jit_ratio"):
                            aggfunc="first")
     wide.index = [run_order[i] for i in wide.index]
     return wide
-
-
-def machine_speed(df, before: str, latest: str) -> dict[str, Any] | None:
-    """How much slower (factor > 1) the JIT-off modes ran on ``latest`` than on ``before``:
-    the median over the cases both measured of the ratio of their medians. The same code on
-    the same host moves a few percent night to night; a factor far from 1 says the machine
-    changed (another VM host, a neighbour), which moves paired ratios too. A JIT regression
-    does not move JIT-off times."""
-    import numpy as np
-
-    logs = log_medians(jit_off(df), [before, latest])
-    step = logs[:, 1] - logs[:, 0]
-    step = step[np.isfinite(step)]
-    if step.size < 3:
-        return None
-    return {"factor": float(np.exp(np.median(step))), "cases": int(step.size),
-            "q10": float(np.exp(np.quantile(step, 0.1))),
-            "q90": float(np.exp(np.quantile(step, 0.9)))}
-
-
-def jit_off(df):
-    """The rows of JIT-off modes (all rows of a table without the ``jit`` column)."""
-    if "jit" not in df.columns:
-        return df
-    return df[df["jit"].map(lambda v: v is False or v == 0)]
-
-
-def log_medians(df, runs: Sequence[str]):
-    """[case, run] log of each ok row's median time (NaN where a run lacks the case): what
-    ``bench.analysis.detectors.machine_levels`` reads."""
-    import numpy as np
-
-    ok = df[(df["status"] == "ok") & (df["median_s"] > 0) & df["run_id"].isin(list(runs))]
-    wide = ok.pivot_table(index="case_id", columns="run_id", values="median_s",
-                          aggfunc="median")
-    wide = wide.reindex(columns=list(runs))
-    return np.log(wide.to_numpy(dtype=float)) if len(wide) else np.zeros((0, len(runs)))

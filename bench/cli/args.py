@@ -100,6 +100,20 @@ def precision(text: str) -> float | str:
     return value
 
 
+def machine_check(text: str) -> float | None:
+    """``--machine-check``: a percentage > 0, or ``off`` (None)."""
+    if text.strip().lower() == "off":
+        return None
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"--machine-check must be a percentage > 0 such as "
+                                         f"10, or off; got {text!r}")
+    return value
+
+
 def positive_int(name: str):
     def parse(text: str) -> int:
         try:
@@ -210,6 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
                    type=positive("--compile-threshold"), default=50.0, metavar="PCT",
                    help="compile-time step (framework counter x machine probe) that counts "
                         "(default: 50)")
+    p.add_argument("--machine-check", type=machine_check, default=10.0, metavar="PCT|off",
+                   help="judge no step on a night whose JIT-off times all moved more than PCT "
+                        "against the 5 nights before: the machine moved, not the code "
+                        "(default: 10; off: judge every night)")
     p.add_argument("--no-run", action="store_true",
                    help="measure nothing: analyse the runs already in --results (e.g. after "
                         "`jitbench merge` of shards)")

@@ -20,9 +20,6 @@ def _selected_cases(args):
 
     chosen = filters(args)
     cases = expand(chosen)
-    for name, (kept, every) in variants_left_out(chosen).items():
-        print(f"{name}: {kept} of its {every} variants in the default {chosen.size} grid "
-              f"(--suite {name} measures all)", file=sys.stderr)
     if getattr(args, "shard", None):
         from bench.nightly.night import parse_shard, shard
 
@@ -30,6 +27,9 @@ def _selected_cases(args):
     if not cases:
         raise UserError(f"no cases match these filters{_why_no_cases(args)} "
                         f"(see `jitbench list`)")
+    for name, (kept, every) in variants_left_out(chosen).items():
+        print(f"{name}: {kept} of its {every} variants in the default {chosen.size} grid "
+              f"(--suite {name} measures all)", file=sys.stderr)
     return cases
 
 
@@ -62,7 +62,9 @@ def cmd_nightly(args) -> int:
     if args.evaluate or args.corpus:
         return _nightly_corpus(args)
     cases = [] if args.no_run else _selected_cases(args)
-    thresholds = Thresholds(steady=args.threshold / 100, compile=args.compile_threshold / 100)
+    thresholds = Thresholds(steady=args.threshold / 100, compile=args.compile_threshold / 100,
+                            machine=None if args.machine_check is None
+                            else args.machine_check / 100)
     # sequential stopping until each ratio is known to +-precision (what a night compares)
     precision = None if args.precision == "off" else args.precision
     protocol = Protocol(min_time=args.min_time, precision=precision, budget=args.budget,

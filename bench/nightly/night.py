@@ -30,11 +30,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.analysis.detectors import (MACHINE_BOUND, MACHINE_WINDOW, machine_levels,
-                                      steady_nights)
-from bench.analysis.history import (METRICS, Thresholds, detect_regressions,
-                                    hlo_change, jit_off, log_medians, machine_speed,
+from bench.analysis.detectors import MACHINE_BOUND
+from bench.analysis.history import (METRICS, Thresholds, detect_regressions, hlo_change,
                                     points_table)
+from bench.analysis.machine import machine_speed, machine_state
 from bench.define.workload import Case, group_cases
 from bench.errors import UserError
 from bench.nightly import corpus as corpus_mod
@@ -128,24 +127,6 @@ def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> H
     judged = comparable(metas, order)
     return History(df, order, metas, points, detect_regressions(points, judged, thresholds),
                    judged)
-
-
-def machine_state(h: History) -> dict[str, Any]:
-    """How the machine ran on the latest night against the ``MACHINE_WINDOW`` judged nights
-    before it (``detectors.machine_levels`` of the JIT-off medians): ``factor`` (>1: slower)
-    and ``steady``. A night with other framework versions than the night before is steady
-    whatever its speed: a new TF or JAX that slows every JIT-off mode is for the history to
-    show, not to hide."""
-    import numpy as np
-
-    runs = h.judged[-(MACHINE_WINDOW + 1):]
-    level = (machine_levels(log_medians(jit_off(h.df), runs))[-1] if len(runs) > 1
-             else math.nan)
-    versions = [(h.metas.get(r) or {}).get("frameworks") for r in runs[-2:]]
-    return {"factor": None if math.isnan(level) else math.exp(level), "bound": MACHINE_BOUND,
-            "compared_with": runs[:-1],
-            "steady": bool(steady_nights(np.array([level]))[0]
-                           or (len(versions) == 2 and versions[0] != versions[1]))}
 
 
 def night_cases(run_dir: Path) -> list[Case]:
@@ -370,7 +351,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     if not (reports_root / h.order[-1] / "index.html").exists():
         write_report(latest_dir, reports_root / h.order[-1])
     suspects, confirmed, facts = h.tests, h.tests, None
-    machine = machine_state(h)
+    machine = machine_state(h.df, h.metas, h.judged, thresholds.machine)
     if not machine["steady"]:  # the machine, not the code, moved tonight: no step is judged
         confirmed, recheck = suspects.assign(regression=False), False
     # a decisive suspect (its own interval clears the history by the threshold) needs no
@@ -389,7 +370,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     result["machine"] = machine
     result["machine_note"] = None if machine["steady"] else (
         f"the machine ran every JIT-off mode x{machine['factor']:.2f} against its last "
-        f"{len(machine['compared_with'])} nights (more than {100 * MACHINE_BOUND:.0f}%, all "
+        f"{len(machine['compared_with'])} nights (more than {100 * machine['bound']:.0f}%, all "
         f"together): no step is judged tonight ({len(result['suspected'])} suspected); a "
         f"real one is still there on the next steady night")
     result["evaluation"] = evaluation(results_root, h, thresholds.steady)

@@ -140,7 +140,7 @@ def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Pa
     """``h``: bench.nightly.night.History; ``summary``: what nightly-summary.json holds."""
     from bench.report.html import _env
 
-    from bench.analysis.history import machine_speed
+    from bench.analysis.machine import machine_speed
 
     runs = []
     before = dict(zip(h.order[1:], h.order))
