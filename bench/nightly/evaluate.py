@@ -64,7 +64,7 @@ def arrays(corpus: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray, n
 def machine_steady(corpus: dict[str, Any]) -> np.ndarray:
     """Per night, whether the machine ran as usual (``detectors.steady_nights`` of the
     series' JIT-off medians), or the night has other framework versions than the night
-    before (as ``bench.nightly.night.machine_state`` decides)."""
+    before (as ``bench.analysis.machine.machine_state`` decides)."""
     n = len(corpus["nights"])
     logs = [[math.log(v) if isinstance(v, (int, float)) and v > 0 else np.nan
              for v in (s.get("baseline_median_s") or [None] * n)]
