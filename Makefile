@@ -29,8 +29,9 @@ test-serial: $(STAMP)
 	$(PY) -m pytest -q
 
 # the unit tier: no child process, no framework import (tests marked `unit`), under a minute
+# (on two processes: the corpus replay alone takes ~16 s)
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m unit
+	$(PY) -m pytest -q -m unit -n 2 --dist loadfile --no-loadscope-reorder
 
 docs: $(STAMP)
 	DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs build --strict
