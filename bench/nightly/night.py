@@ -242,7 +242,6 @@ def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-
 RECHECK_ROUNDS = 3
 
 
@@ -280,8 +279,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
         meta = load_meta(d)
         dirs.append(d)
         tables.append(points_table(load_results(d), {meta["run_id"]: meta}, [meta["run_id"]]))
-        this = detect_regressions(h.points, h.judged, thresholds, latest=tables[-1],
-                                  only=only)
+        this = detect_regressions(h.points, h.judged, thresholds, latest=tables[-1], only=only)
         for r in this.to_dict("records"):
             votes[(r["series"], r["metric"])].append(bool(r["regression"]))
         if _decided(votes, rounds):  # the remaining rounds could not change a majority
