@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.analysis.detectors import DETECTORS, machine_levels, paired_night, steady_nights
+from bench.analysis.detectors import (DETECTORS, machine_levels, paired_night, reference_end,
+                                      steady_nights)
 from bench.analysis.history import benjamini_hochberg
 from bench.errors import UserError
 from bench.nightly import corpus as corpus_mod
@@ -81,6 +82,34 @@ def test_nights_on_which_the_machine_moved_are_not_judged():
 
 
 @pytest.mark.unit
+def test_a_step_that_begins_on_nights_the_machine_moved_is_found_on_the_next_steady_one():
+    """A 30% step of series 2 from night 20 on, nights 20 and 21 disturbed (every JIT-off
+    time x1.4): they are not judged, and they wait outside the reference, so night 22 still
+    sees the step (with them in its reference, as before 2026-11-24, it never did)."""
+    corpus = synthetic(nights=40, seed=5, step=(2, 20, 1.3))
+    for s in corpus["series"].values():
+        s["baseline_median_s"] = [1e-3 * (1.4 if t in (20, 21) else 1.0) for t in range(40)]
+    steady = evaluate.machine_steady(corpus)
+    ids, x, lo, hi = evaluate.arrays(corpus)
+    _, alert = DETECTORS["paired"].judge(x[2], lo[2], hi[2], threshold=0.10, steady=steady)
+    assert not alert[:22].any() and alert[22]
+    assert reference_end(22, steady) == 20 and reference_end(23, steady) == 23
+
+
+@pytest.mark.unit
+def test_the_visible_step_grows_with_the_series_scatter_and_the_nights_interval():
+    rng = np.random.default_rng(1)
+    quiet, loud = rng.normal(0, 0.01, 30), rng.normal(0, 0.08, 30)
+    q = paired_night(0.0, -0.01, 0.01, quiet)["visible"]
+    wide = paired_night(0.0, -0.15, 0.15, quiet)["visible"]
+    noisy = paired_night(0.0, -0.01, 0.01, loud)["visible"]
+    assert 0.05 <= q < 0.15 < noisy and q < wide
+    # what the series sees, it shows: a step of its visible size is suspect
+    assert paired_night(math.log1p(q) + 0.005, math.log1p(q) - 0.005, math.log1p(q) + 0.015,
+                        quiet)["suspect"]
+
+
+@pytest.mark.unit
 def test_the_machine_level_is_the_median_move_of_every_series_against_five_nights():
     logs = np.log(np.array([[1.0, 1.0, 1.0, 1.0, 1.0, 1.5, 1.02],
                             [2.0, 2.0, 2.0, 2.0, 2.0, 3.0, np.nan],
@@ -126,6 +155,8 @@ def test_the_evaluation_json_has_the_fields_the_issue_names(tmp_path, capsys):
     assert {"nights", "series", "false_alerts", "detection", "delay_nights"} <= set(out)
     assert set(out["detection"]) == {"0.05", "0.1", "0.2", "0.3"}
     assert out["nights"] == 12 and out["series"] == 3
+    assert set(out["found"]) == set(out["detection"])
+    assert all(out["found"][k] >= out["detection"][k] for k in out["found"])
     assert set(out["detectors"]) == set(DETECTORS)
     assert main(["nightly", "--evaluate", str(path)]) == 0
     assert "paired *" in capsys.readouterr().out

@@ -105,6 +105,10 @@ def test_a_2x_slower_jit_mode_is_confirmed_and_named(history):
     assert not [s for s in rechecked if s["series"].startswith("nightly_small/default/n256")]
     # slower, yet the same compiled program: the record says so
     assert rec["hlo_changed"] is False and "optimized HLO unchanged" in rec["text"]
+    seen = summary["visible"]  # how many series the rule polices at the threshold
+    assert seen["n_series"] >= 1 and 0 <= seen["n_visible"] <= seen["n_series"]
+    assert seen["text"] in slow.stdout
+    assert "sees steps of" in (tmp / "reports" / "index.html").read_text()
 
 
 def test_when_asked_a_decisive_suspect_is_rechecked_in_its_nights_context(history):
@@ -224,6 +228,63 @@ def test_a_night_on_which_the_machine_moved_is_not_judged():
 
 
 @pytest.mark.unit
+def test_nights_the_machine_moved_on_wait_outside_the_next_nights_reference():
+    """n5 and n6 ran every JIT-off mode x1.4 (not judged); n7 is judged against n0-n4, so a
+    step that began on n5 is still a step; once n7 was judged, they count again."""
+    import pandas as pd
+
+    from bench.analysis.machine import waiting_nights
+
+    speed = {"n0": 1.0, "n1": 1.03, "n2": 0.98, "n3": 1.01, "n4": 1.0, "n5": 1.4, "n6": 1.4,
+             "n7": 1.0, "n8": 1.01}
+    rows = pd.DataFrame([dict(run_id=r, case_id=f"c{i}-{mode}", status="ok",
+                              jit=mode == "jit",
+                              median_s=1e-3 * i * (f if mode == "eager" else 1.0))
+                         for r, f in speed.items() for i in range(1, 6)
+                         for mode in ("eager", "jit")])
+    metas = {r: {"frameworks": {"jax": "0.10.2"}} for r in speed}
+    runs = list(speed)
+    assert waiting_nights(rows, metas, runs[:8]) == ["n5", "n6"]
+    assert waiting_nights(rows, metas, runs) == []
+    assert waiting_nights(rows, metas, runs[:5]) == []
+    assert waiting_nights(rows, metas, runs[:8], bound=None) == []  # --machine-check off
+
+
+@pytest.mark.unit
+def test_the_nightly_leaves_unjudged_nights_out_of_tonights_reference(tmp_path, capsys):
+    """The recorded nights copied to 8 runs; on n5 and n6 every JIT-off time x1.4 (the
+    machine moved): the nightly on n7 names them and judges n7 against n0-n4 alone."""
+    from bench.cli.main import main
+    from bench.nightly.night import analyse
+
+    root = tmp_path / "results"
+    for i in range(8):
+        src, run_id = RECORDED / f"night{i % 4}", f"n{i}"
+        (root / run_id).mkdir(parents=True)
+        meta = json.loads((src / "meta.json").read_text())
+        meta.update(run_id=run_id, started_at=f"2026-11-24T10:{10 + i:02d}:00+00:00")
+        (root / run_id / "meta.json").write_text(json.dumps(meta))
+        rows = [json.loads(line) for line in (src / "results.jsonl").read_text().splitlines()
+                if line.strip()]
+        for r in rows:
+            r["run_id"] = run_id
+            if i in (5, 6) and not r.get("jit") and r.get("median_s"):
+                r["median_s"] *= 1.4
+        (root / run_id / "results.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["nightly", "--no-run", "--results", str(root),
+                 "--reports", str(tmp_path / "reports")]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "Left out of tonight's reference: n5, n6" in out
+    summary = json.loads((tmp_path / "reports" / "nightly-summary.json").read_text())
+    assert summary["waiting"] == ["n5", "n6"]
+    h = analyse(root)
+    assert h.reference == ["n0", "n1", "n2", "n3", "n4", "n7"]
+    ratios = h.tests[h.tests["metric"] == "jit_ratio"]
+    assert len(ratios) and (ratios["n_previous"] == 5).all()
+
+
+@pytest.mark.unit
 def test_the_machine_check_is_said_and_can_be_set(tmp_path, capsys):
     from bench.cli.main import main
 
@@ -235,7 +296,10 @@ def test_the_machine_check_is_said_and_can_be_set(tmp_path, capsys):
     summary = json.loads((tmp_path / "reports" / "nightly-summary.json").read_text())
     assert summary["machine"]["steady"] is False and summary["machine"]["bound"] == 0.01
     assert main([*args]) == 0
-    assert "no step is judged" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no step is judged" not in out
+    summary = json.loads((tmp_path / "reports" / "nightly-summary.json").read_text())
+    assert summary["visible"] is None  # 4 nights: no series judged yet, nothing to see with
     with pytest.raises(SystemExit) as exc:
         main([*args, "--machine-check", "-3"])
     assert exc.value.code == 2 and "--machine-check must be" in capsys.readouterr().err

@@ -22,7 +22,8 @@ Detectors (``DETECTORS``), compared on recorded nights by ``bench.nightly.evalua
   same-context re-measurement: fresh processes on the same machine), or at once when the
   night's interval alone lies wholly above the history's highest ratio by the threshold. A
   night whose JIT-off times moved more than 10% together against the 5 nights before it
-  (:func:`machine_levels`) is not judged: the machine, not the code, moved that night.
+  (:func:`machine_levels`) is not judged: the machine, not the code, moved that night; it
+  joins the reference once a steady night was judged after it (:func:`reference_end`).
 """
 
 from __future__ import annotations
@@ -32,15 +33,17 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from bench.protocol.timing import robust_sigma
 
 
 @dataclasses.dataclass(frozen=True)
 class Detector:
-    """``judge(x, lo, hi, threshold) -> (p_values, candidates)``, arrays over nights: a night
-    alerts where it is a candidate and its p-value passes (``fdr``: Benjamini-Hochberg across
+    """``judge(x, lo, hi, threshold, start=0) -> (p_values, candidates)``, arrays over
+    nights (nights before ``start`` are history only, not judged; a rule's verdicts from
+    ``start + 1`` on are the same as judging every night): a night alerts where it is a
+    candidate and its p-value passes (``fdr``: Benjamini-Hochberg across
     the night's series at ``alpha``; else p < alpha)."""
 
     name: str
@@ -51,40 +54,40 @@ class Detector:
     machine_gate: bool = False  # judge(..., steady=...) skips nights of a moved machine
 
 
-def _previous(x: np.ndarray, t: int, window: int) -> np.ndarray:
+def previous_nights(x: np.ndarray, t: int, window: int) -> np.ndarray:
     prev = x[:t]
     prev = prev[~np.isnan(prev)]
     return prev[-window:]
 
 
 def quantile_rule(x, lo, hi, threshold=0.10, window=10, min_previous=5, floor=0.04,
-                  usual=0.8):
+                  usual=0.8, start=0):
     n = len(x)
     p, cand = np.ones(n), np.zeros(n, bool)
-    for t in range(n):
-        prev = _previous(x, t, window)
+    for t in range(start, n):
+        prev = previous_nights(x, t, window)
         if np.isnan(x[t]) or prev.size < min_previous:
             continue
         ref = float(np.median(prev))
         noise = max(robust_sigma(prev), floor)
         z = (x[t] - ref) / noise
-        p[t] = float(stats.norm.sf(z))
+        p[t] = 0.5 * math.erfc(z / math.sqrt(2))  # the normal tail, as scipy's norm.sf
         cand[t] = (x[t] - ref > math.log1p(threshold)
                    and x[t] > float(np.quantile(prev, usual)))
     return p, cand
 
 
-def ttest_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5):
+def ttest_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, start=0):
     n = len(x)
     p, cand = np.ones(n), np.zeros(n, bool)
-    for t in range(n):
+    for t in range(start, n):
         if np.isnan(x[t]):
             continue
         best = 1.0
         for m in (1, 2):
             after = x[max(0, t - m + 1):t + 1]
             after = after[~np.isnan(after)]
-            prev = _previous(x, t - m + 1, window)
+            prev = previous_nights(x, t - m + 1, window)
             if after.size < m or prev.size < min_previous:
                 continue
             step = after.mean() - prev.mean()
@@ -95,9 +98,12 @@ def ttest_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5):
                        + (after.var(ddof=1) * (after.size - 1) if after.size > 1 else 0.0))
                       / dof)
             se = math.sqrt(max(pooled, 1e-12) * (1 / prev.size + 1 / after.size))
-            best = min(best, float(stats.t.sf(step / se, dof)))
+            best = min(best, float(special.stdtr(dof, -step / se)))  # Student's t tail
         p[t], cand[t] = best, best < 1.0
     return p, cand
+
+
+POWER_Z = 1.645  # a step is "visible" to the paired rule when a night shows it 95% of the time
 
 
 def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: float = 0.10,
@@ -105,9 +111,10 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     """One night of the paired rule (log values; ``prev``: the earlier nights): reference
     (median), sigma (robust, at least ``floor``), the night's own sigma from its interval,
     z, ``suspect`` (above every earlier night but the highest from 10 nights on, a step above
-    the threshold, or half of it from 10 nights on, and z > z_min) and
-    ``decisive`` (a suspect whose interval alone clears the highest earlier night by the
-    threshold: no re-measurement needed)."""
+    the threshold, or half of it from 10 nights on, and z > z_min), ``visible`` (the
+    smallest relative step a night as precise as this one shows as suspect 95% of the
+    time: what this series can police) and ``decisive`` (a suspect whose interval alone
+    clears the highest earlier night by the threshold: no re-measurement needed)."""
     ref = float(np.median(prev))
     # the highest earlier night, or the second highest from 10 nights on: one odd night must
     # not hide a step for a whole window, a level visited twice is this machine's
@@ -125,8 +132,13 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     line = math.log1p(threshold) / (2 if prev.size >= 10 else 1)
     suspect = bool(x > top and step > line and z > z_min)
     decisive = bool(suspect and not math.isnan(lo) and lo > top + math.log1p(threshold))
+    # the smallest step a night like this one would show as suspect 19 times in 20: above
+    # the line, z_min + 1.645 noises up, and 1.645 noises above the highest earlier night
+    noise = math.sqrt(sigma ** 2 + night ** 2)
+    visible = math.expm1(max(line, (z_min + POWER_Z) * noise, top - ref + POWER_Z * noise))
     return {"reference": ref, "top": top, "sigma": sigma, "night_sigma": night, "z": z,
-            "suspect": suspect, "decisive": decisive}
+            "suspect": suspect, "decisive": decisive, "visible": visible}
+
 
 
 MACHINE_WINDOW = 5  # nights a night's machine speed is compared with
@@ -158,30 +170,41 @@ def steady_nights(levels: np.ndarray, bound: float = MACHINE_BOUND) -> np.ndarra
     return ~(np.abs(np.nan_to_num(np.asarray(levels, float), nan=0.0)) > math.log1p(bound))
 
 
+def reference_end(t: int, steady=None) -> int:
+    """The nights before this index are night ``t``'s reference: the nights a moved machine
+    left unjudged just before ``t`` (``steady`` False since the last steady night) wait, so
+    that a step which began on them is still a step to the next steady night rather than part
+    of its reference (with them in it, a 30% step that began on two disturbed nights was
+    never found). Once a steady night was judged after them they count as usual."""
+    k = t
+    while steady is not None and k > 0 and not steady[k - 1]:
+        k -= 1
+    return k
+
+
 def paired_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, floor=0.02, z_min=3.0,
-                steady=None):
+                steady=None, start=0):
     """``steady``: per night, whether the machine ran as usual (:func:`steady_nights`); a
-    night that did not is not judged (it still counts in later nights' history)."""
+    night that did not is not judged, and is left out of the reference until a steady night
+    was judged after it (:func:`reference_end`)."""
     n = len(x)
     alert = np.zeros(n, bool)
-    suspect_before = False
-    for t in range(n):
-        prev = _previous(x, t, window)
+    suspect_before, before = False, np.zeros(0)
+    for t in range(start, n):
+        prev = previous_nights(x, reference_end(t, steady), window)
         if np.isnan(x[t]) or prev.size < min_previous:
             suspect_before = False
             continue
         j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min)
         if suspect_before:  # the re-measurement of last night's suspect: judged as it would
             # be that night, against the nights before the suspect one
-            again = _previous(x, t - 1, window)
-            confirmed = again.size >= min_previous and paired_night(
-                x[t], lo[t], hi[t], again, threshold, floor, z_min)["suspect"]
-            alert[t] = confirmed
+            alert[t] = before.size >= min_previous and paired_night(
+                x[t], lo[t], hi[t], before, threshold, floor, z_min)["suspect"]
         alert[t] |= j["decisive"]
         if steady is not None and not steady[t]:  # not judged; the next steady night is,
             alert[t] = suspect_before = False     # on its own
             continue
-        suspect_before = j["suspect"] and not j["decisive"]
+        suspect_before, before = j["suspect"] and not j["decisive"], prev
     return np.where(alert, 0.0, 1.0), alert
 
 

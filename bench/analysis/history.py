@@ -124,7 +124,7 @@ METRICS = {m.name: m for m in (
 
 TEST_COLUMNS = ["series", *SERIES_KEYS, "case_id", "metric", "latest", "low", "high",
                 "reference", "change", "noise", "z", "p_value", "q_value", "usual_high",
-                "n_previous", "needs", "advisory", "regression", "decisive"]
+                "n_previous", "needs", "advisory", "regression", "decisive", "visible_step"]
 
 
 def probes(calibration: Mapping[str, Any] | None) -> dict[tuple[str, str], float]:
@@ -240,7 +240,7 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds
             "noise": math.sqrt(j["sigma"] ** 2 + j["night_sigma"] ** 2), "z": j["z"],
             "p_value": float(norm.sf(j["z"])), "counted": True,
             "usual_high": math.exp(j["top"]), "suspect": j["suspect"],
-            "decisive": j["decisive"]}
+            "decisive": j["decisive"], "visible_step": j["visible"]}
 
 
 def _judge(latest: float, history: Sequence[float], metric: Metric, th: Thresholds
@@ -293,7 +293,8 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
         values = by_key.get(key, [])
         rec = dict({k: p[k] for k in ["series", *SERIES_KEYS, "case_id", "metric"]},
                    latest=p["value"], low=p.get("low"), high=p.get("high"),
-                   decisive=False, reference=None, change=None, noise=None, z=None,
+                   decisive=False, visible_step=None, reference=None, change=None,
+                   noise=None, z=None,
                    p_value=None, q_value=None, usual_high=None, n_previous=len(values),
                    needs=max(0, th.min_previous - len(values)), advisory=False,
                    regression=False)
@@ -356,3 +357,22 @@ def trend(points, run_order: Sequence[str], metric: str = "jit_ratio"):
                            aggfunc="first")
     wide.index = [run_order[i] for i in wide.index]
     return wide
+
+
+def visibility(tests, threshold: float) -> dict[str, Any] | None:
+    """How many JIT series the paired rule polices at ``threshold`` tonight: each judged
+    series' ``visible_step`` (the smallest step a night as precise as tonight's shows as
+    suspect 95% of the time), counted and summarised in a sentence; None before any is
+    judged."""
+    import numpy as np
+
+    if tests is None or "visible_step" not in tests:
+        return None
+    v = tests.loc[tests["metric"] == "jit_ratio", "visible_step"].dropna().to_numpy(float)
+    if not v.size:
+        return None
+    k = int((v <= threshold).sum())
+    return {"threshold": threshold, "n_series": int(v.size), "n_visible": k,
+            "median": float(np.median(v)),
+            "text": (f"{k} of {v.size} series see a {100 * threshold:g}% step tonight (the "
+                     f"median series sees {100 * float(np.median(v)):.0f}%)")}

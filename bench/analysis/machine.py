@@ -64,3 +64,17 @@ def machine_state(df, metas: Mapping[str, Mapping[str, Any]], runs: Sequence[str
             "compared_with": runs[:-1],
             "steady": bool(bound is None or steady_nights(np.array([level]), bound)[0]
                            or (len(versions) == 2 and versions[0] != versions[1]))}
+
+
+def waiting_nights(df, metas: Mapping[str, Mapping[str, Any]], runs: Sequence[str],
+                   bound: float | None = MACHINE_BOUND) -> list[str]:
+    """The runs just before the last of ``runs`` that no steady night has judged since the
+    machine moved on them (``machine_state`` not steady), oldest first: the last run's
+    reference leaves them out (``detectors.reference_end``), so a step that began on a
+    disturbed night is still a step on the next steady one."""
+    runs, out = list(runs), []
+    for i in range(len(runs) - 2, 0, -1):
+        if machine_state(df, metas, runs[:i + 1], bound)["steady"]:
+            break
+        out.insert(0, runs[i])
+    return out

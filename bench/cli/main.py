@@ -78,9 +78,11 @@ def cmd_nightly(args) -> int:
                      run_id=args.run_id)
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
-    for key in ("protocol_note", "machine_note"):
+    for key in ("protocol_note", "machine_note", "waiting_note"):
         if result.get(key):
             print(result[key])
+    if result.get("visible"):
+        print(result["visible"]["text"])
     if result["regression"]:
         for r in result["confirmed"]:
             print(f"REGRESSION {r['case_id']} {r['metric']}: {r['text']}")

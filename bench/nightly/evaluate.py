@@ -6,8 +6,9 @@ detector (``bench.analysis.detectors``). *False alerts*: alerts on the nights as
 code did not change). *Detection*: a step of 5, 10, 20 and 30% is planted into one series at a
 time (its ratio and interval multiplied by 1 + step from night k on), at several nights k; a
 detection is an alert on night k or k+1 (within 2 nights), the delay is the first alert's
-night minus k. The other series stay as recorded (a detector that corrects across series sees
-them as they were).
+night minus k, *found* an alert within 10 nights (a step not reported by then has become part
+of the detector's reference). The other series stay as recorded (a detector that corrects
+across series sees them as they were).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.analysis.detectors import DETECTORS, Detector, machine_levels, steady_nights
+from bench.analysis.detectors import (DETECTORS, Detector, machine_levels, paired_night,
+                                      previous_nights, reference_end, steady_nights)
 from bench.analysis.history import benjamini_hochberg
 from bench.errors import UserError
 from bench.nightly import corpus as corpus_mod
@@ -29,6 +31,9 @@ from bench.results.files import load_meta
 STEPS = (0.05, 0.10, 0.20, 0.30)
 SHIPPED = "paired"  # the detector the nightly uses, chosen by this evaluation (docs/nightly.md)
 MIN_PREVIOUS = 5
+EVERY = 3  # a step is planted at every third night (``positions``)
+FOUND_WITHIN = 10  # "found": an alert within this many nights of the step's first
+WINDOW = 30  # the paired rule's window (detectors.paired_rule)
 
 
 def load_history(path: Path | str) -> dict[str, Any]:
@@ -75,12 +80,11 @@ def machine_steady(corpus: dict[str, Any]) -> np.ndarray:
                              bool)
 
 
-def _judge(det: Detector, x, lo, hi, threshold, steady=None):
-    p, cand = det.judge(x, lo, hi, threshold=threshold,
+def _judge(det: Detector, x, lo, hi, threshold, steady=None, start=0):
+    p, cand = det.judge(x, lo, hi, threshold=threshold, start=start,
                         **({"steady": steady} if det.machine_gate else {}))
-    tested = ~np.isnan(x)
-    tested &= np.array([np.count_nonzero(~np.isnan(x[:t])) >= MIN_PREVIOUS
-                        for t in range(len(x))])
+    seen_before = np.concatenate([[0], np.cumsum(~np.isnan(x))[:-1]])
+    tested = ~np.isnan(x) & (seen_before >= MIN_PREVIOUS)
     return np.where(tested, p, np.nan), cand & tested
 
 
@@ -100,10 +104,10 @@ def _alerts(det: Detector, p_all: np.ndarray, cand: np.ndarray, s: int,
 
 
 def positions(n: int) -> list[int]:
-    """Nights a step is planted at: a third, half, two thirds in, and the second-last night
-    (each with at least ``MIN_PREVIOUS`` nights before it)."""
-    picks = {max(MIN_PREVIOUS, k) for k in (n // 3, n // 2, (2 * n) // 3, n - 2)}
-    return sorted(k for k in picks if k < n - 1)
+    """Nights a step is planted at: every ``EVERY``-th night from night ``2 * MIN_PREVIOUS``
+    on (a history of 10 nights at least) to the second-last (a step needs a night after it
+    to be confirmed): many positions, so that a few odd nights do not make the figures."""
+    return list(range(2 * MIN_PREVIOUS, n - 1, EVERY))
 
 
 def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
@@ -121,35 +125,80 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
         for t in np.nonzero(_alerts(det, p_all, cand, s, p))[0]:
             false.append({"series": ids[s], "night": corpus["nights"][t].get("run_id", t),
                           "ratio": float(math.exp(x[s, t]))})
-    detection, delays, counts = {}, {}, {}
+    detection, delays, counts, found, per_series = {}, {}, {}, {}, {}
     where = positions(n)
     for step in steps:
-        hits, delay, total = 0, [], 0
+        hits, delay, total, ever = 0, [], 0, 0
+        per_series[f"{step:g}"] = by_series = {}
         for s in range(len(ids)):
             for k in where:
                 if np.isnan(x[s, k]) or np.count_nonzero(~np.isnan(x[s, :k])) < MIN_PREVIOUS:
                     continue
-                shift = np.where(np.arange(n) >= k, math.log1p(step), 0.0)
-                p, cand = _judge(det, x[s] + shift, lo[s] + shift, hi[s] + shift, threshold,
-                                 steady)
-                alert = np.nonzero(_alerts(det, p_all, cand, s, p)[k:])[0]
+                # the nights before k are as recorded; judging from k - 1 on (a suspect the
+                # night before the step) gives the same alerts from k on as judging all
+                stop = min(n, k + FOUND_WITHIN)
+                shift = np.where(np.arange(stop) >= k, math.log1p(step), 0.0)
+                p, cand = _judge(det, x[s, :stop] + shift, lo[s, :stop] + shift,
+                                 hi[s, :stop] + shift, threshold, steady[:stop], start=k - 1)
+                alert = np.nonzero(_alerts(det, p_all[:, :stop], cand, s, p)[k:])[0]
                 total += 1
+                seen = by_series.setdefault(ids[s], [0, 0])
+                seen[1] += 1
                 if alert.size and alert[0] <= 1:
                     hits += 1
+                    seen[0] += 1
                 if alert.size:
                     delay.append(int(alert[0]))
+                    ever += 1
         key = f"{step:g}"
         detection[key] = hits / total if total else None
         delays[key] = float(np.median(delay)) if delay else None
+        found[key] = ever / total if total else None
         counts[key] = total
     series_nights = int(sum(np.count_nonzero(~np.isnan(p)) for p, _ in judged))
+    visible = _visible(x, lo, hi, threshold, steady)
     return {"detector": detector, "doc": det.doc, "nights": n, "series": len(ids),
             "series_nights_judged": series_nights, "false_alerts": len(false),
             "false_alert_list": false, "detection": detection, "delay_nights": delays,
-            "injections": counts, "positions": where, "threshold": threshold,
+            "found": found, "injections": counts,
+            "by_visibility": by_visibility(ids, visible, per_series),
+            "positions": where, "threshold": threshold,
             "unsteady_nights": [corpus["nights"][t].get("run_id", t)
                                 for t in np.nonzero(~steady)[0]],
             "host": corpus.get("host", {})}
+
+
+def _visible(x, lo, hi, threshold, steady) -> np.ndarray:
+    """Per series, the smallest step the paired rule would see on its last judged night
+    (``detectors.paired_night``'s ``visible``; NaN with too short a history)."""
+    out = np.full(x.shape[0], np.nan)
+    for s in range(x.shape[0]):
+        nights = np.nonzero(~np.isnan(x[s]))[0]
+        if not nights.size:
+            continue
+        t = int(nights[-1])
+        prev = previous_nights(x[s], reference_end(t, steady), WINDOW)
+        if prev.size >= MIN_PREVIOUS:
+            out[s] = paired_night(x[s, t], lo[s, t], hi[s, t], prev, threshold)["visible"]
+    return out
+
+
+def by_visibility(ids, visible, per_series) -> dict[str, Any]:
+    """Detection split by what each series can see (its ``visible`` step on the last night):
+    per planted step, how many series see a step of that size, and the share of their
+    injections detected within 2 nights against the other series' share."""
+    out = {}
+    for step, got in per_series.items():
+        sees = {ids[s] for s in np.nonzero(visible <= float(step))[0]}
+
+        def rate(keep):
+            hit = sum(h for i, (h, _) in got.items() if keep(i))
+            total = sum(n for i, (_, n) in got.items() if keep(i))
+            return hit / total if total else None
+
+        out[step] = {"series": len(sees), "detection": rate(lambda i: i in sees),
+                     "others": rate(lambda i: i not in sees)}
+    return out
 
 
 def evaluate_all(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
@@ -159,7 +208,7 @@ def evaluate_all(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, A
     top = every[SHIPPED]
     return {"nights": top["nights"], "series": top["series"],
             "false_alerts": top["false_alerts"], "detection": top["detection"],
-            "delay_nights": top["delay_nights"], "detector": SHIPPED,
+            "delay_nights": top["delay_nights"], "found": top["found"], "detector": SHIPPED,
             "host": top["host"], "detectors": every}
 
 
@@ -167,16 +216,30 @@ def table(result: dict[str, Any]) -> str:
     """The evaluation as text: one line per detector."""
     lines = [f"{result['nights']} nights x {result['series']} series "
              f"(host: {result['host'].get('node', '?')}, {result['host'].get('cpus', '?')} "
-             f"cpus); steps planted at nights {result['detectors'][SHIPPED]['positions']}, "
+             f"cpus); steps planted every {EVERY} nights from night {2 * MIN_PREVIOUS} "
+             f"({len(result['detectors'][SHIPPED]['positions'])} nights), "
              f"detected = an alert within 2 nights",
              f"{'detector':<10} {'false alerts':>13} " + " ".join(
-                 f"{'det ' + k:>9}" for k in result["detection"]) + "  median delay (nights)"]
+                 f"{'det ' + k:>9}" for k in result["detection"])
+             + "  median delay (nights)  found within 10"]
     for name, r in result["detectors"].items():
         det = " ".join(f"{100 * v:8.0f}%" if v is not None else f"{'-':>9}"
                        for v in r["detection"].values())
         delay = " / ".join("-" if v is None else f"{v:g}" for v in r["delay_nights"].values())
+        found = " / ".join("-" if v is None else f"{100 * v:.0f}%" for v in r["found"].values())
         mark = " *" if name == SHIPPED else ""
         lines.append(f"{name + mark:<10} {r['false_alerts']:>5} of {r['series_nights_judged']:<5}"
-                     f" {det}  {delay}")
+                     f" {det}  {delay:<22} {found}")
     lines.append("* the nightly's detector")
+    split = result["detectors"][SHIPPED].get("by_visibility") or {}
+    if split:
+
+        def pct(v):
+            return "-" if v is None else f"{100 * v:.0f}%"
+
+        lines.append(f"{SHIPPED}, by what a series sees (the smallest step its last night "
+                     f"shows 95% of the time): " + "; ".join(
+                         f"{100 * float(k):g}%: {v['series']} of {result['series']} series see "
+                         f"it, detected {pct(v['detection'])} (others {pct(v['others'])})"
+                         for k, v in split.items()))
     return "\n".join(lines)

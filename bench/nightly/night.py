@@ -32,8 +32,8 @@ from typing import Any
 
 from bench.analysis.detectors import MACHINE_BOUND
 from bench.analysis.history import (METRICS, Thresholds, detect_regressions, hlo_change,
-                                    points_table)
-from bench.analysis.machine import machine_speed, machine_state
+                                    points_table, visibility)
+from bench.analysis.machine import machine_speed, machine_state, waiting_nights
 from bench.define.workload import Case, group_cases
 from bench.errors import UserError
 from bench.nightly import corpus as corpus_mod
@@ -112,6 +112,10 @@ class History:
     points: Any  # history.points_table
     tests: Any  # history.detect_regressions of the latest run
     judged: list[str]  # the runs measured under the latest run's protocol, oldest first
+    # the latest run's reference: ``judged`` but for the nights a moved machine left unjudged
+    # just before it (``bench.analysis.machine.waiting_nights``), the latest last
+    reference: list[str] = dataclasses.field(default_factory=list)
+    waiting: list[str] = dataclasses.field(default_factory=list)
 
 
 def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> History:
@@ -125,8 +129,10 @@ def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> H
     order = list(metas)
     points = points_table(df, metas, order)
     judged = comparable(metas, order)
-    return History(df, order, metas, points, detect_regressions(points, judged, thresholds),
-                   judged)
+    waiting = waiting_nights(df, metas, judged, (thresholds or Thresholds()).machine)
+    reference = [r for r in judged if r not in waiting]
+    return History(df, order, metas, points, detect_regressions(points, reference, thresholds),
+                   judged, reference, waiting)
 
 
 def night_cases(run_dir: Path) -> list[Case]:
@@ -180,6 +186,8 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
         rec.update(_what_else(h, rec))
         if rec.get("text"):
             rec["text"] += (f"; began on {rec['began']}" + (
+                f" or on {', '.join(h.waiting)} (not judged: the machine moved)"
+                if h.waiting else "") + (
                 f" (the night before: {rec['night_before']})" if rec["night_before"] else ""))
         if rec.get("text") and rec.get("also_changed"):
             rec["text"] += "; also changed that night: " + ", ".join(rec["also_changed"])
@@ -279,7 +287,8 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
         meta = load_meta(d)
         dirs.append(d)
         tables.append(points_table(load_results(d), {meta["run_id"]: meta}, [meta["run_id"]]))
-        this = detect_regressions(h.points, h.judged, thresholds, latest=tables[-1], only=only)
+        this = detect_regressions(h.points, h.reference, thresholds, latest=tables[-1],
+                                  only=only)
         for r in this.to_dict("records"):
             votes[(r["series"], r["metric"])].append(bool(r["regression"]))
         if _decided(votes, rounds):  # the remaining rounds could not change a majority
@@ -289,8 +298,8 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     pts = (by_test.agg({**{c: "first" for c in every.columns if c not in ("series", "metric",
                                                                            "value")},
                         "value": "median"}).reset_index())[every.columns]
-    confirmed = detect_regressions(h.points, h.judged, thresholds, latest=pts, only=only)
-    control = detect_regressions(h.points, h.judged, thresholds, latest=pts[
+    confirmed = detect_regressions(h.points, h.reference, thresholds, latest=pts, only=only)
+    control = detect_regressions(h.points, h.reference, thresholds, latest=pts[
         pts["case_id"].isin(controls) & (pts["metric"] == "baseline_norm")])
     disturbed = bool(((control["change"] > thresholds.steady)
                       & (control["p_value"] < thresholds.alpha)).any())
@@ -320,7 +329,8 @@ def evaluation(results_root: Path, h: History, threshold: float) -> dict[str, An
     dirs = {load_meta(d).get("run_id") or d.name: d for d in run_dirs(results_root)}
     nights = [dirs[r] for r in h.judged[-EVALUATED_NIGHTS:] if r in dirs]
     every = evaluate.evaluate_all(corpus_mod.from_runs(nights), threshold)
-    keep = ("doc", "false_alerts", "series_nights_judged", "detection", "delay_nights")
+    keep = ("doc", "false_alerts", "series_nights_judged", "detection", "delay_nights",
+            "found")
     return {"nights": every["nights"], "series": every["series"], "shipped": evaluate.SHIPPED,
             "positions": every["detectors"][evaluate.SHIPPED]["positions"],
             "detectors": {name: {k: r[k] for k in keep}
@@ -371,6 +381,12 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         f"{len(machine['compared_with'])} nights (more than {100 * machine['bound']:.0f}%, all "
         f"together): no step is judged tonight ({len(result['suspected'])} suspected); a "
         f"real one is still there on the next steady night")
+    result["waiting"] = h.waiting
+    result["waiting_note"] = (
+        f"Left out of tonight's reference: {', '.join(h.waiting)} (the machine moved on "
+        f"{'it' if len(h.waiting) == 1 else 'them'}, no night has judged "
+        f"{'it' if len(h.waiting) == 1 else 'them'} since)") if h.waiting else None
+    result["visible"] = visibility(h.tests, thresholds.steady)
     result["evaluation"] = evaluation(results_root, h, thresholds.steady)
     reports_root.mkdir(parents=True, exist_ok=True)
     write_history_page(h, results_root, reports_root, result)

@@ -45,8 +45,10 @@ def _report_link(reports_root: Path, run_id: str | None) -> str | None:
 
 def series_table(h, summary, reports_root: Path) -> list[dict]:
     """One row per JIT series (jit_ratio): its sparkline of speedups, the latest speedup with
-    its interval and verdict, and, where the latest night flagged it, the step, the night it
-    began and links to the reports of the nights before and after. Flagged series first."""
+    its interval and verdict, the smallest step the paired rule sees in it
+    (``detectors.paired_night``'s ``visible``), and, where the latest night flagged it, the
+    step, the night it began and links to the reports of the nights before and after.
+    Flagged series first."""
     pts = h.points[h.points["metric"] == "jit_ratio"]
     if pts.empty:
         return []
@@ -58,6 +60,10 @@ def series_table(h, summary, reports_root: Path) -> list[dict]:
         for r in summary.get(kind) or []:
             if r.get("metric") == "jit_ratio":
                 flagged[r["series"]] = dict(r, kind=kind)
+    tests = h.tests
+    visible = ({} if tests is None or "visible_step" not in tests else
+               {s: v for s, m, v in zip(tests["series"], tests["metric"], tests["visible_step"])
+                if m == "jit_ratio" and isinstance(v, float) and v == v})
     verdicts = {}
     if "verdict" in h.df.columns:
         last = h.df[(h.df["run_id"] == latest)]
@@ -77,7 +83,7 @@ def series_table(h, summary, reports_root: Path) -> list[dict]:
             "speedup": (1.0 / rec["value"]) if rec else None,
             "interval": (1.0 / high, 1.0 / low) if rec and low == low and high == high
             and low and high else None,
-            "verdict": verdicts.get(g["case_id"].iloc[-1], ""),
+            "verdict": verdicts.get(g["case_id"].iloc[-1], ""), "visible": visible.get(series),
             "flag": flag and flag["kind"], "step": flag and flag.get("change"),
             "began": latest if flag else None,
             "before_link": _report_link(reports_root, before) if flag else None,
