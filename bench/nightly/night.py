@@ -330,7 +330,7 @@ def evaluation(results_root: Path, h: History, threshold: float) -> dict[str, An
     nights = [dirs[r] for r in h.judged[-EVALUATED_NIGHTS:] if r in dirs]
     every = evaluate.evaluate_all(corpus_mod.from_runs(nights), threshold)
     keep = ("doc", "false_alerts", "series_nights_judged", "detection", "delay_nights",
-            "found")
+            "found", "by_visibility")
     return {"nights": every["nights"], "series": every["series"], "shipped": evaluate.SHIPPED,
             "positions": every["detectors"][evaluate.SHIPPED]["positions"],
             "detectors": {name: {k: r[k] for k in keep}
