@@ -140,7 +140,6 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
             "suspect": suspect, "decisive": decisive, "visible": visible}
 
 
-
 MACHINE_WINDOW = 5  # nights a night's machine speed is compared with
 MACHINE_BOUND = 0.10  # a night whose JIT-off times moved more than this, all together, against
 # those nights ran on a disturbed or another machine: ~3 robust sigmas of this host's
