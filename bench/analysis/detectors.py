@@ -103,6 +103,7 @@ def ttest_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, start=0):
     return p, cand
 
 
+PAIRED_WINDOW = 30  # earlier nights the paired rule judges a night against
 POWER_Z = 1.645  # a step is "visible" to the paired rule when a night shows it 95% of the time
 
 
@@ -181,8 +182,8 @@ def reference_end(t: int, steady=None) -> int:
     return k
 
 
-def paired_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, floor=0.02, z_min=3.0,
-                steady=None, start=0):
+def paired_rule(x, lo, hi, threshold=0.10, window=PAIRED_WINDOW, min_previous=5, floor=0.02,
+                z_min=3.0, steady=None, start=0):
     """``steady``: per night, whether the machine ran as usual (:func:`steady_nights`); a
     night that did not is not judged, and is left out of the reference until a steady night
     was judged after it (:func:`reference_end`)."""

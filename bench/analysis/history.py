@@ -65,7 +65,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.analysis.detectors import MACHINE_BOUND
+from bench.analysis.detectors import MACHINE_BOUND, PAIRED_WINDOW
 from bench.protocol.timing import robust_sigma
 
 SERIES_KEYS = ["workload", "variant", "size", "dtype", "framework", "mode", "device"]
@@ -95,7 +95,7 @@ class Thresholds:
     # night's own interval. "quantile": the rule above (z, BH q-value, the 0.8 quantile), as
     # before 2026-11
     detector: str = "paired"
-    paired_window: int = 30
+    paired_window: int = PAIRED_WINDOW
     floor_paired: float = 0.02
     z_min: float = 3.0
     # no step is judged on a night whose JIT-off times all moved more than this against the

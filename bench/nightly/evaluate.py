@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from bench.analysis.detectors import (DETECTORS, Detector, machine_levels, paired_night,
-                                      previous_nights, reference_end, steady_nights)
+from bench.analysis.detectors import (DETECTORS, PAIRED_WINDOW, Detector, machine_levels,
+                                      paired_night, previous_nights, reference_end,
+                                      steady_nights)
 from bench.analysis.history import benjamini_hochberg
 from bench.errors import UserError
 from bench.nightly import corpus as corpus_mod
@@ -33,7 +34,6 @@ SHIPPED = "paired"  # the detector the nightly uses, chosen by this evaluation (
 MIN_PREVIOUS = 5
 EVERY = 3  # a step is planted at every third night (``positions``)
 FOUND_WITHIN = 10  # "found": an alert within this many nights of the step's first
-WINDOW = 30  # the paired rule's window (detectors.paired_rule)
 
 
 def load_history(path: Path | str) -> dict[str, Any]:
@@ -177,7 +177,7 @@ def _visible(x, lo, hi, threshold, steady) -> np.ndarray:
         if not nights.size:
             continue
         t = int(nights[-1])
-        prev = previous_nights(x[s], reference_end(t, steady), WINDOW)
+        prev = previous_nights(x[s], reference_end(t, steady), PAIRED_WINDOW)
         if prev.size >= MIN_PREVIOUS:
             out[s] = paired_night(x[s, t], lo[s, t], hi[s, t], prev, threshold)["visible"]
     return out

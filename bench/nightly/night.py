@@ -382,10 +382,10 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         f"together): no step is judged tonight ({len(result['suspected'])} suspected); a "
         f"real one is still there on the next steady night")
     result["waiting"] = h.waiting
+    them = "it" if len(h.waiting) == 1 else "them"
     result["waiting_note"] = (
         f"Left out of tonight's reference: {', '.join(h.waiting)} (the machine moved on "
-        f"{'it' if len(h.waiting) == 1 else 'them'}, no night has judged "
-        f"{'it' if len(h.waiting) == 1 else 'them'} since)") if h.waiting else None
+        f"{them}, no night has judged {them} since)") if h.waiting else None
     result["visible"] = visibility(h.tests, thresholds.steady)
     result["evaluation"] = evaluation(results_root, h, thresholds.steady)
     reports_root.mkdir(parents=True, exist_ok=True)
