@@ -54,6 +54,7 @@ Protocol = Any
 # were then called faster or slower in 5.6% of 1000 pairs, against 4.1% (tests/test_sequential)
 LOOK_ROUNDS = tuple(4 * 2 ** k for k in range(12))
 MIN_UNITS = 3  # an interval needs at least this many blocks of the JIT mode
+HAC_MIN_UNITS = 8  # from this many units on, their autocorrelation widens the error
 # a block has at least this many samples (its median then ignores one slow first sample) and
 # ends there once it has lasted ``Protocol.block_time``: a 270-ms mode's 5-sample blocks made
 # 4 rounds outlast the budget, leaving a 68x JAX speedup unresolved (2026-11-24)
@@ -109,6 +110,29 @@ def units(blocks: Sequence[tuple[int, str, float]], jit: str, baseline: str) -> 
     return out
 
 
+def standard_error(us: Sequence[float]) -> float:
+    """Standard error of the mean of the units ``us``, robust to their autocorrelation: the
+    larger of the plain one and the one that adds their autocovariances up to floor(n^(1/4))
+    lags (a truncated kernel, every lag weighted fully: the correlation a shared block makes
+    is at lag 1, which Bartlett's weights would shrink), from :data:`HAC_MIN_UNITS` units on.
+    Neighbouring units share a baseline block (the one between them), and a JIT mode's ratio
+    to a noisier baseline drifts: on this host the units of JAX jit/aot vs eager correlated
+    0.3-0.7 from one to the next and the plain error was 1.2-1.9x too small
+    (docs/statistics.md, "Are block units independent?"). Never narrower than the plain
+    error: a negative correlation estimated from a few units is noise, not precision."""
+    n = len(us)
+    mean = sum(us) / n
+    d = [u - mean for u in us]
+    plain = sum(x * x for x in d) / (n - 1) / n
+    if n < HAC_MIN_UNITS:
+        return math.sqrt(plain)
+    lags = int(n ** 0.25)
+    v = sum(x * x for x in d) / n
+    for k in range(1, lags + 1):
+        v += 2.0 * sum(d[i] * d[i + k] for i in range(n - k)) / n
+    return math.sqrt(max(plain, v / (n - 1)))
+
+
 def _t_quantile(p: float, df: int) -> float:
     from scipy.special import stdtrit  # Student's t quantile; scipy.stats imports far more
 
@@ -121,9 +145,8 @@ def estimate(us: Sequence[float], rule: Rule, alpha: float | None = None) -> Est
     if n < MIN_UNITS:
         return None
     mean = sum(us) / n
-    var = sum((u - mean) ** 2 for u in us) / (n - 1)
     a = rule.alpha() if alpha is None else alpha
-    se = math.sqrt(var / n)
+    se = standard_error(us)
     half = _t_quantile(1 - a / 2, n - 1) * math.sqrt(se ** 2 + rule.build_sigma ** 2)
     lo, hi = math.exp(mean - half), math.exp(mean + half)
     return Estimate(math.exp(mean), lo, hi, n, judge(lo, hi, rule.tolerance), se)
