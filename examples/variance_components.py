@@ -41,7 +41,7 @@ CASES = ["tf:matmul_relu:fused:0:xla:graph",  # ~50 us a call, XLA no help (0.93
          "jax:rnn:forward:0:jit:eager"]  # < 1 ms jitted, jit helps (1.4x)
 
 
-def child(spec: str, builds: int, blocks: int, samples: int) -> dict:
+def child(spec: str, builds: int, blocks: int, samples: int, order: str = "sequential") -> dict:
     from bench.define.workload import Case, load_workload
     from bench.frameworks import get_adapter
     from bench.protocol import case_setup as casework
@@ -55,8 +55,9 @@ def child(spec: str, builds: int, blocks: int, samples: int) -> dict:
     case = Case(wl.name, variant, wl.label(params), json.dumps(dict(params), sort_keys=True),
                 "float32", fw, "cpu", base, "quick", source)
     adapter = get_adapter(fw)
-    out = []
-    for _ in range(builds):
+
+    def build() -> tuple[dict, dict]:
+        """Both modes built afresh on inputs placed afresh, warmed up."""
         inputs = casework.workload_inputs(wl, case)
         reference = casework.workload_reference(wl, case, inputs)
         work = casework.Casework(adapter, fw, "cpu", inputs, reference,
@@ -65,17 +66,29 @@ def child(spec: str, builds: int, blocks: int, samples: int) -> dict:
                  for m in (base, jit)}
         res = {m: first_and_warmup(t, Protocol(), adapter.counters, time.perf_counter)
                for m, t in timed.items()}
-        pairs = []
+        return timed, res
+
+    def block_pair(timed: dict, res: dict) -> dict:
+        pair = {}
+        for m in (base, jit):
+            r = ModeResult(m, loops=res[m].loops)
+            _untimed(timed[m], r, adapter.counters, 1)
+            for _ in range(samples):
+                _take_sample(timed[m], r, adapter.counters, time.perf_counter)
+            pair[m] = r.samples
+        return pair
+
+    if order == "sequential":  # a build's blocks, then the next build made and measured
+        out = []
+        for _ in range(builds):
+            made = build()
+            out.append([block_pair(*made) for _ in range(blocks)])
+    else:  # "interleaved": every build made first, then one block pair of each in turn
+        made = [build() for _ in range(builds)]
+        out = [[] for _ in made]
         for _ in range(blocks):
-            pair = {}
-            for m in (base, jit):
-                r = ModeResult(m, loops=res[m].loops)
-                _untimed(timed[m], r, adapter.counters, 1)
-                for _ in range(samples):
-                    _take_sample(timed[m], r, adapter.counters, time.perf_counter)
-                pair[m] = r.samples
-            pairs.append(pair)
-        out.append(pairs)
+            for b, m in enumerate(made):
+                out[b].append(block_pair(*m))
     return {"spec": spec, "builds": out, "base": base, "jit": jit}
 
 
@@ -120,10 +133,16 @@ def main(argv=None) -> int:
     ap.add_argument("--builds", type=int, default=3)
     ap.add_argument("--blocks", type=int, default=12)
     ap.add_argument("--samples", type=int, default=5)
+    ap.add_argument("--order", choices=("sequential", "interleaved"), default="sequential",
+                    help="sequential: a build's blocks, then the next build (build = builds' "
+                         "own differences + the machine's drift between them); interleaved: "
+                         "the builds' blocks in turn, in one time window (their own differences "
+                         "alone)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.child, args.builds, args.blocks, args.samples)))
+        print(json.dumps(child(args.child, args.builds, args.blocks, args.samples,
+                               args.order)))
         return 0
     from bench.run.child_process import env
 
@@ -134,7 +153,8 @@ def main(argv=None) -> int:
         for _ in range(args.processes):
             done = subprocess.run(
                 [sys.executable, __file__, "--child", spec, "--builds", str(args.builds),
-                 "--blocks", str(args.blocks), "--samples", str(args.samples)],
+                 "--blocks", str(args.blocks), "--samples", str(args.samples),
+                 "--order", args.order],
                 capture_output=True, text=True, env=env(spec.split(":")[0], {}), check=False)
             if done.returncode != 0:
                 print(f"{spec}: child failed: {done.stderr.strip().splitlines()[-1:]}")
