@@ -5,7 +5,8 @@ those seconds, so they are not independent; blocks of two modes measured next to
 share it too, and their ratio cancels it. So each block of a JIT-on mode gives one unit: the
 log of its median over the geometric mean of the medians of the baseline's blocks just before
 and just after it (drift that is linear over the three blocks cancels). The pair's speedup is
-exp(mean unit); its interval is Student's t on the units. A block's median, not its mean, so
+exp(mean unit); its interval is Student's t on the units, with a standard error that allows for
+their correlation (:func:`standard_error`). A block's median, not its mean, so
 one sample slowed by the switch from another mode does not move it.
 
 Builds. Two builds of the same program, measured side by side, differ by more than their
@@ -117,7 +118,7 @@ def standard_error(us: Sequence[float]) -> float:
     is at lag 1, which Bartlett's weights would shrink), from :data:`HAC_MIN_UNITS` units on.
     Neighbouring units share a baseline block (the one between them), and a JIT mode's ratio
     to a noisier baseline drifts: on this host the units of JAX jit/aot vs eager correlated
-    0.3-0.7 from one to the next and the plain error was 1.2-1.9x too small
+    0.3-0.7 from one to the next and the plain error was 1.2-2.2x too small
     (docs/statistics.md, "Are block units independent?"). Never narrower than the plain
     error: a negative correlation estimated from a few units is noise, not precision."""
     n = len(us)
