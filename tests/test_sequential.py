@@ -59,7 +59,7 @@ def _pair(rng: random.Random, speedup: float, p: Protocol, base_noise: float = 0
     return results["on"].verdicts.get("off", fixed), m.now - start
 
 
-def _run(speedup: float, p: Protocol, n: int = N_PAIRS, seed: int = 0, base_noise=0.03,
+def _run(speedup: float, p: Protocol, n: int = N_PAIRS, seed: int = 0, base_noise: float = 0.03,
          call_s: float = CALL_S):
     rng = random.Random(seed)
     out = [_pair(rng, speedup, p, base_noise, call_s) for _ in range(n)]

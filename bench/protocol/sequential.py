@@ -124,11 +124,12 @@ def standard_error(us: Sequence[float]) -> float:
     n = len(us)
     mean = sum(us) / n
     d = [u - mean for u in us]
-    plain = sum(x * x for x in d) / (n - 1) / n
+    squares = sum(x * x for x in d)
+    plain = squares / (n - 1) / n
     if n < HAC_MIN_UNITS:
         return math.sqrt(plain)
     lags = int(n ** 0.25)
-    v = sum(x * x for x in d) / n
+    v = squares / n
     for k in range(1, lags + 1):
         v += 2.0 * sum(d[i] * d[i + k] for i in range(n - k)) / n
     return math.sqrt(max(plain, v / (n - 1)))
