@@ -95,6 +95,16 @@ def test_identical_programs_with_a_much_noisier_baseline_stay_at_most_5_percent_
     assert counts["faster"] + counts["slower"] <= 0.05 * 500, counts
 
 
+def test_calls_longer_than_a_block_still_find_10_percent_and_stay_honest():
+    # 0.3-s calls (op-by-op eager of the largest float64 MMD): one sample per block. With 3
+    # samples a block (the code before), 181-189 of 400 true 10% speedups were found (seeds
+    # 0-1); with one, 347-371 over seeds 0-5, and identical streams wrong in 0-3 of 400
+    found, _ = _run(1.10, SEQ, n=400, seed=0, call_s=0.3)
+    assert found["faster"] >= 0.85 * 400 and found["slower"] == 0, found
+    same, _ = _run(1.0, SEQ, n=400, seed=0, call_s=0.3)
+    assert same["faster"] + same["slower"] <= 0.05 * 400, same
+
+
 def test_the_standard_error_widens_for_units_that_share_a_block_never_narrows():
     def shared(seed: int, n: int = 200) -> list[float]:  # each unit shares a term with the next
         rng = random.Random(seed)
@@ -156,13 +166,43 @@ class Steps:
 def test_a_slow_modes_blocks_end_after_3_samples_and_its_verdict_comes_at_the_first_look():
     clock = Steps()
     p = Protocol(alone_samples=0, switch_calls=0, block_time=0.25, build_sigma=0.0, budget=100.0)
-    base = clock.mode("off", itertools.repeat(1.0))  # 1 s a call: a block is 3 samples
-    jit = clock.mode("on", itertools.repeat(0.5))
+    base = clock.mode("off", itertools.repeat(0.05))  # 3 samples outlast the block's 0.25 s
+    jit = clock.mode("on", itertools.repeat(0.025))
     results = measure([base, jit], p, clock=clock, pairs=[("on", "off")])
     v = results["on"].verdicts["off"]
     assert v["verdict"] == "faster" and v["rounds"] == seq.LOOK_ROUNDS[0]
     assert v["speedup"] == pytest.approx(2.0)
-    assert len(results["off"].samples) == len(results["on"].samples) == 3 * v["rounds"]
+    assert len(results["off"].samples) == 5 * v["rounds"]  # 0.25 s: 5 samples
+    assert len(results["on"].samples) == 5 * v["rounds"]  # block_samples, the most a block has
+
+
+@pytest.mark.parametrize("call_s, per_block, untimed", [
+    (1.0, 1, 0),  # one call outlasts the block: one sample, no call after a switch
+    (0.2, 2, 0),  # 3 calls would outlast it: as many as fill 0.25 s, no call after a switch
+    (0.05, 5, 1),  # short calls: at least 3 samples, the switch call first
+])
+def test_long_calls_make_blocks_of_fewer_samples_and_skip_the_switch_call(call_s, per_block,
+                                                                          untimed):
+    clock = Steps()
+    calls = {"off": 0, "on": 0}
+
+    def mode(name, cost):
+        def call():
+            calls[name] += 1
+            clock.now += cost
+
+        return Timed(name, call, lambda out: None)
+
+    p = Protocol(alone_samples=0, switch_calls=1, block_time=0.25, build_sigma=0.0,
+                 budget=1000.0, warmup_max_time=0.0)
+    results = measure([mode("off", call_s), mode("on", call_s / 2)], p, clock=clock,
+                      pairs=[("on", "off")])
+    off = results["off"]
+    rounds = results["on"].verdicts["off"]["rounds"]
+    assert results["on"].verdicts["off"]["verdict"] == "faster"
+    assert len(off.samples) == per_block * rounds
+    before = 1 + off.warmup_calls  # the first call, then the warm-up
+    assert calls["off"] - before - len(off.samples) == untimed * rounds
 
 
 def test_the_aa_control_stops_once_settled_while_a_real_pair_samples_on():

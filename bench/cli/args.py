@@ -176,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "for slow modes), the same with the order reversed every round "
                         "(abba), one sample of each in turn (sample), or a new random order "
                         "each round (random); one untimed call after each switch of mode "
-                        "(5 with --precision off)")
+                        "(5 with --precision off; none for calls of 83 ms or more under "
+                        "--precision)")
     p.add_argument("--dump-hlo", action="store_true",
                    help="keep each JIT mode's optimized HLO, its graph (.dot, .svg where "
                         "Graphviz is installed) under RUN/cases/<case>/, linked from the "

@@ -34,7 +34,12 @@ control is judged at the same looks and stops as a real pair would, but never ke
 sampling: it is measured the way the real pairs are, for no longer than they are.
 
 Blocks. A block is ``block_samples`` samples of a mode, or fewer (at least :data:`MIN_BLOCK`)
-once it has lasted ``block_time``: slow modes then give units as often as fast ones.
+once it has lasted ``block_time``: slow modes then give units as often as fast ones. A mode
+whose :data:`MIN_BLOCK` calls would outlast ``block_time`` (:func:`long_calls`) takes blocks of
+one sample and no untimed call after a switch: what the previous mode left running is a small
+share of a call that long, and the switch call and two more samples made each of its units
+cost four calls (a 10x JAX speedup over a 0.4-s op-by-op call was left unresolved after two
+rounds, 2026-11-24).
 """
 
 from __future__ import annotations
@@ -195,9 +200,18 @@ def final(e: Estimate | None) -> str:
     return e.verdict if e is not None and e.verdict else "unresolved"
 
 
+def long_calls(r: ModeResult, block_time: float) -> bool:
+    """:data:`MIN_BLOCK` calls of this mode would outlast ``block_time``: judged on its
+    latest samples, or before any on its first warm-up calls."""
+    recent = (r.samples + r.compiling_samples)[-MIN_BLOCK:] or r.early_calls_s
+    return bool(recent) and statistics.median(recent) * r.loops * MIN_BLOCK > block_time
+
+
 def _min_done(r: ModeResult, p: Protocol) -> bool:
-    """A mode in no open pair stops after ``min_samples`` (or when it keeps compiling)."""
-    return (len(r.samples) >= p.min_samples or len(r.compiling_samples) >= p.min_samples
+    """A mode in no open pair stops after ``min_samples`` (or when it keeps compiling); one
+    of long calls (:func:`long_calls`) after as many as the first look has."""
+    least = min(p.min_samples, LOOK_ROUNDS[0]) if long_calls(r, p.block_time) else p.min_samples
+    return (len(r.samples) >= least or len(r.compiling_samples) >= least
             or len(r.samples) + len(r.compiling_samples) >= p.max_samples)
 
 
@@ -243,13 +257,14 @@ def run_sequential(modes: list[Timed], results: dict[str, ModeResult], p: Protoc
         for t in order:
             r = results[t.name]
             try:
-                if t.name != last:
+                least = 1 if long_calls(r, p.block_time) else MIN_BLOCK
+                if t.name != last and least == MIN_BLOCK:
                     _untimed(t, r, counters, p.switches, notes)
                 last = t.name
                 n0, c0, began = len(r.samples), len(r.compiling_samples), clock()
                 for k in range(per_turn):  # a slow mode's block ends sooner (MIN_BLOCK)
                     _take_sample(t, r, counters, clock, notes=notes)
-                    if k + 1 >= MIN_BLOCK and clock() - began >= p.block_time:
+                    if k + 1 >= least and clock() - began >= p.block_time:
                         break
                 # a sample that compiled counts in its block's median too: one is outvoted,
                 # and a mode that compiles on every call (its steady state) still gets units
