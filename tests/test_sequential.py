@@ -96,11 +96,11 @@ def test_identical_programs_with_a_much_noisier_baseline_stay_at_most_5_percent_
 
 
 def test_calls_longer_than_a_block_still_find_10_percent_and_stay_honest():
-    # 0.3-s calls (op-by-op eager of the largest float64 MMD): one sample per block. With 3
-    # samples a block (the code before), 181-189 of 400 true 10% speedups were found (seeds
-    # 0-1); with one, 347-371 over seeds 0-5, and identical streams wrong in 0-3 of 400
+    # 0.3-s calls (op-by-op eager of the largest float64 MMD): one sample per block after
+    # the first. With 3 samples a block (the code before), 181-189 of 400 true 10% speedups
+    # were found (seeds 0-1); now 334-360 over seeds 0-5, identical streams wrong in 0-1 of 400
     found, _ = _run(1.10, SEQ, n=400, seed=0, call_s=0.3)
-    assert found["faster"] >= 0.85 * 400 and found["slower"] == 0, found
+    assert found["faster"] >= 0.80 * 400 and found["slower"] == 0, found
     same, _ = _run(1.0, SEQ, n=400, seed=0, call_s=0.3)
     assert same["faster"] + same["slower"] <= 0.05 * 400, same
 
@@ -180,7 +180,7 @@ def test_a_slow_modes_blocks_end_after_3_samples_and_its_verdict_comes_at_the_fi
     (1.0, 1, 0),  # one call outlasts the block: one sample, no call after a switch
     (0.2, 2, 0),  # 3 calls would outlast it: as many as fill 0.25 s, no call after a switch
     (0.05, 5, 1),  # short calls: at least 3 samples, the switch call first
-])
+])  # the first block of every mode has 3 samples at least
 def test_long_calls_make_blocks_of_fewer_samples_and_skip_the_switch_call(call_s, per_block,
                                                                           untimed):
     clock = Steps()
@@ -200,7 +200,7 @@ def test_long_calls_make_blocks_of_fewer_samples_and_skip_the_switch_call(call_s
     off = results["off"]
     rounds = results["on"].verdicts["off"]["rounds"]
     assert results["on"].verdicts["off"]["verdict"] == "faster"
-    assert len(off.samples) == per_block * rounds
+    assert len(off.samples) == max(seq.MIN_BLOCK, per_block) + per_block * (rounds - 1)
     before = 1 + off.warmup_calls  # the first call, then the warm-up
     assert calls["off"] - before - len(off.samples) == untimed * rounds
 

@@ -35,11 +35,11 @@ sampling: it is measured the way the real pairs are, for no longer than they are
 
 Blocks. A block is ``block_samples`` samples of a mode, or fewer (at least :data:`MIN_BLOCK`)
 once it has lasted ``block_time``: slow modes then give units as often as fast ones. A mode
-whose :data:`MIN_BLOCK` calls would outlast ``block_time`` (:func:`long_calls`) takes blocks of
-one sample and no untimed call after a switch: what the previous mode left running is a small
-share of a call that long, and the switch call and two more samples made each of its units
-cost four calls (a 10x JAX speedup over a 0.4-s op-by-op call was left unresolved after two
-rounds, 2026-11-24).
+whose :data:`MIN_BLOCK` calls would outlast ``block_time`` (:func:`long_calls`) takes, after
+its first block, as few samples as fill ``block_time`` (one for a call that long), and no
+untimed call after a switch: what the previous mode left running is a small share of such a
+call, and the switch call and two more samples made each of its units cost four calls (a 9x
+JAX speedup over a 0.4-s op-by-op call was left unresolved after two rounds, 2026-11-24).
 """
 
 from __future__ import annotations
@@ -257,8 +257,12 @@ def run_sequential(modes: list[Timed], results: dict[str, ModeResult], p: Protoc
         for t in order:
             r = results[t.name]
             try:
-                least = 1 if long_calls(r, p.block_time) else MIN_BLOCK
-                if t.name != last and least == MIN_BLOCK:
+                # its first block has MIN_BLOCK samples all the same: a row's median and
+                # spread need a few, and a group may end at its budget after one round
+                taken_so_far = len(r.samples) + len(r.compiling_samples)
+                long = taken_so_far >= MIN_BLOCK and long_calls(r, p.block_time)
+                least = 1 if long else MIN_BLOCK
+                if t.name != last and not long_calls(r, p.block_time):
                     _untimed(t, r, counters, p.switches, notes)
                 last = t.name
                 n0, c0, began = len(r.samples), len(r.compiling_samples), clock()
