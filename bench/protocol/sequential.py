@@ -259,10 +259,10 @@ def run_sequential(modes: list[Timed], results: dict[str, ModeResult], p: Protoc
             try:
                 # its first block has MIN_BLOCK samples all the same: a row's median and
                 # spread need a few, and a group may end at its budget after one round
-                taken_so_far = len(r.samples) + len(r.compiling_samples)
-                long = taken_so_far >= MIN_BLOCK and long_calls(r, p.block_time)
-                least = 1 if long else MIN_BLOCK
-                if t.name != last and not long_calls(r, p.block_time):
+                slow = long_calls(r, p.block_time)
+                first = len(r.samples) + len(r.compiling_samples) < MIN_BLOCK
+                least = 1 if slow and not first else MIN_BLOCK
+                if t.name != last and not slow:
                     _untimed(t, r, counters, p.switches, notes)
                 last = t.name
                 n0, c0, began = len(r.samples), len(r.compiling_samples), clock()
