@@ -163,16 +163,16 @@ class Steps:
         return Timed(name, call, lambda out: None)
 
 
-def test_a_slow_modes_blocks_end_after_3_samples_and_its_verdict_comes_at_the_first_look():
+def test_a_block_ends_once_it_has_lasted_block_time_and_the_verdict_comes_at_the_first_look():
     clock = Steps()
     p = Protocol(alone_samples=0, switch_calls=0, block_time=0.25, build_sigma=0.0, budget=100.0)
-    base = clock.mode("off", itertools.repeat(0.05))  # 3 samples outlast the block's 0.25 s
-    jit = clock.mode("on", itertools.repeat(0.025))
+    base = clock.mode("off", itertools.repeat(0.07))  # 0.25 s reached at the 4th sample
+    jit = clock.mode("on", itertools.repeat(0.035))
     results = measure([base, jit], p, clock=clock, pairs=[("on", "off")])
     v = results["on"].verdicts["off"]
     assert v["verdict"] == "faster" and v["rounds"] == seq.LOOK_ROUNDS[0]
     assert v["speedup"] == pytest.approx(2.0)
-    assert len(results["off"].samples) == 5 * v["rounds"]  # 0.25 s: 5 samples
+    assert len(results["off"].samples) == 4 * v["rounds"]
     assert len(results["on"].samples) == 5 * v["rounds"]  # block_samples, the most a block has
 
 
