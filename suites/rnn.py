@@ -70,6 +70,12 @@ def flops(p, variant):
     return fwd if variant == "forward" else 3.0 * fwd
 
 
+def reduction(p, variant):
+    """Each step sums input + hidden terms; the weight gradients sum over time and batch."""
+    step = p["input"] + p["hidden"]
+    return step if variant == "forward" else max(step, p["seq"] * p["batch"])
+
+
 def tf_stages(p, dtype, variant):
     import tensorflow as tf
 
@@ -150,6 +156,7 @@ WORKLOAD = Workload(
     inputs=inputs,
     reference=reference,
     flops=flops,
+    reduction=reduction,
     tolerance={"float32": (1e-3, 1e-4)},
     tf=tf_stages,
     jax=jax_stages,

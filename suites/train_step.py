@@ -120,6 +120,14 @@ def flops(p, variant):
     return 3.0 * fwd
 
 
+def reduction(p, variant):
+    """The longest sum of one step: a layer's fan-in, or the weight gradient's sum over the
+    batch (and, for a convolution, over the image's positions)."""
+    fan_in = max(int(np.prod(s[:-1])) for _, s in layer_shapes(p))
+    over = p["batch"] * (IMAGE * IMAGE if p["model"] == "cnn" else 1)
+    return max(fan_in, over)
+
+
 # --------------------------------------------------------------------------- numpy reference
 
 def _conv(x, k):
@@ -418,6 +426,7 @@ WORKLOAD = Workload(
     inputs=inputs,
     reference=reference,
     flops=flops,
+    reduction=reduction,
     tolerance={"float32": (1e-3, 1e-4)},
     tf=tf_stages,
     jax=jax_stages,

@@ -79,6 +79,15 @@ def test_rows_hold_what_jit_really_did(run_dir):
     assert (f64["max_abs_err"] < 1e-3).all()
 
 
+def test_every_row_says_the_precision_its_products_ran_at(run_dir):
+    """On a CPU float32 products run in float32 in both frameworks; the normwise error is
+    recorded beside the element-wise ones."""
+    df = bench.load_results(run_dir)
+    assert (df["matmul_precision"] == df["dtype"]).all(), \
+        df[["case_id", "dtype", "matmul_precision"]]
+    assert (df["norm_rel_err"] >= 0).all()
+
+
 def test_meta_describes_the_run(run_dir):
     meta = json.loads((run_dir / "meta.json").read_text())
     assert meta["status"] == "complete"

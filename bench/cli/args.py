@@ -11,6 +11,7 @@ import math
 
 from bench.cli import sweep as sweep_cli
 from bench.define.modes import FRAMEWORKS, modes_for
+from bench.frameworks import MATMUL_PRECISIONS
 from bench.errors import UserError
 from bench.nightly import NIGHT_BUDGET, NIGHT_PRECISION
 from bench.protocol.timing import INTERLEAVE_SCHEMES, STOP_WHEN
@@ -189,6 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="persistent compilation cache: off (default), cold (an empty "
                         "cache in the run folder), warm (cold, then every group's first "
                         "calls again in a fresh worker reading that cache)")
+    p.add_argument("--matmul-precision", choices=MATMUL_PRECISIONS, default="default",
+                   help="float32 matrix products: default (what users get: TF32 on GPUs of "
+                        "compute capability 8.0 and later, float32 elsewhere) or highest "
+                        "(full float32 everywhere); each row says which it ran at "
+                        "(matmul_precision) and its output is checked at that precision")
     add_scale_out(p)
 
     p = sub.add_parser("nightly", help="run, add to the history, detect regressions "

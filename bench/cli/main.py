@@ -167,7 +167,7 @@ def cmd_run(args) -> int:
                          command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
                          run_id=args.run_id, calibrate=not args.no_calibrate,
                          compile_cache=args.compile_cache, dump_hlo=args.dump_hlo,
-                         profile=args.profile)
+                         profile=args.profile, matmul_precision=args.matmul_precision)
     return _after_run(args, run_dir)
 
 

@@ -72,7 +72,11 @@ class Workload:
     sequence, ``out = stage_k(*prev)``. The adapter applies the mode (tf.function, jax.jit…) to
     each stage separately, so a two-stage list is "jit each op apart", one stage is "fused".
     ``flops(params, variant)`` -> approximate floating point operations of one call.
-    ``tolerance[dtype]`` -> (rtol, atol) against the float64 reference.
+    ``tolerance[dtype]`` -> (rtol, atol) against the float64 reference, element-wise, at the
+    dtype's own precision. Where float32 products run at a reduced precision (TF32 on a GPU)
+    the output may instead lie within a normwise bound of that precision, which grows with
+    ``reduction(params, variant)`` -> the number of terms of the longest sum in its matrix
+    products (the K of an M x K @ K x N; ``bench.protocol.correctness``; 1 when not given).
     ``expected_failures`` maps (framework, mode) or (framework, mode, variant) to a reason:
     the harness still runs the case but marks the failure as expected.
     ``sweeps``: recompile sweeps (:class:`Sweep`), run by ``jitbench sweep`` only.
@@ -101,6 +105,11 @@ class Workload:
     sweeps: Sequence[Sweep] = ()
     stateful: bool = False
     default_variants: Mapping[str, Sequence[str]] = dataclasses.field(default_factory=dict)
+    reduction: Callable[[Mapping[str, Any], str], int] | None = None
+
+    def reduction_length(self, params: Mapping[str, Any], variant: str) -> int:
+        """``reduction(params, variant)``, or 1 where the workload declares none."""
+        return int(self.reduction(params, variant)) if self.reduction is not None else 1
 
     def __post_init__(self):
         for size, chosen in self.default_variants.items():

@@ -19,6 +19,24 @@ import importlib
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 FRAMEWORKS = ("tf", "jax")  # each has <name>_modes.py and <name>_adapter.py beside this file
+# --matmul-precision: what a worker sets its framework's float32 matrix products to before any
+# case; "default" leaves the framework's own default (TF32 on Ampere and later GPUs)
+PRECISION_ENV = "JITBENCH_MATMUL_PRECISION"
+MATMUL_PRECISIONS = ("default", "highest")
+TF32_MIN_COMPUTE_CAPABILITY = 8.0  # TF32 tensor cores: Ampere (sm_80) and later
+
+
+def effective_precision(dtype: str, device: str, full_float32: bool,
+                        compute_capability: float | None) -> str:
+    """What a ``dtype`` matrix product runs at on ``device``: ``float64`` for float64,
+    ``tf32`` for float32 on a GPU of compute capability 8.0 or later unless the framework was
+    told to compute in full float32 (``full_float32``), else ``float32``. Other dtypes
+    (float16, bf16) run at their own."""
+    if dtype != "float32":
+        return {"bfloat16": "bf16"}.get(dtype, dtype)
+    if device != "gpu" or full_float32 or compute_capability is None:
+        return "float32"
+    return "tf32" if compute_capability >= TF32_MIN_COMPUTE_CAPABILITY else "float32"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,6 +171,11 @@ class Adapter(Protocol):
 
     def peak_memory_bytes(self, device: str) -> int | None:
         """Peak device memory since :meth:`reset_peak_memory`; None where unknown (CPU)."""
+
+    def matmul_precision(self, device: str, dtype: str) -> str:
+        """What ``dtype`` matrix products run at on ``device`` in this process, from the
+        framework's setting and the device (:func:`effective_precision`): ``"tf32"`` for
+        float32 on an H100 at the frameworks' default, ``"float32"`` on a CPU."""
 
 
 def get_adapter(framework: str, log_path: str | None = None, **options) -> Adapter:

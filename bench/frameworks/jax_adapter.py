@@ -26,7 +26,8 @@ import jax  # noqa: E402  (this module is only imported inside a JAX worker)
 import jax.monitoring  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.frameworks import Stepping, TrainStep, compose, train_step_of  # noqa: E402
+from bench.frameworks import (PRECISION_ENV, Stepping, TrainStep, compose,  # noqa: E402
+                              effective_precision, train_step_of)
 from bench.xla.hlo_text import NoProgram, Program  # noqa: E402
 
 # JAX emits these while compiling; their count and durations are "what JIT really did".
@@ -82,6 +83,8 @@ class Adapter:
         # float64 workloads must really run in float64 (JAX silently downcasts otherwise)
         if own_process:
             jax.config.update("jax_enable_x64", True)
+            if os.environ.get(PRECISION_ENV) == "highest":  # --matmul-precision highest
+                jax.config.update("jax_default_matmul_precision", "highest")
         self._lock = threading.Lock()
         self._counters = {"compiles": 0, "compile_s": 0.0, "trace_s": 0.0, "lower_s": 0.0,
                           "traces": 0}
@@ -289,6 +292,15 @@ class Adapter:
             return None
         return int(stats["peak_bytes_in_use"])
 
+    def matmul_precision(self, device: str, dtype: str) -> str:
+        """``jax_default_matmul_precision`` (``JAX_DEFAULT_MATMUL_PRECISION``) and the device:
+        at the default, float32 products run as TF32 on GPUs of compute capability 8.0 and
+        later; ``highest`` (or ``float32``) keeps them in float32."""
+        setting = str(jax.config.jax_default_matmul_precision or "default").lower()
+        devs = self._devices(device)
+        cc = _compute_capability(devs[0]) if devs else None
+        return effective_precision(dtype, device, setting in ("highest", "float32"), cc)
+
     def _memory_stats(self, device: str):
         devs = self._devices(device)
         return devs[0].memory_stats() if devs else None
@@ -304,6 +316,14 @@ def _cost(analysis) -> dict[str, float] | None:
     return {"flops": float(analysis.get("flops", 0.0)),
             "transcendentals": float(analysis.get("transcendentals", 0.0)),
             "bytes_accessed": float(analysis.get("bytes accessed", 0.0))}
+
+
+def _compute_capability(device) -> float | None:
+    """A CUDA device's compute capability as a number (``"9.0"`` -> 9.0); None elsewhere."""
+    try:
+        return float(getattr(device, "compute_capability", None))
+    except (TypeError, ValueError):
+        return None
 
 
 def _static(stage) -> tuple[int, ...]:

@@ -65,7 +65,8 @@ import tensorflow as tf  # noqa: E402
 from tensorflow.core.protobuf import config_pb2  # noqa: E402
 from tensorflow.python.eager import context as tf_context  # noqa: E402
 
-from bench.frameworks import Stepping, TrainStep, compose, train_step_of  # noqa: E402
+from bench.frameworks import (PRECISION_ENV, Stepping, TrainStep, compose,  # noqa: E402
+                              effective_precision, train_step_of)
 from bench.xla.dump_reader import DumpReader  # noqa: E402
 from bench.xla.hlo_text import NoProgram, Program  # noqa: E402
 
@@ -120,8 +121,11 @@ class Adapter:
         # (weak ref to a tf.function, its tracing count when last read): a function that
         # is gone keeps its last count, so the total never goes down
         self._functions: list[list] = []
-        for gpu in tf.config.list_physical_devices("GPU"):
-            tf.config.experimental.set_memory_growth(gpu, True)
+        if own_process:  # a user's runtime is never reconfigured (TF refuses once it started)
+            for gpu in tf.config.list_physical_devices("GPU"):
+                tf.config.experimental.set_memory_growth(gpu, True)
+            if os.environ.get(PRECISION_ENV) == "highest":  # --matmul-precision highest
+                tf.config.experimental.enable_tensor_float_32_execution(False)
         self._options = {level: _call_options(level) for level in set(_JIT_LEVEL.values())
                          | {config_pb2.OptimizerOptions.OFF}}
 
@@ -374,12 +378,29 @@ class Adapter:
         if device == "gpu":
             tf.config.experimental.reset_memory_stats("GPU:0")
 
+    @staticmethod
+    def matmul_precision(device: str, dtype: str) -> str:
+        return _tf_precision(device, dtype)
+
     def peak_memory_bytes(self, device: str) -> int | None:
         """Peak device memory since ``reset_peak_memory`` on GPU; None on CPU, where TF
         keeps no such statistics."""
         if device != "gpu":
             return None
         return int(tf.config.experimental.get_memory_info("GPU:0")["peak"])
+
+
+def _tf_precision(device: str, dtype: str) -> str:
+    """``tf.config.experimental.tensor_float_32_execution_enabled()`` (on by default) and the
+    first GPU's compute capability (``get_device_details``)."""
+    cc = None
+    gpus = tf.config.list_physical_devices("GPU") if device == "gpu" else []
+    if gpus:
+        found = tf.config.experimental.get_device_details(gpus[0]).get("compute_capability")
+        if found:
+            cc = float(found[0]) + float(found[1]) / 10
+    full = not tf.config.experimental.tensor_float_32_execution_enabled()
+    return effective_precision(dtype, device, full, cc)
 
 
 def _plain(stage):

@@ -11,8 +11,10 @@ argument
 - picks the JIT-off answer the JIT-on modes are compared with (:meth:`nojit`), in the order
   ``bench.define.modes.baselines_for`` gives, computing one when no JIT-off mode ran;
 - checks an output (:meth:`check`) against the float64 ``reference`` (when there is one) and
-  against that JIT-off answer: the row fields ``max_abs_err``, ``max_rel_err``,
-  ``max_abs_err_vs_nojit``, ``max_rel_err_vs_nojit``, ``nojit_mode``, and the mismatch text.
+  against that JIT-off answer, at the precision the products ran at (``precision``, with the
+  workload's ``reduction`` length; ``bench.protocol.correctness``): the row fields
+  ``max_abs_err``, ``max_rel_err``, ``norm_rel_err``, ``max_abs_err_vs_nojit``,
+  ``max_rel_err_vs_nojit``, ``nojit_mode``, and the mismatch text.
 
 It measures nothing and writes no row: the caller times the :class:`Timed` modes
 (``bench.protocol.timing``) and builds the row (``bench.results.row``). For a registered workload,
@@ -30,7 +32,7 @@ from typing import Any, Callable, Mapping, Sequence
 from bench.define.modes import baselines_for
 from bench.define.workload import Case
 from bench.frameworks import Stepping
-from bench.protocol.correctness import compare
+from bench.protocol.correctness import JIT_ERROR_FACTOR, compare, far_above
 from bench.protocol.timing import Timed
 
 
@@ -50,10 +52,12 @@ def workload_reference(workload, case: Case, inputs: Sequence[Any]) -> Any:
 
 
 def mismatch_text(check: Mapping[str, Any], rtol: float, atol: float,
-                  what: str = "the float64 reference") -> str:
+                  what: str = "the float64 reference", precision: str | None = None) -> str:
+    bound = (f"; at {precision} normwise <= {check['bound']:.3g}" if "bound" in check else "")
+    normwise = (f", normwise {check['norm_rel_err']:.3g}" if "norm_rel_err" in check else "")
     return (f"output differs from {what}: max abs err "
-            f"{check['max_abs_err']:.3g}, max rel err {check['max_rel_err']:.3g} "
-            f"(tolerance rtol={rtol:g}, atol={atol:g})")
+            f"{check['max_abs_err']:.3g}, max rel err {check['max_rel_err']:.3g}{normwise} "
+            f"(tolerance rtol={rtol:g}, atol={atol:g}{bound})")
 
 
 @dataclasses.dataclass
@@ -74,11 +78,16 @@ class Casework:
 
     def __init__(self, adapter, framework: str, device: str, inputs: Sequence[Any],
                  reference: Any = None, rtol: float = 0.0, atol: float = 0.0,
-                 arrays_only: bool = False, reference_label: str = "the float64 reference"):
+                 arrays_only: bool = False, reference_label: str = "the float64 reference",
+                 precision: str | None = None, reduction: int | None = None):
         """``arrays_only``: place only the inputs that are arrays (``shape`` and ``dtype``:
         numpy or framework arrays, as numpy first); others (a user's static arguments) are
-        passed as they are. Otherwise every input is a numpy array."""
+        passed as they are. Otherwise every input is a numpy array. ``precision``: what the
+        float32 products run at here (``adapter.matmul_precision``), ``reduction``: the
+        workload's reduction length (``bench.protocol.correctness.normwise_bound``)."""
         self.adapter = adapter
+        self.precision, self.reduction = precision, reduction
+        self._nojit_err: tuple[int, float] | None = None
         self.framework = framework
         self.device = device
         self.reference, self.reference_label = reference, reference_label
@@ -148,18 +157,45 @@ class Casework:
         out = self.adapter.to_numpy(output)
         fields: dict[str, Any] = {}
         mismatch = vs_off = None
+        at = dict(precision=self.precision, reduction=self.reduction)
         if self.reference is not None:
-            vs_ref = compare(out, self.reference, self.rtol, self.atol)
-            fields.update(max_abs_err=vs_ref["max_abs_err"], max_rel_err=vs_ref["max_rel_err"])
+            vs_ref = compare(out, self.reference, self.rtol, self.atol, **at)
+            fields.update(max_abs_err=vs_ref["max_abs_err"], max_rel_err=vs_ref["max_rel_err"],
+                          norm_rel_err=vs_ref["norm_rel_err"])
             if not vs_ref["within"]:
-                mismatch = mismatch_text(vs_ref, self.rtol, self.atol, self.reference_label)
+                mismatch = mismatch_text(vs_ref, self.rtol, self.atol, self.reference_label,
+                                         self.precision)
+            elif nojit is not None:
+                off_err = self._reference_error(nojit)
+                if far_above(vs_ref["norm_rel_err"], off_err, self.precision):
+                    mismatch = (f"output is {vs_ref['norm_rel_err']:.3g} from "
+                                f"{self.reference_label} (normwise), over {JIT_ERROR_FACTOR:g}x "
+                                f"the {off_err:.3g} of {nojit_mode} (JIT off) at the same "
+                                f"precision ({self.precision or 'as run'})")
         if nojit is not None:
-            c = compare(out, nojit, self.rtol, self.atol)
+            c = compare(out, nojit, self.rtol, self.atol, **at)
             fields.update(max_abs_err_vs_nojit=c["max_abs_err"],
                           max_rel_err_vs_nojit=c["max_rel_err"], nojit_mode=nojit_mode)
             if not c["within"]:
-                vs_off = mismatch_text(c, self.rtol, self.atol, f"{nojit_mode} (JIT off)")
+                vs_off = mismatch_text(c, self.rtol, self.atol, f"{nojit_mode} (JIT off)",
+                                       self.precision)
         return Checked(fields, mismatch, out, vs_off)
+
+    def _reference_error(self, nojit: Any) -> float:
+        """The JIT-off answer's normwise error against the reference (computed once)."""
+        if self._nojit_err is None or self._nojit_err[0] != id(nojit):
+            err = compare(nojit, self.reference, self.rtol, self.atol)["norm_rel_err"]
+            self._nojit_err = (id(nojit), float(err))
+        return self._nojit_err[1]
+
+
+def matmul_precision(adapter, device: str, dtype: str) -> str | None:
+    """What ``dtype`` products run at on ``device`` (``adapter.matmul_precision``), or None
+    where the adapter cannot tell (then outputs are checked at the dtype's own precision)."""
+    try:
+        return adapter.matmul_precision(device, dtype)
+    except Exception:  # noqa: BLE001 -- an extra fact; the check falls back to the dtype's
+        return None
 
 
 def is_array(x: Any) -> bool:

@@ -284,7 +284,8 @@ def _error_text(exc: BaseException, phase: str) -> str:
 def _prepare(state: _Session, case: Case, wl, adapter) -> _Group:
     """Inputs, reference and placement, shared by the modes of a group (kept one group at a
     time: a full-size case's inputs are large)."""
-    from bench.protocol.case_setup import Casework, workload_inputs, workload_reference
+    from bench.protocol.case_setup import (Casework, matmul_precision, workload_inputs,
+                                           workload_reference)
 
     if state.group is None or state.group.key != case.group_key:
         state.group = None  # free the previous group's device buffers first
@@ -294,8 +295,10 @@ def _prepare(state: _Session, case: Case, wl, adapter) -> _Group:
             state.reference = workload_reference(wl, case, inputs)
             state.reference_key = ref_key
         rtol, atol = wl.tolerance[case.dtype]
-        state.group = _Group(case.group_key, Casework(adapter, case.framework, case.device,
-                                                      inputs, state.reference, rtol, atol))
+        work = Casework(adapter, case.framework, case.device, inputs, state.reference, rtol,
+                        atol, precision=matmul_precision(adapter, case.device, case.dtype),
+                        reduction=wl.reduction_length(case.params, case.variant))
+        state.group = _Group(case.group_key, work)
     return state.group
 
 
@@ -387,7 +390,7 @@ def run_case(benchmark, case_id: str, config) -> None:
     info.update(jitbench_schema=EXTRA_INFO_SCHEMA, **rows.case_fields(case), status="ok",
                 **rows.timing_fields(r), sync_overhead_s=r.overhead_s, flops=flops,
                 gflops=flops / median / 1e9 if median else None, rtol=work.rtol,
-                atol=work.atol, **checked.fields)
+                atol=work.atol, matmul_precision=work.precision, **checked.fields)
     if counts_in_process(case.framework):
         info.update(rows.counter_fields(r.counters_first, r.counters_warmup,
                                         {k: after.get(k, 0) - before.get(k, 0) for k in after}))

@@ -67,6 +67,12 @@ FIELDS: dict[str, Field] = {
     "max_rel_err": Field("number", "largest relative error against the float64 reference"),
     "max_abs_err_vs_nojit": Field("number", "largest absolute difference to the JIT-off mode"),
     "max_rel_err_vs_nojit": Field("number", "largest relative difference to the JIT-off mode"),
+    "norm_rel_err": Field("number", "normwise error against the float64 reference: "
+                          "||out - ref|| / ||ref||"),
+    "matmul_precision": Field("text", "what the row's matrix products ran at: float64, "
+                              "float32, or tf32 (float32 on a GPU's tensor cores, 10-bit "
+                              "mantissas; the frameworks' default on compute capability 8.0 "
+                              "and later); the output check follows it"),
     "rtol": Field("number", "relative tolerance of the reference check"),
     "atol": Field("number", "absolute tolerance of the reference check"),
     "interleaved_with": Field("texts", "the modes timed sample by sample beside this one"),

@@ -215,8 +215,8 @@ def group_rows(modes: Sequence[str], results: Mapping[str, Any], *,
                row: Callable[..., dict[str, Any]], adapter, protocol, flops: float | None,
                rtol: float, atol: float, check: Callable[[str, Any], tuple[Any, str | None]],
                counters: bool = True,
-               extra: Callable[[str, Any], Mapping[str, Any]] | None = None
-               ) -> list[dict[str, Any]]:
+               extra: Callable[[str, Any], Mapping[str, Any]] | None = None,
+               precision: str | None = None) -> list[dict[str, Any]]:
     """The rows of one measured group, one per mode in ``modes``: what every front door that
     measures a group in a process writes (a run's worker, ``bench.measure``).
 
@@ -225,14 +225,16 @@ def group_rows(modes: Sequence[str], results: Mapping[str, Any], *,
     result)`` compares the output -> (the comparison with its ``fields``, the mismatch message
     or None); ``counters``: keep the adapter's compile counters (and what the mode did with
     them, ``adapter.mode_facts``); ``extra(mode, result)``: fields only this front door has
-    (memory, machine load, HLO facts, the A/A control)."""
+    (memory, machine load, HLO facts, the A/A control); ``precision``: what the group's
+    matrix products ran at (``matmul_precision``, on every row, failed ones too)."""
     checks = interference_fields(results, protocol)
     out = []
     for mode in modes:
         r = results[mode]
         common: dict[str, Any] = dict(
             **timing_fields(r), loops=r.loops, sync_overhead_s=r.overhead_s, flops=flops,
-            interleaved_with=[m for m in modes if m != mode], rtol=rtol, atol=atol)
+            interleaved_with=[m for m in modes if m != mode], rtol=rtol, atol=atol,
+            matmul_precision=precision)
         if counters:
             common.update(counter_fields(r.counters_first, r.counters_warmup,
                                          r.counters_samples))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from bench.errors import UserError
+from bench.frameworks import MATMUL_PRECISIONS, PRECISION_ENV
 from bench.protocol.timing import Protocol
 
 COMPILE_CACHE_CHOICES = ("off", "cold", "warm")  # bench.run.compile_cache says what each does
@@ -31,6 +32,8 @@ class RunOptions:
     compile_cache: str = "off"  # off | cold | warm (bench.run.compile_cache)
     dump_hlo: bool = False  # keep each JIT mode's optimized HLO under <run>/cases/
     profile: bool = False  # keep a profiler trace of each mode under <run>/cases/
+    # float32 matrix products: the framework's default (TF32 on recent GPUs) or "highest"
+    matmul_precision: str = "default"
 
     def check(self) -> "RunOptions":
         t = self.case_timeout
@@ -40,6 +43,9 @@ class RunOptions:
         if self.compile_cache not in COMPILE_CACHE_CHOICES:
             raise UserError(f"unknown compile cache {self.compile_cache!r}; valid: "
                             f"{', '.join(COMPILE_CACHE_CHOICES)}")
+        if self.matmul_precision not in MATMUL_PRECISIONS:
+            raise UserError(f"unknown matmul precision {self.matmul_precision!r}; valid: "
+                            f"{', '.join(MATMUL_PRECISIONS)}")
         return self
 
     def record(self, meta: dict[str, Any], run_dir: Path) -> None:
@@ -48,6 +54,7 @@ class RunOptions:
         meta["insight"] = {"dump_hlo": self.dump_hlo, "profile": self.profile}
         meta["compile_cache"] = self.compile_cache
         meta["calibrate"] = self.calibrate
+        meta["matmul_precision"] = self.matmul_precision
         if self.compile_cache != "off":
             meta["compile_cache_dir"] = str(self.cache_folder(run_dir).resolve())
 
@@ -61,12 +68,14 @@ class RunOptions:
         protocol = Protocol(**{k: v for k, v in recorded.items() if k in known})
         insight = meta.get("insight") if isinstance(meta.get("insight"), dict) else {}
         cache = meta.get("compile_cache")
+        precision = meta.get("matmul_precision")
         if case_timeout is None:
             case_timeout = meta.get("case_timeout_s") or 1800.0
         return cls(protocol=protocol, case_timeout=case_timeout,
                    calibrate=bool(meta.get("calibrate")),
                    compile_cache=cache if cache in COMPILE_CACHE_CHOICES else "off",
-                   dump_hlo=bool(insight.get("dump_hlo")), profile=bool(insight.get("profile")))
+                   dump_hlo=bool(insight.get("dump_hlo")), profile=bool(insight.get("profile")),
+                   matmul_precision=precision if precision in MATMUL_PRECISIONS else "default")
 
     @staticmethod
     def cache_folder(run_dir: Path) -> Path:
@@ -74,9 +83,11 @@ class RunOptions:
 
     def worker_env(self, run_dir: Path) -> dict[str, str]:
         """What every worker of the run gets in its environment for these options."""
-        if self.compile_cache == "off":
-            return {}
-        return {COMPILE_CACHE_ENV: str(self.cache_folder(run_dir).resolve())}
+        env = {PRECISION_ENV: self.matmul_precision} if self.matmul_precision != "default" \
+            else {}
+        if self.compile_cache != "off":
+            env[COMPILE_CACHE_ENV] = str(self.cache_folder(run_dir).resolve())
+        return env
 
     def capture(self, run_dir: Path) -> dict[str, Any]:
         """The capture options the workers get (``bench.xla.capture``)."""

@@ -80,13 +80,14 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         run_id: str | None = None, command: Sequence[str] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         calibrate: bool = False, compile_cache: str = "off", dump_hlo: bool = False,
-        profile: bool = False) -> Path:
+        profile: bool = False, matmul_precision: str = "default") -> Path:
     """Measure ``cases``; return the run folder holding results.jsonl and meta.json.
     The keywords are the fields of :class:`bench.run.options.RunOptions`: ``calibrate``: first
     measure the machine's matmul peak and each mode's dispatch floor (bench.run.calibration,
     ~10 s) into meta["calibration"]. ``compile_cache``: off, cold or warm
     (``bench.run.compile_cache``). ``dump_hlo`` / ``profile``: keep each JIT mode's optimized
     HLO / a profiler trace of each mode under ``cases/`` (``bench.xla.capture``).
+    ``matmul_precision``: default (the frameworks' own: TF32 on recent GPUs) or highest.
 
     Raises :class:`Interrupted` (a KeyboardInterrupt) on Ctrl-C / SIGTERM / SIGHUP, after
     marking the run ``interrupted``; continue it with :func:`resume`."""
@@ -94,7 +95,7 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         raise UserError("no cases match these filters (try `jitbench list` to see them)")
     options = RunOptions(protocol=protocol, case_timeout=case_timeout, calibrate=calibrate,
                          compile_cache=compile_cache, dump_hlo=dump_hlo,
-                         profile=profile).check()
+                         profile=profile, matmul_precision=matmul_precision).check()
     run_id = run_id or new_run_id()
     if not run_id or "/" in run_id or run_id in (".", ".."):
         raise UserError(f"run id {run_id!r} cannot name a folder")

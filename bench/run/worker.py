@@ -229,8 +229,10 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         reference = casework.workload_reference(wl, first, inputs)
         rtol, atol = wl.tolerance[first.dtype]
         adapter.reset()
+        precision = casework.matmul_precision(adapter, first.device, first.dtype)
         work = casework.Casework(adapter, first.framework, first.device, inputs, reference,
-                                 rtol, atol)
+                                 rtol, atol, precision=precision,
+                                 reduction=wl.reduction_length(first.params, first.variant))
         built = {case.mode: stages() for case in cases}  # kept: bench.xla.capture asks for them
         fns = {case.mode: work.build(built[case.mode], case.mode) for case in cases}
         timed = [work.timed(case.mode, _slowed_for_tests(case, fns[case.mode], adapter.sync),
@@ -284,7 +286,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
 
     return rows.group_rows(list(by_mode), results, row=lambda m, **f: row(by_mode[m], **f),
                            adapter=adapter, protocol=protocol, flops=flops, rtol=rtol,
-                           atol=atol, check=check, extra=extra)
+                           atol=atol, check=check, extra=extra, precision=precision)
 
 
 def _die_with_parent() -> None:

@@ -40,7 +40,7 @@ from bench.define.modes import (
 )
 from bench.define.workload import Case
 from bench.errors import UserError
-from bench.protocol.case_setup import Casework, is_array
+from bench.protocol.case_setup import Casework, is_array, matmul_precision
 from bench.protocol.timing import Protocol, measure
 from bench.results import row as rows
 
@@ -247,8 +247,9 @@ def run(spec: Spec, protocol: Protocol | None = None,
     if not spec.modes:
         return out
     adapter.reset()  # the first call pays its compilation, whatever this process ran before
+    precision = matmul_precision(adapter, spec.device, case_of(spec, spec.modes[0]).dtype)
     work = Casework(adapter, spec.framework, spec.device, spec.args, spec.reference,
-                    arrays_only=True, reference_label="the reference")
+                    arrays_only=True, reference_label="the reference", precision=precision)
     timed = [work.timed(m, work.build([spec.fn], m)) for m in spec.modes]
     results = measure(timed, protocol, counters=adapter.counters,
                       notes=getattr(adapter, "compile_notes", None),
@@ -264,7 +265,8 @@ def run(spec: Spec, protocol: Protocol | None = None,
 
     return out + rows.group_rows(spec.modes, results, row=row, adapter=adapter,
                                  protocol=protocol, flops=flops, rtol=work.rtol,
-                                 atol=work.atol, check=check, counters=counts)
+                                 atol=work.atol, check=check, counters=counts,
+                                 precision=precision)
 
 
 def _nojit(spec: Spec, work: Casework, results) -> tuple[Any, str]:

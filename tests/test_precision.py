@@ -1,0 +1,109 @@
+"""The output check at the precision a device computes float32 products at: TF32's 10-bit
+mantissas pass where the precision is tf32 and fail where it is float32, and a JIT output far
+less accurate than its JIT-off mode fails at either."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench.frameworks import effective_precision
+from bench.protocol.case_setup import Casework
+from bench.protocol.correctness import compare, far_above, normwise_bound
+
+pytestmark = pytest.mark.unit  # no child process, no framework import
+
+
+class NumpyAdapter:
+    """Only what Casework needs to place and read numpy arrays: no framework."""
+
+    @staticmethod
+    def place(arrays, device):
+        return [np.asarray(a) for a in arrays]
+
+    @staticmethod
+    def to_numpy(out):
+        return np.asarray(out)
+
+
+def as_tf32(x):
+    """float32 rounded to nearest (ties to even) at 10 mantissa bits, as TF32 tensor cores
+    read their inputs."""
+    bits = np.asarray(x, np.float32).copy().view(np.uint32)
+    bits += np.uint32(0x0FFF) + ((bits >> np.uint32(13)) & np.uint32(1))
+    bits &= np.uint32(0xFFFFE000)
+    return bits.view(np.float32)
+
+
+@pytest.fixture(scope="module")
+def matmul():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((128, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 64)).astype(np.float32)
+    ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64), 0.0)
+    return a, b, ref
+
+
+def work(ref, precision):
+    # matmul_relu's own float32 tolerance and reduction length (k = 256)
+    return Casework(NumpyAdapter(), "jax", "gpu", [], ref, 1e-3, 1e-3, precision=precision,
+                    reduction=256)
+
+
+def test_tf32_rounding_is_within_tf32_and_not_within_float32(matmul):
+    a, b, ref = matmul
+    out = np.maximum(as_tf32(a) @ as_tf32(b), 0.0)
+    assert np.abs(as_tf32(a) - a).max() > 0  # the rounding really happened
+    assert work(ref, "tf32").check(out).mismatch is None
+    text = work(ref, "float32").check(out).mismatch
+    assert text and "float64 reference" in text
+    full = np.maximum(a @ b, 0.0)  # true float32 passes at both
+    assert work(ref, "float32").check(full).mismatch is None
+    assert work(ref, "tf32").check(full).mismatch is None
+
+
+def test_a_jit_output_ten_times_its_nojit_error_fails_at_either_precision(matmul):
+    a, b, ref = matmul
+    nojit = np.maximum(as_tf32(a) @ as_tf32(b), 0.0)  # the JIT-off mode, at TF32
+    jit = ref + 12.0 * (nojit - ref)  # the same kind of error, twelve times as large
+    for precision in ("tf32", "float32"):
+        checked = work(ref, precision).check(jit, nojit, "eager")
+        assert checked.mismatch, precision
+    # at tf32 it is not the bound that catches it: the normwise error is within it
+    assert compare(jit, ref, 1e-3, 1e-3, "tf32", 256)["within"]
+    assert "JIT off" in work(ref, "tf32").check(jit, nojit, "eager").mismatch
+    # the JIT-off answer itself, and one 3x as far off, pass at tf32
+    assert work(ref, "tf32").check(nojit, nojit, "eager").mismatch is None
+    assert work(ref, "tf32").check(ref + 3.0 * (nojit - ref), nojit, "eager").mismatch is None
+
+
+def test_row_fields_carry_the_normwise_error(matmul):
+    a, b, ref = matmul
+    fields = work(ref, "tf32").check(np.maximum(as_tf32(a) @ as_tf32(b), 0.0)).fields
+    assert 1e-5 < fields["norm_rel_err"] < normwise_bound("tf32", 256)
+    assert fields["max_rel_err"] > 0
+
+
+def test_far_above_takes_the_nojit_error_as_at_least_half_a_rounding():
+    u = 2.0 ** -24
+    assert not far_above(4 * u, 0.0, "float32")  # an exact JIT-off answer by luck
+    assert far_above(6 * u, 0.0, "float32")
+    assert far_above(3e-3, 2e-4, "tf32") and not far_above(1.5e-3, 2e-4, "tf32")
+
+
+@pytest.mark.parametrize("dtype, device, full, cc, expected", [
+    ("float32", "gpu", False, 9.0, "tf32"),  # H100 / H200 at the frameworks' default
+    ("float32", "gpu", False, 8.0, "tf32"),  # A100
+    ("float32", "gpu", False, 7.0, "float32"),  # V100: no TF32
+    ("float32", "gpu", True, 9.0, "float32"),  # --matmul-precision highest
+    ("float32", "cpu", False, None, "float32"),
+    ("float64", "gpu", False, 9.0, "float64"),
+    ("bfloat16", "gpu", False, 9.0, "bf16"),
+])
+def test_effective_precision(dtype, device, full, cc, expected):
+    assert effective_precision(dtype, device, full, cc) == expected
+
+
+def test_an_unknown_precision_names_the_valid_ones():
+    with pytest.raises(ValueError, match="tf32"):
+        normwise_bound("fp8")
