@@ -1,5 +1,6 @@
 """The architecture, checked: import-linter's contracts (pyproject.toml), no import cycle inside
-``bench``, no module over 400 lines, and mode names only where frameworks declare them."""
+``bench``, no module over 600 lines (a guard against monsters; modules split by job), and mode
+names only where frameworks declare them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
-MAX_LINES = 400
+# a guard against monsters, not a shape for modules: split a module by job, never by count
+MAX_LINES = 600
 
 
 def test_import_linter_contracts_hold():
@@ -105,7 +107,7 @@ def test_cycle_finder_finds_a_cycle():
 
 
 @pytest.mark.unit
-def test_no_module_over_400_lines():
+def test_no_module_is_a_monster():
     long = {str(p.relative_to(ROOT)): n for p in BENCH.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert long == {}, f"modules over {MAX_LINES} lines: {long}"

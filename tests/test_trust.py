@@ -145,6 +145,7 @@ def test_the_report_opens_with_the_controls(run_dir, tmp_path):
 def _control(mode, lo, hi, ratio=1.0, significant=False, framework="tf"):
     return {"framework": framework, "device": "cpu", "mode": mode, "pairing": "p",
             "ratio": ratio, "ci_low": lo, "ci_high": hi, "significant": significant,
+            "verdict": ("faster" if ratio > 1 else "slower") if significant else "same",
             "error": None}
 
 
@@ -157,6 +158,7 @@ def test_the_aa_band_spans_every_groups_interval_and_judges_only_its_own_baselin
     assert b.loc["tf", "band_low"] == 0.98 and b.loc["tf", "band_high"] == 1.03
     assert b.loc["tf", "n_controls"] == 3 and b.loc["tf", "n_significant"] == 1
     assert b.loc["tf", "ratio"] == 1.0
+    assert b.loc["tf", "n_faster"] == 1 and b.loc["tf", "n_same"] == 2
     bands = analysis.aa_bands(c)
     assert analysis.in_band(bands, "tf", "cpu", "graph", 1.025) is True
     assert analysis.in_band(bands, "tf", "cpu", "graph", 1.04) is False

@@ -19,23 +19,33 @@ import math
 import numpy as np
 
 from bench.analysis.stats import CONFIDENCE, N_BOOT, bootstrap_ratio_ci
-from bench.analysis.values import _pd, _samples
+from bench.analysis.values import _num, _pd, _samples
 from bench.protocol.timing import robust_sigma
 
 CONTROL_COLUMNS = ["framework", "device", "mode", "workload", "variant", "dtype", "size",
-                   "pairing", "ratio", "ci_low", "ci_high", "significant", "n_samples",
-                   "error"]
+                   "pairing", "ratio", "ci_low", "ci_high", "significant", "verdict",
+                   "interval_from", "n_samples", "error"]
 SCATTER_Z = 1.96  # the A/A scatter added to an interval: this many robust sigmas
+AA_VERDICTS = ("faster", "slower", "same", "unresolved")
+
+
+def _text(v) -> str | None:
+    """A text field of a row, None where it is missing (NaN in a frame, None in JSON)."""
+    return v if isinstance(v, str) and v else None
 
 
 def aa_controls(df, *, confidence: float = CONFIDENCE, n_boot: int = N_BOOT, seed: int = 0):
     """One row per A/A control of the run (a row with ``aa_samples`` or ``aa_error``).
 
-    ``significant``: the interval excludes 1 (no noise floor here: a control has no effect to
-    be small)."""
+    Where the worker judged the control as it judges a JIT pair (``aa_verdict``, from the
+    blocks: ``bench.protocol.sequential``), its ratio, interval and verdict are that
+    judgement's (``interval_from`` "blocks"): the same engine as every pair's verdict, so the
+    page's counts agree. Otherwise (rows from before the blocks, a pytest-benchmark import)
+    a bootstrap of the samples (``interval_from`` "bootstrap"), verdict faster / slower / same
+    by whether its interval excludes 1. ``significant``: the verdict is faster or slower."""
     pd = _pd()
     out = []
-    has = [c for c in ("aa_samples", "aa_error") if c in df.columns]
+    has = [c for c in ("aa_samples", "aa_error", "aa_verdict") if c in df.columns]
     if not has:
         return pd.DataFrame([], columns=CONTROL_COLUMNS)
     mask = False
@@ -46,17 +56,26 @@ def aa_controls(df, *, confidence: float = CONFIDENCE, n_boot: int = N_BOOT, see
                     workload=r.get("workload"), variant=r.get("variant"), dtype=r.get("dtype"),
                     size=r.get("size"), pairing=r.get("aa_pairing") or "", n_samples=0)
         a, b = _samples(r.get("samples")), _samples(r.get("aa_samples"))
-        if not isinstance(r.get("aa_error"), str) and len(a) and len(b):
+        error = _text(r.get("aa_error"))
+        verdict = _text(r.get("aa_verdict"))
+        if error is None and verdict in AA_VERDICTS:
+            lo, hi = _num(r.get("aa_verdict_ci_low")), _num(r.get("aa_verdict_ci_high"))
+            out.append(dict(base, ratio=_num(r.get("aa_verdict_speedup")), ci_low=lo,
+                            ci_high=hi, significant=verdict in ("faster", "slower"),
+                            verdict=verdict, interval_from="blocks",
+                            n_samples=int(min(len(a), len(b))), error=None))
+        elif error is None and len(a) and len(b):
             ratio = float(np.median(a) / np.median(b))
             lo, hi = bootstrap_ratio_ci(a, b, confidence=confidence, n_boot=n_boot, seed=seed)
             sig = not (math.isnan(lo) or math.isnan(hi)) and (lo > 1.0 or hi < 1.0)
             out.append(dict(base, ratio=ratio, ci_low=lo, ci_high=hi, significant=sig,
-                            n_samples=int(min(len(a), len(b))),
+                            verdict=("faster" if ratio > 1 else "slower") if sig else "same",
+                            interval_from="bootstrap", n_samples=int(min(len(a), len(b))),
                             error=None))
         else:
             out.append(dict(base, ratio=math.nan, ci_low=math.nan, ci_high=math.nan,
-                            significant=False,
-                            error=r.get("aa_error") or "no samples"))
+                            significant=False, verdict=None, interval_from=None,
+                            error=error or "no samples"))
     return pd.DataFrame(out, columns=CONTROL_COLUMNS)
 
 
@@ -116,22 +135,26 @@ def widen(sp, scatter: dict[tuple[str, str], float], noise_floor: float | None =
 
 
 BAND_KEYS = ["framework", "device", "mode", "pairing"]
-BAND_COLUMNS = [*BAND_KEYS, "n_controls", "n_significant", "ratio", "band_low", "band_high"]
+BAND_COLUMNS = [*BAND_KEYS, "n_controls", "n_significant", "ratio", "band_low", "band_high",
+                *(f"n_{v}" for v in AA_VERDICTS)]
 
 
 def aa_bands(controls):
     """Where identical programs landed in this run, one row per kind of control (framework,
     device, mode, pairing) over the groups that carried one: ``ratio`` the median of their
     ratios, ``band_low``/``band_high`` the lowest and highest bound of their intervals (every
-    group's own interval inside it), ``n_significant`` how many excluded 1. A JIT mode that
+    group's own interval inside it), ``n_significant`` how many were called faster or slower,
+    ``n_<verdict>`` how many got each verdict (:data:`AA_VERDICTS`). A JIT mode that
     compiled nothing (the same program as its baseline) should land inside its band."""
     pd = _pd()
     ok = controls[controls["error"].isna()] if not controls.empty else controls
     if ok.empty:
         return pd.DataFrame([], columns=BAND_COLUMNS)
+    ok = ok.assign(**{f"n_{v}": ok["verdict"].eq(v) for v in AA_VERDICTS})
     out = ok.groupby(BAND_KEYS, dropna=False).agg(
         n_controls=("ratio", "size"), n_significant=("significant", "sum"),
-        ratio=("ratio", "median"), band_low=("ci_low", "min"), band_high=("ci_high", "max"))
+        ratio=("ratio", "median"), band_low=("ci_low", "min"), band_high=("ci_high", "max"),
+        **{f"n_{v}": (f"n_{v}", "sum") for v in AA_VERDICTS})
     return out.reset_index()[BAND_COLUMNS]
 
 

@@ -58,8 +58,28 @@ def build_context(df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT,
     return {
         "run_id": str(meta.get("run_id", "")), "sections": blocks,
         "noise_floor_pct": f"{100 * analysis.NOISE_FLOOR:g}",
+        "intervals": interval_methods(run.sp),
         "nearest": ", ".join(f"{fw}: {nearest_baseline(fw)}" for fw in FRAMEWORKS),
     }
+
+
+INTERVAL_METHODS = {
+    "blocks": "its 95% interval from the blocks: the worker's interleaved blocks of samples, "
+              "each a unit, judged faster, slower, same or unresolved as they came in "
+              "(the protocol page of the docs)",
+    "samples": "a 95% bootstrap interval of the raw samples (rows measured without blocks: "
+               "an older run or a pytest-benchmark import)",
+}
+
+
+def interval_methods(sp) -> list[dict[str, Any]]:
+    """How the page's speedup intervals were made, said once: one entry per method in use,
+    with how many pairs it covers (``sp["interval_from"]``)."""
+    if sp is None or sp.empty or "interval_from" not in sp:
+        return []
+    counts = sp["interval_from"].value_counts()
+    return [{"method": m, "n": int(counts[m]), "text": INTERVAL_METHODS[m]}
+            for m in INTERVAL_METHODS if counts.get(m)]
 
 
 def render(df, meta: dict[str, Any], **kw) -> str:

@@ -148,7 +148,7 @@ def overview_speedups(sp) -> str | None:
     ax.set_yticklabels(labels, fontsize=7.5)
     ax.set_ylim(-0.7, n - 0.3)
     ax.set_xlabel("speedup = JIT-off median / JIT-on median [×] (log; > 1: JIT faster); "
-                  "bar: 95% bootstrap interval")
+                  "bar: 95% interval (how it was made: the page's introduction)")
     ax.grid(axis="x", which="major", alpha=0.3)
     # no legend (it would hide points): the page's caption says what the colours mean
     F.title(ax, "JIT speedup of every case, each JIT mode against its nearest JIT-off mode")

@@ -21,9 +21,17 @@ def _controls(run) -> list[dict[str, Any]]:
     return [{"what": f"{c['framework']} {c['mode']} vs itself · {c['device']}",
              "case": f"{c['workload']} {c['variant']} {c['dtype']} {c['size']}",
              "pairing": c["pairing"], "significant": c["significant"],
-             "text": (f"{fmt.times(c['ratio'])} {fmt.interval(c['ci_low'], c['ci_high'])}"
-                      if not c["error"] else f"not measured: {c['error']}")}
+             "text": (f"{c['verdict']} {fmt.times(c['ratio'])} "
+                      f"{fmt.interval(c['ci_low'], c['ci_high'])}"
+                      if isinstance(c["verdict"], str) else f"not measured: {c['error']}")}
             for c in controls.to_dict("records")]
+
+
+def verdict_text(counts: dict[str, int]) -> str:
+    """'0 called faster or slower, 3 same, 16 unresolved' from ``{"n_faster": 0, ...}``."""
+    wrong = counts.get("n_faster", 0) + counts.get("n_slower", 0)
+    rest = [f"{counts[f'n_{v}']} {v}" for v in ("same", "unresolved") if counts.get(f"n_{v}")]
+    return ", ".join([f"{wrong} called faster or slower", *rest])
 
 
 def _bands(run) -> list[dict[str, Any]]:
@@ -31,6 +39,8 @@ def _bands(run) -> list[dict[str, Any]]:
     return [{"what": f"{b['framework']} {b['mode']} vs itself · {b['device']}",
              "text": f"{fmt.times(b['ratio'])} {fmt.interval(b['band_low'], b['band_high'])}",
              "n": int(b["n_controls"]), "n_significant": int(b["n_significant"]),
+             "verdicts": verdict_text({f"n_{v}": int(b[f"n_{v}"])
+                                       for v in analysis.AA_VERDICTS}),
              "pairing": b["pairing"]}
             for b in run.bands.to_dict("records")]
 
@@ -84,7 +94,10 @@ def _data(run, images) -> dict[str, Any]:
         if "alone_median_s" in run.df.columns else 0
     controls = run.controls
     n_sig = int(controls["significant"].sum()) if not controls.empty else 0
-    return {"controls": _controls(run), "bands": _bands(run), "scatter": _scatter(run),
+    sampled = sp[sp["interval_from"] != "blocks"] if "interval_from" in sp else sp
+    widened = bool(len(sampled)) and bool(run.scatter)
+    return {"controls": _controls(run), "bands": _bands(run),
+            "scatter": _scatter(run) if widened else "", "n_widened": len(sampled),
             "n_controls": len(controls), "n_significant": n_sig,
             "no_jit": _no_jit(run, no_jit),
             "interference": _interference(run.df), "n_checked": n_interleaved,
