@@ -88,6 +88,33 @@ def test_every_row_says_the_precision_its_products_ran_at(run_dir):
     assert (df["norm_rel_err"] >= 0).all()
 
 
+def test_latency_beside_throughput(run_dir):
+    """Every measured row has a synced time per call, every JIT row a synced speedup against
+    its verdict's baseline; for the smallest JAX matmul, where eager dispatch is what JIT
+    saves, a caller waiting for each result gains less than a pipelined loop."""
+    df = bench.load_results(run_dir)
+    assert (df["synced_median_s"] > 0).all()
+    jit = df[df["jit"] & df["verdict_baseline"].notna()]
+    assert len(jit) and jit["synced_speedup"].notna().all()
+    assert ((jit["synced_ci_low"] <= jit["synced_speedup"])
+            & (jit["synced_speedup"] <= jit["synced_ci_high"])).all()
+    small = df.set_index("case_id").loc["matmul_relu-fused-jax-jit-cpu-float32-64x64x64"]
+    assert small["synced_speedup"] < small["verdict_speedup"]
+
+
+def test_jax_jit_rows_carry_their_compiled_programs_memory(run_dir):
+    """XLA's memory analysis: at least the arguments and the output of the smallest matmul,
+    far below a process's peak."""
+    df = bench.load_results(run_dir)
+    jit = df[(df.framework == "jax") & df["mode"].isin(["jit", "aot"])
+             & (df.workload == "matmul_relu")]
+    assert len(jit) and (jit["status"] == "ok").all()
+    for r in jit.to_dict("records"):
+        m, k, n = (r["params"][x] for x in "mkn")
+        floor = 4 * (m * k + k * n + m * n)  # float32 inputs and output
+        assert floor <= r["compiled_memory_bytes"] < floor + 2**20
+
+
 def test_meta_describes_the_run(run_dir):
     meta = json.loads((run_dir / "meta.json").read_text())
     assert meta["status"] == "complete"

@@ -256,7 +256,8 @@ class Adapter:
             if compiled is None:
                 compiled = jax.jit(stage, static_argnums=_static(stage)).lower(*args).compile()
             programs.append(Program(f"{i}-{getattr(stage, '__name__', 'stage')}",
-                                    compiled.as_text(), cost=_cost(compiled.cost_analysis())))
+                                    compiled.as_text(), cost=_cost(compiled.cost_analysis()),
+                                    memory=_memory(compiled)))
             outs = compiled.out_info
             outs = jax.tree_util.tree_map(
                 lambda o: jax.ShapeDtypeStruct(o.shape, o.dtype, sharding=o.sharding), outs)
@@ -324,6 +325,25 @@ def _compute_capability(device) -> float | None:
         return float(getattr(device, "compute_capability", None))
     except (TypeError, ValueError):
         return None
+
+
+def _memory(compiled) -> int | None:
+    """XLA's memory analysis of a compiled program: its peak where JAX gives one, else
+    arguments + outputs + temporaries + generated code - what outputs alias; None where the
+    backend gives no analysis."""
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # noqa: BLE001 -- not every backend or version has one
+        return None
+    if stats is None:
+        return None
+    peak = getattr(stats, "peak_memory_in_bytes", None)
+    if peak:
+        return int(peak)
+    parts = ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes",
+             "generated_code_size_in_bytes")
+    return int(sum(getattr(stats, k, 0) or 0 for k in parts)
+               - (getattr(stats, "alias_size_in_bytes", 0) or 0))
 
 
 def _static(stage) -> tuple[int, ...]:

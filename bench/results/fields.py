@@ -61,6 +61,16 @@ FIELDS: dict[str, Field] = {
     "max_s": Field("seconds", "slowest sample [s per call]"),
     "n_samples": Field("count", "number of timed samples"),
     "samples": Field("seconds list", "every timed sample [s per call]"),
+    "synced_median_s": Field("seconds", "latency: median of calls each timed alone with a "
+                             "device sync after it [s per call] (median_s is the throughput "
+                             "time: calls back to back, one sync per sample)"),
+    "synced_samples": Field("seconds list", "every synced call [s], in rounds over the modes"),
+    "synced_speedup": Field("number", "baseline synced median / this mode's, against "
+                            "verdict_baseline: the speedup a caller that waits for every "
+                            "result sees"),
+    "synced_ci_low": Field("number", "lower end of synced_speedup's 95% interval (rounds "
+                           "resampled)"),
+    "synced_ci_high": Field("number", "upper end of synced_speedup's 95% interval"),
     "flops": Field("number", "floating-point operations per call (the workload's count)"),
     "gflops": Field("number", "flops / median_s / 1e9"),
     "max_abs_err": Field("number", "largest absolute error against the float64 reference"),
@@ -125,6 +135,13 @@ OTHER_FIELDS: dict[str, str] = {
     "finished_at": "when the row was written (Unix time)",
     "peak_mem_bytes": "peak device memory of the mode, where the framework reports it",
     "peak_mem_ratio_vs_nojit": "peak memory / that of the JIT-off mode",
+    "synced_vs_pipelined": "synced_speedup / the pipelined verdict_speedup: far below 1 where "
+                           "dispatch dominates a synced call (JIT saves host time there)",
+    "synced_error": "why the synced calls stopped (the pipelined samples stand)",
+    "compiled_memory_bytes": "XLA's memory analysis of the mode's compiled program: the bytes "
+                             "its arguments, outputs, temporaries and generated code take on "
+                             "the device (the largest program of a call; JAX JIT modes, every "
+                             "device); the mode's own memory, unlike the process-wide peak",
     "warmup_calls": "calls made to warm up after the first",
     "warmup_s": "seconds spent warming up",
     "settled": "whether warm-up ended because times settled (not on its time limit)",

@@ -136,6 +136,7 @@ def programs_fields(adapter, mode: str, stages, device: str, placed, formula_flo
         out["hlo_note"] = f"could not get XLA's program: {type(exc).__name__}: {exc}"[:500]
     if programs:
         out.update(hlo.summarize(programs))
+        out.update(hlo.compiled_memory(programs))
         notes = sorted({p.cost_note for p in programs if p.cost is None and p.cost_note})
         out.update(cost_fields(hlo.sum_costs(p.cost for p in programs), formula_flops,
                                "; ".join(notes)))

@@ -49,13 +49,16 @@ class Program:
     """One XLA program a mode runs: ``hlo`` optimized HLO text, ``dot`` Graphviz source of it
     (None where the framework gives none), ``cost`` XLA's cost analysis (``flops``,
     ``transcendentals``, ``bytes_accessed``; None where the framework gives none, and
-    ``cost_note`` says why)."""
+    ``cost_note`` says why), ``memory`` the bytes XLA's memory analysis says the compiled
+    program needs on its device: arguments, outputs, temporaries and generated code (None
+    where the framework gives none)."""
 
     name: str
     hlo: str
     dot: str | None = None
     cost: Mapping[str, float] | None = None
     cost_note: str = ""
+    memory: int | None = None
 
 
 # instructions that launch no work of their own
@@ -335,6 +338,15 @@ def summarize(programs: Sequence[Program]) -> dict[str, Any]:
             "hlo_fusions": sum(f.fusions for f in per), "hlo_fusion_kinds": dict(kinds),
             "hlo_elementwise_fused": not unfused, "hlo_unfused_elementwise": unfused[:20],
             "hlo_fingerprint": combined}
+
+
+def compiled_memory(programs: Sequence[Program]) -> dict[str, Any]:
+    """``compiled_memory_bytes``: the most any one of a call's programs needs (they run one
+    after another), where XLA's memory analysis covers them all; ``{}`` otherwise."""
+    sizes = [p.memory for p in programs]
+    if not sizes or any(m is None for m in sizes):
+        return {}
+    return {"compiled_memory_bytes": int(max(sizes))}
 
 
 def sum_costs(costs: Iterable[Mapping[str, float] | None]) -> dict[str, float] | None:
