@@ -193,8 +193,8 @@ def test_long_calls_make_blocks_of_fewer_samples_and_skip_the_switch_call(call_s
 
         return Timed(name, call, lambda out: None)
 
-    p = Protocol(alone_samples=0, switch_calls=1, block_time=0.25, build_sigma=0.0,
-                 budget=1000.0, warmup_max_time=0.0)
+    p = Protocol(alone_samples=0, synced_time=0, switch_calls=1, block_time=0.25,
+                 build_sigma=0.0, budget=1000.0, warmup_max_time=0.0)
     results = measure([mode("off", call_s), mode("on", call_s / 2)], p, clock=clock,
                       pairs=[("on", "off")])
     off = results["off"]

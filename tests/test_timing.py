@@ -165,7 +165,7 @@ def _timed_log(scheme, n_modes=2, **kw):
     names = "abc"[:n_modes]
     kw.setdefault("switch_calls", 0)
     p = Fixed(min_time=1e9, min_samples=4, max_samples=4, max_loops=1, alone_samples=0,
-                 interleave=scheme, early_calls=1, warmup_min_calls=1, **kw)
+              synced_time=0, interleave=scheme, early_calls=1, warmup_min_calls=1, **kw)
     modes = [make_mode(n, clock, log=log) for n in names]
     # first call + 1 warm-up call per mode (the fake clock settles at once)
     results = measure(modes, p, clock=clock)
@@ -206,7 +206,8 @@ def test_each_mode_is_measured_alone_twice_after_the_interleaved_phase():
     clock = FakeClock()
     log: list[str] = []
     p = Fixed(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
-                 early_calls=1, warmup_min_calls=1, interleave="sample", switch_calls=0)
+              early_calls=1, warmup_min_calls=1, interleave="sample", switch_calls=0,
+              synced_time=0)
     results = measure([make_mode(n, clock, log=log) for n in ("a", "b")], p, clock=clock)
     # first call and 1 warm-up call of a, then of b; interleaved a b a b a b; then a alone
     # (1 untimed call + 2 samples), then b the same; then that round once more
@@ -219,7 +220,7 @@ def test_a_single_mode_has_no_interference_check():
     clock = FakeClock()
     log: list[str] = []
     p = Fixed(min_time=1e9, min_samples=3, max_samples=3, max_loops=1, alone_samples=2,
-                 early_calls=1, warmup_min_calls=1)
+              early_calls=1, warmup_min_calls=1, synced_time=0)
     r = measure([make_mode("a", clock, log=log)], p, clock=clock)["a"]
     assert log == ["a"] * 5 and not r.alone_samples and not r.alone_again_samples
 

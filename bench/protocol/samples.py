@@ -51,6 +51,9 @@ class ModeResult:
     # sequential stopping: this mode's verdict against each baseline it was paired with
     # (baseline -> {"verdict", "speedup", "ci_low", "ci_high", "blocks", "rounds", "s"})
     verdicts: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    # latency: each call alone, synced after it (bench.protocol.latency)
+    synced_samples: list[float] = dataclasses.field(default_factory=list)
+    synced_error: str | None = None
     first_notes: list[str] = dataclasses.field(default_factory=list)  # why the first call
     later_notes: list[str] = dataclasses.field(default_factory=list)  # ...and later ones
 

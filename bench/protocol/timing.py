@@ -19,6 +19,9 @@ For each mode of one case group:
    the interleaved phase: a block right after the warm-up caught TF's first while_loop
    function of a process in its slow first ~100 calls (rnn graph 1.1 ms, later 0.87 ms).
 
+Between 5 and 6, **synced calls**: rounds of one call per mode, each timed with its sync
+(the latency a caller waiting for every result pays; :mod:`bench.protocol.latency`).
+
 The core takes its clock and its compile counter as arguments, so the arithmetic is tested
 exactly with a fake clock (tests/test_timing.py).
 """
@@ -32,6 +35,7 @@ import statistics
 import time
 from typing import Any, Callable, Sequence
 
+from bench.protocol.latency import run_synced
 from bench.protocol.samples import (  # noqa: F401  (Timed, ModeResult: re-exported)
     Counters,
     ModeResult,
@@ -122,6 +126,11 @@ class Protocol:
     # "precise" (its interval is within +-precision whatever the verdict: the nightly, which
     # follows each ratio from night to night rather than its verdict)
     stop_when: str = "verdict"
+    # latency beside throughput (bench.protocol.latency): after the interleaved sampling,
+    # rounds of one synced call per mode for this long, at least synced_min_rounds rounds
+    synced_time: float = 0.3
+    synced_min_rounds: int = 5
+    synced_max_rounds: int = 200
 
     @property
     def switches(self) -> int:
@@ -324,6 +333,10 @@ def measure(modes: list[Timed], protocol: Protocol = Protocol(),
         from bench.protocol.sequential import run_sequential
 
         run_sequential(modes, results, protocol, pairs, counters, clock, notes, controls)
+    controls_only = {c for c, _ in controls} - {m for pair in pairs for m in pair}
+    run_synced([t for t in modes if t.name not in controls_only], results,
+               protocol.synced_time, protocol.synced_min_rounds, protocol.synced_max_rounds,
+               clock)
     if protocol.alone_samples and sum(1 for r in results.values() if r.samples) > 1:
         for blocks in ("alone_samples", "alone_again_samples"):  # two rounds over the modes
             for t in modes:  # switched to like any turn, at least one untimed call

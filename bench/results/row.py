@@ -16,6 +16,7 @@ import re
 from typing import Any, Callable, Mapping, Sequence
 
 from bench.define.workload import Case
+from bench.protocol.latency import latency_fields
 
 SCHEMA_VERSION = 1
 
@@ -241,6 +242,8 @@ def group_rows(modes: Sequence[str], results: Mapping[str, Any], *,
             # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
             common.update(adapter.mode_facts(mode, r.counters_first))
         common.update(verdict_fields(r.verdicts))
+        common.update(latency_fields(mode, results, next(iter(r.verdicts), None),
+                                     protocol.confidence))
         if extra is not None:
             common.update(extra(mode, r))
         common.update(checks.get(mode, {}))

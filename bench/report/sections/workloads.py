@@ -12,7 +12,7 @@ from bench.define.modes import FRAMEWORKS, MODES, modes_for
 from bench.errors import UserError
 from bench.report import fmt
 from bench.report.draw import Deferred, Job
-from bench.report.facts import isnan, nearest_only
+from bench.report.facts import isnan, nearest_only, text_or
 from bench.report.sections import Section, register
 from bench.report.sections import workload_figures as W
 
@@ -110,6 +110,22 @@ def _speedup_cells(sp_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return cells
 
 
+GAP = 1.5  # synced and pipelined speedups this far apart: the case is marked
+
+
+def latency_gap(ratio) -> str | None:
+    """The mark of a JIT row whose synced speedup is ``ratio`` times its pipelined one, where
+    they differ by more than :data:`GAP` either way."""
+    if isnan(ratio) or not ratio or ratio <= 0:
+        return None
+    if ratio < 1 / GAP:
+        return (f"synced {fmt.times(1 / ratio)} below pipelined: dispatch-bound, here JIT "
+                f"saves host time that a caller waiting for each result still pays")
+    if ratio > GAP:
+        return f"synced {fmt.times(ratio)} above pipelined"
+    return None
+
+
 def _mode_row(r: dict[str, Any], sp_rows: list[dict[str, Any]]) -> dict[str, Any]:
     counters = r.get("first_compile_s")
     share = r.get("floor_share")
@@ -127,6 +143,13 @@ def _mode_row(r: dict[str, Any], sp_rows: list[dict[str, Any]]) -> dict[str, Any
         "gflops": fmt.num(r.get("gflops"), ".3g"),
         "peak_pct": fmt.pct(r.get("fraction_of_peak")),
         "bound_pct": fmt.pct(r.get("fraction_of_bound")),  # bench.analysis.roofline
+        "synced": fmt.secs(r.get("synced_median_s")) if not isnan(r.get("synced_median_s"))
+        else None,
+        "synced_speedup": (f"{fmt.times(r['synced_speedup'])} "
+                           f"{fmt.interval(r.get('synced_ci_low'), r.get('synced_ci_high'))}"
+                           if not isnan(r.get("synced_speedup")) else None),
+        "synced_gap": latency_gap(r.get("synced_vs_pipelined")),
+        "precision": text_or(r.get("matmul_precision")),
         "rel_err": fmt.num(r.get("max_rel_err"), ".2g"),
         "rtol": fmt.num(r.get("rtol"), "g"),
         "noise": r.get("noise"), "noise_reason": r.get("noise_reason") or "",

@@ -1,0 +1,104 @@
+"""Latency beside throughput: each call alone, the device synced after it.
+
+The timed samples (``bench.protocol.timing``) batch short calls so they pipeline, one sync per
+sample: a *throughput* time per call, what a loop that never waits for a result pays. A server
+answering one request, or a training loop reading its loss every step, waits for each call:
+its *synced* time includes the dispatch the device can no longer hide (nvbench's "cold" time,
+without the cache flush). The two differ most where a call is short and its dispatch long:
+JIT saves host time there, and the pipelined ratio overstates what a synced caller gains.
+
+After a group's interleaved sampling, :func:`run_synced` calls every mode that has samples
+once per round, in turn, each call timed with its sync (``synced_samples``): the rounds pair
+the modes in time, so :func:`synced_speedup` takes the ratio of their medians with an
+interval from resampling whole rounds. It stops after ``Protocol.synced_time`` seconds, never
+before ``synced_min_rounds`` rounds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from bench.protocol.samples import ModeResult, Timed
+
+N_BOOT = 1000
+
+
+def run_synced(modes: Sequence[Timed], results: Mapping[str, ModeResult], time_limit: float,
+               min_rounds: int, max_rounds: int,
+               clock: Callable[[], float]) -> None:
+    """Rounds over the modes with samples (compiling ones too), one synced call each, into
+    ``ModeResult.synced_samples``; one untimed synced call each first (the switch from the
+    pipelined phase). A mode that raises here keeps its other results (``synced_error``)."""
+    live = [t for t in modes if t.name in results and results[t.name].ok
+            and (results[t.name].samples or results[t.name].compiling_samples)]
+    if not live or time_limit <= 0:
+        return
+    for t in list(live):
+        try:
+            t.sync(t.call())
+        except Exception as exc:  # noqa: BLE001 -- extra information, never a failure
+            results[t.name].synced_error = f"{type(exc).__name__}: {exc}"[:500]
+            live.remove(t)
+    start = clock()
+    rounds = 0
+    while live and rounds < max_rounds:
+        for t in list(live):
+            try:
+                t0 = clock()
+                t.sync(t.call())
+                results[t.name].synced_samples.append(clock() - t0)
+            except Exception as exc:  # noqa: BLE001 -- as above
+                results[t.name].synced_error = f"{type(exc).__name__}: {exc}"[:500]
+                live.remove(t)
+        rounds += 1
+        if rounds >= min_rounds and clock() - start >= time_limit:
+            break
+
+
+def synced_speedup(baseline: Sequence[float], jit: Sequence[float],
+                   confidence: float = 0.95, seed: int = 0) -> dict[str, float] | None:
+    """median(baseline) / median(jit) of two modes' synced calls taken in the same rounds,
+    with a ``confidence`` interval from resampling the rounds (both calls of a round go
+    together, so drift during the phase moves both); None with fewer than 3 rounds."""
+    n = min(len(baseline), len(jit))
+    if n < 3:
+        return None
+    b, j = np.asarray(baseline[:n], float), np.asarray(jit[:n], float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(N_BOOT, n))
+    ratios = np.median(b[idx], axis=1) / np.median(j[idx], axis=1)
+    alpha = (1.0 - confidence) / 2
+    lo, hi = np.quantile(ratios, [alpha, 1.0 - alpha])
+    return {"speedup": float(np.median(b) / np.median(j)), "ci_low": float(lo),
+            "ci_high": float(hi)}
+
+
+def latency_fields(mode: str, results: Mapping[str, ModeResult], baseline: str | None,
+                   confidence: float = 0.95) -> dict[str, Any]:
+    """Row fields: ``synced_median_s`` and ``synced_samples`` of every mode with synced calls;
+    for a JIT mode, ``synced_speedup``, ``synced_ci_low`` / ``synced_ci_high`` against
+    ``baseline`` (its verdict's), and ``synced_vs_pipelined``: how many times its pipelined
+    speedup the synced one is, where the row's verdict gives the pipelined one."""
+    r = results[mode]
+    out: dict[str, Any] = {}
+    if r.synced_error:
+        out["synced_error"] = r.synced_error
+    if not r.synced_samples:
+        return out
+    out["synced_median_s"] = float(np.median(r.synced_samples))
+    out["synced_samples"] = list(r.synced_samples)
+    base = results.get(baseline) if baseline else None
+    if base is None or baseline == mode or not base.synced_samples:
+        return out
+    s = synced_speedup(base.synced_samples, r.synced_samples, confidence)
+    if s is None:
+        return out
+    out.update(synced_speedup=s["speedup"], synced_ci_low=s["ci_low"],
+               synced_ci_high=s["ci_high"])
+    piped = (r.verdicts.get(baseline) or {}).get("speedup")
+    if piped and math.isfinite(piped) and piped > 0:
+        out["synced_vs_pipelined"] = s["speedup"] / piped
+    return out
