@@ -19,7 +19,8 @@ from bench.protocol.timing import Protocol
 from bench.results.files import COLUMNS
 
 QUICK = Protocol(min_time=0.02, min_samples=5, warmup_max_time=1.0, budget=1.0)
-SUMMARY = re.compile(r"^jit is \d[\d.]*× (faster|slower) than eager \[[\d.]+–[\d.]+\]; "
+SUMMARY = re.compile(r"^jit is \d[\d.]*× (faster|slower) than eager \[[\d.]+–[\d.]+\] "
+                     r"\(pipelined; each call synced: [\d.]+× \[[\d.]+–[\d.]+\]\); "
                      r"compile \S+ m?s; (pays off after \d+ calls?|never pays off)$|"
                      r"^jit is no faster than eager \(")
 

@@ -112,6 +112,9 @@ def test_matmul_relu_tf_and_jax_table_json_dataframe_and_report(pytester, tmp_pa
         assert info["params"] == {"m": 64, "k": 64, "n": 64}
         assert b["group"] == f"matmul_relu-fused-{info['framework']}-cpu-float32-64x64x64"
         assert b["stats"]["rounds"] >= 3
+        # pytest-benchmark's rounds sync every call (latency); the throughput kind beside it
+        assert info["synced_median_s"] == b["stats"]["median"]
+        assert info["pipelined_median_s"] > 0 and info["matmul_precision"] == "float32"
         # what XLA built, or why there is nothing to show (bench.xla.capture)
         assert info.get("hlo_fingerprint") or info.get("hlo_note"), info["mode"]
         if info["mode"] in ("xla", "jit", "aot"):

@@ -166,11 +166,14 @@ class Adapter(Protocol):
     def device_info(self) -> list[dict[str, str]]:
         """One dict per device: framework, device, name, kind."""
 
-    def reset_peak_memory(self, device: str) -> None:
-        """Start a new peak-memory window where the device supports it."""
+    def reset_peak_memory(self, device: str) -> int | None:
+        """Start a new peak-memory window where the framework can (TF on a GPU) and return
+        the bytes in use at its start; None where the peak cannot be reset (JAX: its peak is
+        the process's) or the device keeps no statistics (CPU)."""
 
     def peak_memory_bytes(self, device: str) -> int | None:
-        """Peak device memory since :meth:`reset_peak_memory`; None where unknown (CPU)."""
+        """Peak device memory since :meth:`reset_peak_memory` (or, where it cannot reset, of
+        the whole process); None where unknown (CPU)."""
 
     def matmul_precision(self, device: str, dtype: str) -> str:
         """What ``dtype`` matrix products run at on ``device`` in this process, from the

@@ -282,12 +282,13 @@ class Adapter:
                  "kind": getattr(d, "device_kind", "")} for d in jax.devices()]
 
     def reset_peak_memory(self, device: str) -> None:
-        """Nothing to do: JAX has no API to reset its peak counter (see below)."""
+        """None: JAX has no API to reset its peak counter, so no peak is a mode's own (the
+        worker records the process's instead; ``compiled_memory_bytes`` is each JIT mode's)."""
+        return None
 
     def peak_memory_bytes(self, device: str) -> int | None:
-        """Peak device memory since ``reset_peak_memory``, where the device reports it (GPU);
-        None on CPU. JAX's peak is process-wide and never resets, so a mode whose peak stays
-        under an earlier one reads as the earlier peak: probe the hungrier mode last."""
+        """The process's peak device memory so far, where the device reports it (GPU); None on
+        CPU. It never resets: the high-water mark of everything this worker ran."""
         stats = self._memory_stats(device)
         if not stats or "peak_bytes_in_use" not in stats:
             return None

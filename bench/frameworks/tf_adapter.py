@@ -374,9 +374,13 @@ class Adapter:
                         "kind": str(details.get("device_name", ""))})
         return out
 
-    def reset_peak_memory(self, device: str) -> None:
-        if device == "gpu":
-            tf.config.experimental.reset_memory_stats("GPU:0")
+    def reset_peak_memory(self, device: str) -> int | None:
+        """A new peak window on the GPU (``reset_memory_stats``: the peak restarts at what is
+        in use); the bytes in use then (inputs, kept outputs, variables), or None on CPU."""
+        if device != "gpu":
+            return None
+        tf.config.experimental.reset_memory_stats("GPU:0")
+        return int(tf.config.experimental.get_memory_info("GPU:0")["current"])
 
     @staticmethod
     def matmul_precision(device: str, dtype: str) -> str:

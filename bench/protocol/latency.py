@@ -58,6 +58,22 @@ def run_synced(modes: Sequence[Timed], results: Mapping[str, ModeResult], time_l
             break
 
 
+def pipelined(t: Timed, calls: int, samples: int,
+              clock: Callable[[], float]) -> list[float]:
+    """``samples`` times ``calls`` calls of ``t`` back to back, one sync after the last: the
+    time per call of each (the throughput kind, for a front door whose own timing syncs every
+    call: pytest-benchmark's)."""
+    out = []
+    for _ in range(samples):
+        result = None
+        t0 = clock()
+        for _ in range(calls):
+            result = t.call()
+        t.sync(result)
+        out.append((clock() - t0) / calls)
+    return out
+
+
 def synced_speedup(baseline: Sequence[float], jit: Sequence[float],
                    confidence: float = 0.95, seed: int = 0) -> dict[str, float] | None:
     """median(baseline) / median(jit) of two modes' synced calls taken in the same rounds,

@@ -60,6 +60,7 @@ SIZE_ENV = "JITBENCH_SIZE"
 FIXTURE = "jitbench_case"
 FILTER_NAMES = ("suite", "framework", "mode", "device", "dtype", "variant")
 MAX_ROUNDS = 10_000  # beyond this, more iterations per round instead (bounds the JSON's size)
+PIPELINED_SAMPLES = 5  # throughput samples beside pytest-benchmark's synced rounds
 XLA_ENV_PREFIXES = ("TF_XLA_", "XLA_", "JAX_", "TF_ENABLE_ONEDNN_OPTS", "CUDA_VISIBLE_DEVICES")
 _UNUSED_FIXTURE = "ignore:Benchmark fixture was not used at all"
 
@@ -321,6 +322,7 @@ def run_case(benchmark, case_id: str, config) -> None:
     steady-state, synced calls."""
     import statistics
 
+    from bench.protocol.latency import pipelined
     from bench.protocol.timing import Protocol, first_and_warmup
 
     state: _Session = config.stash[_STATE]
@@ -383,6 +385,9 @@ def run_case(benchmark, case_id: str, config) -> None:
         _fail(case, adapter.classify(exc, "timed_samples"), _error_text(exc, "timed_samples"),
               expected)
     after = adapter.counters()
+    # pytest-benchmark timed each call with its sync (latency); the throughput kind beside it
+    piped = pipelined(timed, max(1, math.ceil(Protocol().sample_min_time / per_call)),
+                      PIPELINED_SAMPLES, time.perf_counter)
 
     flops = float(wl.flops(case.params, case.variant))
     median = benchmark.stats.stats.median
@@ -390,7 +395,8 @@ def run_case(benchmark, case_id: str, config) -> None:
     info.update(jitbench_schema=EXTRA_INFO_SCHEMA, **rows.case_fields(case), status="ok",
                 **rows.timing_fields(r), sync_overhead_s=r.overhead_s, flops=flops,
                 gflops=flops / median / 1e9 if median else None, rtol=work.rtol,
-                atol=work.atol, matmul_precision=work.precision, **checked.fields)
+                atol=work.atol, matmul_precision=work.precision, synced_median_s=median,
+                pipelined_median_s=statistics.median(piped), **checked.fields)
     if counts_in_process(case.framework):
         info.update(rows.counter_fields(r.counters_first, r.counters_warmup,
                                         {k: after.get(k, 0) - before.get(k, 0) for k in after}))

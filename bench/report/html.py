@@ -59,6 +59,7 @@ def build_context(df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT,
         "run_id": str(meta.get("run_id", "")), "sections": blocks,
         "noise_floor_pct": f"{100 * analysis.NOISE_FLOOR:g}",
         "intervals": interval_methods(run.sp),
+        "precisions": precisions(df),
         "nearest": ", ".join(f"{fw}: {nearest_baseline(fw)}" for fw in FRAMEWORKS),
     }
 
@@ -70,6 +71,16 @@ INTERVAL_METHODS = {
     "samples": "a 95% bootstrap interval of the raw samples (rows measured without blocks: "
                "an older run or a pytest-benchmark import)",
 }
+
+
+def precisions(df) -> list[str]:
+    """What each device's matrix products ran at, e.g. ``["gpu float32: tf32"]``, from the rows'
+    ``matmul_precision`` (rows from before it was recorded say nothing)."""
+    if "matmul_precision" not in df.columns:
+        return []
+    known = df[df["matmul_precision"].notna()]
+    return [f"{dev} {dtype}: {', '.join(sorted(set(g['matmul_precision'])))}"
+            for (dev, dtype), g in known.groupby(["device", "dtype"], sort=True)]
 
 
 def interval_methods(sp) -> list[dict[str, Any]]:

@@ -133,8 +133,14 @@ OTHER_FIELDS: dict[str, str] = {
     "worker_pid": "the worker process that measured the row",
     "started_at": "when the group started (Unix time)",
     "finished_at": "when the row was written (Unix time)",
-    "peak_mem_bytes": "peak device memory of the mode, where the framework reports it",
-    "peak_mem_ratio_vs_nojit": "peak memory / that of the JIT-off mode",
+    "peak_mem_bytes": "peak device memory during one call of the mode alone, where the "
+                      "framework can restart its peak (TensorFlow on a GPU)",
+    "peak_mem_added_bytes": "peak_mem_bytes above what was in use when that call began "
+                            "(the inputs, kept outputs and variables every mode shares)",
+    "peak_mem_ratio_vs_nojit": "peak_mem_added_bytes / that of the JIT-off mode",
+    "process_peak_mem_bytes": "the worker process's peak device memory after the group (JAX, "
+                              "whose peak never resets): a high-water mark of everything the "
+                              "worker ran, not the mode's own (see compiled_memory_bytes)",
     "synced_vs_pipelined": "synced_speedup / the pipelined verdict_speedup: far below 1 where "
                            "dispatch dominates a synced call (JIT saves host time there)",
     "synced_error": "why the synced calls stopped (the pipelined samples stand)",

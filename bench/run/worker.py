@@ -144,25 +144,32 @@ def _slowed_for_tests(case: Case, fn, sync=None):
     return slowed
 
 
-def _peak_memory(adapter, timed: list[Timed], results, device: str) -> dict[str, int | None]:
-    """Peak device memory of one more call of each mode that ran fine, outside the timing;
-    empty values where the device keeps no statistics (CPU)."""
-    peaks: dict[str, int | None] = {}
+def _peak_memory(adapter, timed: list[Timed], results, device: str
+                 ) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """Device memory, outside the timing: per mode that ran fine, where the framework can
+    restart its peak (TF on a GPU), one more call in a window of its own: ``peak_mem_bytes``
+    and ``peak_mem_added_bytes`` (above what was in use when the window began: inputs, kept
+    outputs, variables); where it cannot (JAX), no extra call and ``process_peak_mem_bytes``,
+    the worker's high-water mark after the group, on every row. Nothing on a CPU."""
     try:  # no statistics at all (CPU): no extra call (it cost 2.4 s of a JAX quick run)
         if adapter.peak_memory_bytes(device) is None:
-            return peaks
-    except Exception:
-        return peaks
+            return {}, {}
+        if adapter.reset_peak_memory(device) is None:
+            return {}, {"process_peak_mem_bytes": adapter.peak_memory_bytes(device)}
+    except Exception:  # memory statistics are extra information, never a failure
+        return {}, {}
+    peaks: dict[str, dict[str, int]] = {}
     for t in timed:
         if not results[t.name].ok:
             continue
         try:
-            adapter.reset_peak_memory(device)
+            start = adapter.reset_peak_memory(device)
             t.sync(t.call())
-            peaks[t.name] = adapter.peak_memory_bytes(device)
-        except Exception:  # memory statistics are extra information, never a failure
-            peaks[t.name] = None
-    return peaks
+            peak = adapter.peak_memory_bytes(device)
+            peaks[t.name] = {"peak_mem_bytes": peak, "peak_mem_added_bytes": peak - start}
+        except Exception:  # as above
+            continue
+    return peaks, {}
 
 
 def _answers(work, fns: dict[str, Any], results: dict[str, Any], where: Where
@@ -254,7 +261,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
                       **_pairs(first.framework, [c.mode for c in cases],
                                [t.name for t in timed]))
     machine = noise.between(snap, noise.snapshot())
-    peak_mem = _peak_memory(adapter, timed, results, first.device)
+    peak_mem, process_mem = _peak_memory(adapter, timed, results, first.device)
     answers = _answers(work, fns, results, where)
 
     # JIT-off output of the same framework, to tell "JIT changed the answer" from "float32"
@@ -272,12 +279,15 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
     by_mode = {case.mode: case for case in cases}
 
     def extra(mode: str, r) -> dict[str, Any]:
-        fields = dict(peak_mem_bytes=peak_mem.get(mode), **machine,
+        mem = dict({"peak_mem_bytes": None}, **peak_mem.get(mode, {}))  # None: not known
+        fields = dict(**mem, **process_mem, **machine,
                       **looks.get(mode, {}))  # HLO facts, XLA's cost analysis, files
         if mode + AA_SUFFIX in results:
             fields.update(rows.aa_fields(r.samples, results[mode + AA_SUFFIX]))
-        if r.ok and peak_mem.get(mode) and nojit_mode and peak_mem.get(nojit_mode):
-            fields["peak_mem_ratio_vs_nojit"] = peak_mem[mode] / peak_mem[nojit_mode]
+        added, base = mem.get("peak_mem_added_bytes"), \
+            peak_mem.get(nojit_mode or "", {}).get("peak_mem_added_bytes")
+        if r.ok and added is not None and base:
+            fields["peak_mem_ratio_vs_nojit"] = added / base
         return fields
 
     def check(mode: str, r):
