@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -161,6 +162,34 @@ def test_isolate_runs_autoclustering_in_its_own_worker_with_tf_counters():
     # one worker: its adapter added auto-clustering's flag before TensorFlow started
     assert rows["graph"]["worker_pid"] == rows["xla"]["worker_pid"] == \
         rows["autoclustering"]["worker_pid"]
+
+
+def jax_sleeps_forever(w, x):
+    import time
+
+    while True:
+        time.sleep(60)
+
+
+def jax_raises(w, x):
+    raise ValueError("shapes do not fit")
+
+
+def test_a_hung_function_under_isolate_ends_as_timeout_rows_not_a_hang():
+    jax = pytest.importorskip("jax")
+    w, x = (jax.numpy.asarray(a) for a in _inputs())
+    started = time.monotonic()
+    r = bench.measure(jax_sleeps_forever, w, x, modes=["eager", "jit"], isolate=True,
+                      timeout=5, protocol=QUICK)
+    assert time.monotonic() - started < 15
+    assert [(row["mode"], row["status"]) for row in r.rows] == [("eager", "timeout"),
+                                                                ("jit", "timeout")]
+    assert "exceeded the 5 s limit (timeout=)" in r.rows[0]["error"]
+    # a function that fails with JIT off is the caller's error, from the worker as in-process
+    with pytest.raises(UserError, match=r"jax_raises raised ValueError in eager mode"):
+        bench.measure(jax_raises, w, x, isolate=True, protocol=QUICK)
+    with pytest.raises(UserError, match=r"timeout needs isolate=True"):
+        bench.measure(jax_layer, w, x, timeout=5)
 
 
 def tf_deep(w, x):

@@ -21,17 +21,19 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from bench.protocol.samples import ModeResult, Timed
+from bench.protocol.samples import ModeResult, Notes, Timed
 
 N_BOOT = 1000
 
 
 def run_synced(modes: Sequence[Timed], results: Mapping[str, ModeResult], time_limit: float,
                min_rounds: int, max_rounds: int,
-               clock: Callable[[], float]) -> None:
+               clock: Callable[[], float], notes: Notes | None = None) -> None:
     """Rounds over the modes with samples (compiling ones too), one synced call each, into
     ``ModeResult.synced_samples``; one untimed synced call each first (the switch from the
-    pipelined phase). A mode that raises here keeps its other results (``synced_error``)."""
+    pipelined phase). A mode that raises here keeps its other results (``synced_error``).
+    ``notes``: the framework's reasons for compiling, drained after each call into the mode
+    that caused them (a mode recompiling every call must not lend its reasons to the next)."""
     live = [t for t in modes if t.name in results and results[t.name].ok
             and (results[t.name].samples or results[t.name].compiling_samples)]
     if not live or time_limit <= 0:
@@ -42,6 +44,7 @@ def run_synced(modes: Sequence[Timed], results: Mapping[str, ModeResult], time_l
         except Exception as exc:  # noqa: BLE001 -- extra information, never a failure
             results[t.name].synced_error = f"{type(exc).__name__}: {exc}"[:500]
             live.remove(t)
+        results[t.name].note(notes)
     start = clock()
     rounds = 0
     while live and rounds < max_rounds:
@@ -53,6 +56,7 @@ def run_synced(modes: Sequence[Timed], results: Mapping[str, ModeResult], time_l
             except Exception as exc:  # noqa: BLE001 -- as above
                 results[t.name].synced_error = f"{type(exc).__name__}: {exc}"[:500]
                 live.remove(t)
+            results[t.name].note(notes)
         rounds += 1
         if rounds >= min_rounds and clock() - start >= time_limit:
             break

@@ -336,7 +336,7 @@ def measure(modes: list[Timed], protocol: Protocol = Protocol(),
     controls_only = {c for c, _ in controls} - {m for pair in pairs for m in pair}
     run_synced([t for t in modes if t.name not in controls_only], results,
                protocol.synced_time, protocol.synced_min_rounds, protocol.synced_max_rounds,
-               clock)
+               clock, notes)
     if protocol.alone_samples and sum(1 for r in results.values() if r.samples) > 1:
         for blocks in ("alone_samples", "alone_again_samples"):  # two rounds over the modes
             for t in modes:  # switched to like any turn, at least one untimed call

@@ -14,9 +14,10 @@ import datetime as dt
 import json
 import os
 import platform
-import subprocess
 from pathlib import Path
 from typing import Any, Sequence
+
+from bench import launch
 
 ENV_PREFIXES = ("TF_", "XLA_", "JAX_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "NVIDIA_")
 
@@ -42,28 +43,19 @@ def _memory_gb() -> float | None:
 
 
 def git_commit() -> str | None:
-    root = Path(__file__).resolve().parents[2]
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                             text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=root, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if out.returncode != 0:
+    root = str(Path(__file__).resolve().parents[2])
+    out = launch.tool(["git", "rev-parse", "HEAD"], 10, cwd=root)
+    dirty = launch.tool(["git", "status", "--porcelain", "--untracked-files=no"], 10, cwd=root)
+    if out is None or dirty is None or out.returncode != 0:
         return None
     return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
 def gpus() -> list[dict[str, str]]:
     """GPU name, driver and memory from nvidia-smi, where there is one."""
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                              "--format=csv,noheader"], capture_output=True, text=True,
-                             timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    if out.returncode != 0:
+    out = launch.tool(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                       "--format=csv,noheader"], 20)
+    if out is None or out.returncode != 0:
         return []
     keys = ("name", "driver_version", "memory_total")
     return [dict(zip(keys, (x.strip() for x in line.split(","))))

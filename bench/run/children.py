@@ -20,11 +20,22 @@ import weakref
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from bench import launch
 from bench.define.workload import Case
 from bench.protocol.timing import Protocol
 from bench.run import child_process
 
 STARTUP_TIMEOUT_S = 300.0
+
+
+class JobFailed(Exception):
+    """A job the worker answered but could not do: ``user_error`` (the caller's input, e.g. a
+    function that raises with JIT off) or ``error`` (a bug of the job's handler; the message
+    is its traceback)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
 
 
 class WorkerFailed(Exception):
@@ -95,14 +106,19 @@ class Worker:
     runner decides what to keep and kills the worker itself."""
 
     def __init__(self, framework: str, env: dict[str, str], log_path: Path,
-                 where_path: Path | None = None, critical=contextlib.nullcontext):
+                 where_path: Path | None = None, critical=contextlib.nullcontext,
+                 import_paths: Sequence[str] | None = None, cwd: str | None = None,
+                 startup_timeout: float = STARTUP_TIMEOUT_S):
+        """``env``: the mode group's variables (``bench.run.child_process.env`` adds the
+        rest); ``import_paths``: put first on the child's PYTHONPATH (default: this copy of
+        jitbench); ``cwd``: the child's working folder."""
         self.framework = framework
         self.log_path = Path(log_path)
         self.where_path = Path(where_path) if where_path else \
             self.log_path.with_suffix(".where")
         self._killed = False
         self.proc = None
-        full_env = child_process.env(framework, env)
+        full_env = child_process.env(framework, env, *([import_paths] if import_paths else []))
         full_env["JITBENCH_RUNNER_PID"] = str(os.getpid())
         self.where_path.write_bytes(b"")  # "nothing said yet" = still starting
         try:
@@ -110,16 +126,13 @@ class Worker:
         except OSError:
             self.log_offset = 0
         with critical():  # a Ctrl-C must not land between the fork and owning the child
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "bench.run.worker", framework, str(self.log_path),
-                 str(self.where_path)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                env=full_env, text=True, bufsize=1, start_new_session=True)
+            self.proc = launch.start([sys.executable, "-m", "bench.run.worker", framework,
+                                      str(self.log_path), str(self.where_path)], full_env, cwd)
             _LIVE.add(self)
         self._lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
         try:
-            self.hello = self._read(STARTUP_TIMEOUT_S, "starting", starting=True)
+            self.hello = self._read(startup_timeout, "starting", starting=True)
         except BaseException:
             self.kill()
             raise
@@ -179,6 +192,49 @@ class Worker:
             raise WorkerFailed("crashed", f"worker broke the protocol: it wrote {line[:200]!r}",
                                starting=starting, pid=self.pid) from None
 
+    def run_job(self, msg: Mapping[str, Any], timeout: float, doing: str,
+                limit: str = "--case-timeout") -> Iterable[dict[str, Any]]:
+        """Send one job (``bench.run.worker``'s protocol) and yield its rows as they come;
+        :class:`WorkerFailed` if the worker dies or the job outlasts ``timeout`` seconds (the
+        worker's process group is killed; ``limit`` names the setting in the message),
+        :class:`JobFailed` if the worker says it could not do the job."""
+        try:
+            self.proc.stdin.write(json.dumps(msg, default=str) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the read below reports how the worker died
+        deadline = time.monotonic() + timeout
+        over = f"{doing} exceeded the {timeout:g} s limit ({limit})"
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                raise self._failed("timeout", over, False)
+            try:
+                reply = self._read(left, doing)
+            except WorkerFailed as exc:
+                if exc.status == "timeout":  # same message whichever wait ran out
+                    raise self._failed("timeout", over, False) from None
+                raise
+            kind = reply.get("type")
+            if kind == "group_done":
+                return
+            if kind in ("user_error", "error"):
+                self._drain_done(left)
+                raise JobFailed(kind, str(reply.get("message", "")))
+            if kind == "row":
+                yield reply.get("row") or {}
+
+    def _drain_done(self, timeout: float) -> None:
+        """Read up to the ``group_done`` that follows an error reply, so the worker can take
+        its next job."""
+        try:
+            while self._read(max(timeout, 1.0), "ending a failed job").get("type") != \
+                    "group_done":
+                pass
+        except WorkerFailed:
+            pass
+
     def run_group(self, cases: Sequence[Case], protocol: Protocol, timeout: float,
                   insight: Mapping[str, Any] | None = None) -> Iterable[dict[str, Any]]:
         """Rows of the group as the worker sends them; WorkerFailed if it dies or hangs.
@@ -186,36 +242,19 @@ class Worker:
         msg = {"group": [c.to_dict() for c in cases], "protocol": dataclasses.asdict(protocol)}
         if insight:
             msg["insight"] = dict(insight)
-        try:
-            self.proc.stdin.write(json.dumps(msg) + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass  # the read below reports how the worker died
-        deadline = time.monotonic() + timeout
         ids = {c.case_id for c in cases}
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.kill()
-                raise self._failed("timeout", f"case group exceeded the {timeout:g} s limit "
-                                              f"(--case-timeout)", False)
-            try:
-                reply = self._read(left, f"running {cases[0].case_id}")
-            except WorkerFailed as exc:
-                if exc.status == "timeout":  # same message whichever wait ran out
-                    raise self._failed("timeout", f"case group exceeded the {timeout:g} s "
-                                                  f"limit (--case-timeout)", False) from None
-                raise
-            if reply.get("type") == "group_done":
-                return
-            if reply.get("type") == "row":
-                row = reply.get("row") or {}
+        try:
+            for row in self.run_job(msg, timeout, "case group"):
                 if row.get("case_id") not in ids:
                     self.kill()
                     raise WorkerFailed("crashed", f"worker sent a row for "
                                                   f"{row.get('case_id')!r}, not a case of "
                                                   f"this group", pid=self.pid)
                 yield row
+        except JobFailed as exc:  # a case group never answers so; say it as a crash
+            self.kill()
+            raise WorkerFailed("crashed", f"worker could not run the group: {exc}",
+                               pid=self.pid) from None
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

@@ -15,16 +15,15 @@ compile events; TF: XLA's log and ``experimental_get_tracing_count``), ``reasons
 framework said about why it traced or compiled (JAX's explained cache misses).
 
 Parent side: :func:`plan` (which jobs), :func:`run` (one worker process per framework and
-worker group: ``python -m bench.run.sweep FRAMEWORK LOG``, jobs on stdin, rows on stdout).
-Worker side: :func:`run_job`. The summary per mode is ``bench.analysis.recompilation``.
+worker group, started like every child of jitbench: ``bench.run.children.Worker``, its log
+under the run folder, a job that outlasts its timeout killed). Worker side: :func:`worker_job`
+(the handler ``bench.run.worker`` calls), :func:`run_job`. The summary per mode is ``bench.analysis.recompilation``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -32,7 +31,7 @@ from typing import Any, Callable, Sequence
 from bench.define.modes import MODES
 from bench.define.workload import Filters, Sweep, Workload, discover, load_workload
 from bench.errors import UserError
-from bench.run import child_process
+from bench.run.children import JobFailed, Worker, WorkerFailed
 
 SWEEP_VERSION = 1
 MAX_REASONS = 3  # per call, the first few
@@ -168,22 +167,9 @@ def _job_row(job: SweepJob, mode: str, **fields: Any) -> dict[str, Any]:
                 jit=MODES[(job.framework, mode)].jit, **fields)
 
 
-def main(argv: list[str]) -> int:
-    """``python -m bench.run.sweep FRAMEWORK LOG``: jobs (JSON lines) on stdin, rows (JSON lines)
-    on the original stdout; fds 1 and 2 go to LOG before the framework is imported (TF's
-    compile counters are read from there)."""
-    framework, log_path = argv[0], argv[1]
-    out = child_process.output_to_log(log_path)
-    from bench.frameworks import get_adapter
-
-    adapter = get_adapter(framework, log_path=log_path)
-    adapter.counters()  # skip the import-time log lines
-    for line in sys.stdin:
-        if line.strip():
-            for row in run_job(adapter, SweepJob(**json.loads(line))):
-                out.write(json.dumps(row, default=str) + "\n")
-    out.flush()
-    return 0
+def worker_job(adapter, msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """The handler a worker (``bench.run.worker``) runs for ``{"sweep": {...}}``."""
+    return run_job(adapter, SweepJob(**{**msg["sweep"], "modes": tuple(msg["sweep"]["modes"])}))
 
 
 # --------------------------------------------------------------------------- parent side
@@ -203,21 +189,26 @@ def run(jobs: Sequence[SweepJob], run_dir: Path, timeout: float = 1800.0,
         if on_job:
             for job in group_jobs:
                 on_job(job)
-        env = child_process.env(framework, MODES[(framework, group_jobs[0].modes[0])].env)
+        env = dict(MODES[(framework, group_jobs[0].modes[0])].env)
         log = run_dir / "logs" / f"sweep-{framework}-{group}.log"
-        stdin = "".join(json.dumps(dataclasses.asdict(j)) + "\n" for j in group_jobs)
+        got: list[dict[str, Any]] = []
+        worker: Worker | None = None
         try:
-            done = subprocess.run([sys.executable, "-m", "bench.run.sweep", framework, str(log)],
-                                  input=stdin, capture_output=True, text=True, env=env,
-                                  timeout=timeout, check=False)
-            got = [json.loads(ln) for ln in done.stdout.splitlines() if ln.strip()]
-            failed = None if done.returncode == 0 else f"worker exited with {done.returncode}"
-        except subprocess.TimeoutExpired:
-            got, failed = [], f"worker exceeded {timeout:g} s"
-        if failed:
-            tail = child_process.log_tail(log, lines=5).splitlines()
-            got += [_job_row(j, mode, status="error", error=f"{failed}: " + " | ".join(tail))
-                    for j in group_jobs for mode in j.modes]
+            for job in group_jobs:
+                try:
+                    if worker is None or not worker.alive():  # the first, or after a death
+                        worker = Worker(framework, env, log)
+                    got += worker.run_job({"handler": f"{__name__}:worker_job",
+                                           "sweep": dataclasses.asdict(job)}, timeout,
+                                          f"sweep {job.workload}/{job.sweep} {framework}",
+                                          limit="timeout")
+                except (WorkerFailed, JobFailed) as exc:
+                    lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+                    got += [_job_row(job, mode, status="error", error=" | ".join(
+                        lines[:1] + lines[-5:])[:2000]) for mode in job.modes]
+        finally:
+            if worker is not None:
+                worker.close()
         rows += got
         with open(run_dir / "sweep.jsonl", "a") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in got)
@@ -231,6 +222,3 @@ def load(run_dir: Path) -> list[dict[str, Any]]:
         return []
     return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

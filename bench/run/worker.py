@@ -1,10 +1,17 @@
-"""A worker process: one framework, one environment, many case groups.
+"""A worker process: one framework, one environment, many jobs. Every child jitbench starts
+is one of these (``bench.run.children.Worker`` starts it): a run's case groups, a recompile
+sweep's jobs (``bench.run.sweep``), ``bench.measure(..., isolate=True)`` (``bench.userfn.isolate``).
 
     python -m bench.run.worker FRAMEWORK LOG_PATH [WHERE_PATH]
 
-Protocol (JSON lines): the runner writes ``{"group": [case, ...], "protocol": {...}}`` on stdin;
-the worker answers on its *original* stdout with ``{"type": "hello", ...}`` once, then for each
-group one ``{"type": "row", "row": {...}}`` per case and ``{"type": "group_done"}``.
+Protocol (JSON lines): the parent writes one job per line on stdin; the worker answers on its
+*original* stdout with ``{"type": "hello", ...}`` once, then for each job its rows
+(``{"type": "row", "row": {...}}``) and ``{"type": "group_done"}``. A case group is
+``{"group": [case, ...], "protocol": {...}}``; any other job names its handler,
+``{"handler": "module:function", ...}``: the worker calls ``function(adapter, message)`` and
+sends each row it yields; a ``UserError`` it raises goes back as ``{"type": "user_error",
+"message": ...}`` (the caller's input was wrong, not the worker). Handlers live with the
+front door that owns the job, so this module imports none of them.
 
 File descriptors 1 and 2 are pointed at LOG_PATH before the framework is imported, so library
 chatter never corrupts the protocol, XLA's log lines can be parsed (TF adapter), and the runner
@@ -299,6 +306,39 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
                            atol=atol, check=check, extra=extra, precision=precision)
 
 
+OWN_PROCESS_ENV = "JITBENCH_OWN_PROCESS"
+
+
+def resolve(target: str):
+    """The object ``module:qualname`` names (a job's handler, a user's function)."""
+    import importlib
+
+    module, _, qual = target.partition(":")
+    obj = importlib.import_module(module)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _run_handler(adapter, msg: dict, where: Where, send) -> None:
+    """A job other than a case group: its handler's rows, then ``group_done`` (see the module
+    docstring); a bug of the handler's becomes an ``error`` reply with its traceback."""
+    from bench.errors import UserError
+
+    where.set(None, f"job {msg['handler']}")
+    try:
+        for row in resolve(msg["handler"])(adapter, msg):
+            send({"type": "row", "row": row})
+    except UserError as exc:
+        send({"type": "user_error", "message": str(exc)})
+    except Exception:  # noqa: BLE001 -- the parent reports it; the worker lives on
+        tb = traceback.format_exc()
+        print(tb, flush=True)
+        send({"type": "error", "message": tb[-4000:]})
+    send({"type": "group_done"})
+    where.set(None, "idle, between jobs")
+
+
 def _die_with_parent() -> None:
     """SIGKILL this worker when the runner exits, however it exits (Linux only)."""
     parent = os.environ.get("JITBENCH_RUNNER_PID")
@@ -326,7 +366,10 @@ def main(argv: list[str]) -> int:
 
     from bench.frameworks import get_adapter
 
-    adapter = get_adapter(framework, log_path=log_path)
+    # "0": the job is a user's function, whose session settings (JAX's float64 switch, its
+    # logging) must stay as a user's process has them (bench.userfn.isolate)
+    own = os.environ.get(OWN_PROCESS_ENV, "1") != "0"
+    adapter = get_adapter(framework, log_path=log_path, own_process=own)
     adapter.counters()  # skip the import-time log lines
     startup = None
     asked = warmup.requested()
@@ -341,6 +384,9 @@ def main(argv: list[str]) -> int:
         if not line.strip():
             continue
         msg = json.loads(line)
+        if msg.get("handler"):
+            _run_handler(adapter, msg, where, send)
+            continue
         cases = [Case.from_dict(c) for c in msg["group"]]
         print(f"[jitbench worker] group {cases[0].case_id} "
               f"[{','.join(c.mode for c in cases)}]", flush=True)

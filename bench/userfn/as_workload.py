@@ -58,6 +58,12 @@ VARIANT = "own"  # the rows' variant: a user's own function, not a registered wo
 _ADAPTERS: dict[str, Any] = {}
 
 
+def use_adapter(framework: str, adapter) -> None:
+    """Make ``adapter`` this process's adapter for ``framework`` (a worker's, made with its
+    log before anything else: ``bench.userfn.isolate``)."""
+    _ADAPTERS[framework] = adapter
+
+
 def adapter_for(framework: str, log_path: str | None = None):
     """This process's adapter for ``framework``, made on first use (one per process: each
     JAX adapter registers a compile listener; ``log_path`` counts on that first call only). It

@@ -1,13 +1,12 @@
 """``bench.measure(..., isolate=True)``: the measurement in worker processes.
 
-    python -m bench.userfn.isolate JOB.pkl OUT.pkl LOG_PATH
-
 One worker per environment the requested modes need (``Mode.worker_group``; today one per
-framework), which imports the adapter before the framework starts (so TF auto-clustering's
-flag takes effect). A worker points its stdout and stderr at LOG_PATH first, so TensorFlow's
-compile counters (read from XLA's log) work there, and a crash of the function ends the worker,
-not the caller's session: its modes come back as ``crashed`` rows carrying the end of the log
-(``bench.results.row``, like the runner's).
+framework), started like every child of jitbench (``bench.run.children.Worker``: its log, its
+start-up timeout, its process group killed on a timeout), which imports the adapter before the
+framework starts (so TF auto-clustering's flag takes effect) and runs :func:`worker_job`. A
+crash of the function ends the worker, not the caller's session: its modes come back as
+``crashed`` rows carrying the end of the log; a function that outlasts ``timeout`` seconds as
+``timeout`` rows (``bench.results.row``, like the runner's).
 
 The worker imports the function by ``module:qualname``, so a lambda, a nested function or one
 defined in ``__main__`` (a notebook) is refused with a ``UserError`` saying so. Inputs travel as
@@ -17,10 +16,8 @@ numpy arrays (pickled); the reference is computed in the caller.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import pickle
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -30,7 +27,10 @@ from bench.define.modes import MODES
 from bench.errors import UserError
 from bench.protocol.timing import Protocol
 from bench.results import row as rows
-from bench.run import child_process
+from bench.run.children import JobFailed, Worker, WorkerFailed
+from bench.run.worker import OWN_PROCESS_ENV, resolve
+
+DEFAULT_TIMEOUT_S = 1800.0  # per worker: starting it, then measuring its modes
 
 
 
@@ -64,20 +64,14 @@ def importable_name(fn) -> str:
     return f"{module}:{qual}"
 
 
-def resolve(target: str):
-    module, _, qual = target.partition(":")
-    obj = importlib.import_module(module)
-    for part in qual.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
 def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops, device, name,
-                     protocol: Protocol) -> list[dict[str, Any]]:
-    """Rows of every requested mode, each group of modes measured in a worker of its own."""
+                     protocol: Protocol, timeout: float | None = None) -> list[dict[str, Any]]:
+    """Rows of every requested mode, each group of modes measured in a worker of its own, which
+    gets ``timeout`` seconds (default :data:`DEFAULT_TIMEOUT_S`) to start and to measure."""
     from bench.protocol.case_setup import is_array
-    from bench.userfn.as_workload import case_of, prepare
+    from bench.userfn.as_workload import prepare
 
+    timeout = DEFAULT_TIMEOUT_S if timeout is None else timeout
     target = importable_name(fn)
     # checks the arguments (and computes the reference) here; the workers' environments decide
     # what runs where, so no mode is "skipped for this process"
@@ -94,28 +88,41 @@ def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops
                    "modes": group_modes, "reference": spec.reference, "rtol": rtol,
                    "atol": atol, "flops": flops, "device": device, "name": spec.name,
                    "protocol": dataclasses.asdict(protocol)}
-            job_path, out_path = Path(tmp, f"{group}.job"), Path(tmp, f"{group}.out")
-            log_path = Path(tmp, f"{group}.log")
+            job_path = Path(tmp, f"{group}.job")
             job_path.write_bytes(pickle.dumps(job))
-            # the worker imports the function as this process would: same sys.path, same folder
-            env = child_process.env(spec.framework, MODES[(spec.framework, group_modes[0])].env,
-                                    import_paths=[p or os.getcwd() for p in sys.path])
-            proc = subprocess.run([sys.executable, "-m", "bench.userfn.isolate", str(job_path),
-                                   str(out_path), str(log_path)], env=env, check=False,
-                                  stdin=subprocess.DEVNULL, cwd=os.getcwd())
-            if out_path.is_file():
-                out = pickle.loads(out_path.read_bytes())
-                if "error" in out:
-                    raise UserError(out["error"])
-                out_rows.extend(out["rows"])
-                continue
-            why = (f"the worker measuring {', '.join(group_modes)} exited with code "
-                   f"{proc.returncode} before answering; end of its log:\n"
-                   f"{child_process.log_tail(log_path)}")
-            # a user's function expects no failure: no expected_failure lookup (rows.failure)
-            out_rows.extend(rows.new_row(case_of(spec, m), status="crashed", error=why[-4000:],
-                                         worker_exit=proc.returncode) for m in group_modes)
+            out_rows.extend(_in_worker(spec, group_modes, job_path, Path(tmp, f"{group}.log"),
+                                       timeout))
     return out_rows
+
+
+def _in_worker(spec, group_modes: list[str], job_path: Path, log_path: Path,
+               timeout: float) -> list[dict[str, Any]]:
+    """One worker's rows; ``crashed`` or ``timeout`` rows for its modes when it fails."""
+    from bench.userfn.as_workload import case_of
+
+    env = dict(MODES[(spec.framework, group_modes[0])].env, **{OWN_PROCESS_ENV: "0"})
+    worker = None
+    try:
+        # the worker imports the function as this process would: same sys.path, same folder
+        worker = Worker(spec.framework, env, log_path, cwd=os.getcwd(),
+                        import_paths=[p or os.getcwd() for p in sys.path],
+                        startup_timeout=timeout)
+        return list(worker.run_job({"handler": f"{__name__}:worker_job",
+                                    "job_path": str(job_path)}, timeout,
+                                   f"measuring {spec.name} ({', '.join(group_modes)})",
+                                   limit="timeout="))
+    except JobFailed as exc:
+        if exc.kind == "user_error":
+            raise UserError(str(exc)) from None
+        status, why, exit_ = "crashed", f"the worker failed: {exc}", None
+    except WorkerFailed as exc:
+        status, why, exit_ = exc.status, str(exc), exc.exit
+    finally:
+        if worker is not None:
+            worker.close()
+    # a user's function expects no failure: no expected_failure lookup (rows.failure)
+    return [rows.new_row(case_of(spec, m), status=status, error=why[-4000:],
+                         worker_exit=exit_) for m in group_modes]
 
 
 def _np(a):
@@ -124,25 +131,15 @@ def _np(a):
     return np.asarray(a)
 
 
-def main(argv: list[str]) -> int:
-    job_path, out_path, log_path = argv
-    child_process.output_to_log(log_path)  # results go to out_path, not to the original stdout
-    job = pickle.loads(Path(job_path).read_bytes())
-    from bench.userfn.as_workload import adapter_for, prepare, run
+def worker_job(adapter, msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """The worker's side (``bench.run.worker`` calls it with its adapter): the pickled job's
+    function prepared and measured in this process; a ``UserError`` goes back to the caller."""
+    from bench.userfn.as_workload import prepare, run, use_adapter
 
-    try:
-        # before the function's module is imported: the adapter goes first (TF's flags)
-        adapter_for(job["framework"], log_path=log_path).counters()  # skip import-time lines
-        fn = resolve(job["target"])
-        spec = prepare(fn, job["args"], framework=job["framework"], modes=job["modes"],
-                       reference=job["reference"], rtol=job["rtol"], atol=job["atol"],
-                       flops=job["flops"], device=job["device"], name=job["name"])
-        out: dict[str, Any] = {"rows": run(spec, Protocol(**job["protocol"]), counts=True)}
-    except UserError as exc:
-        out = {"error": str(exc)}
-    Path(out_path).write_bytes(pickle.dumps(out))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    job = pickle.loads(Path(msg["job_path"]).read_bytes())
+    use_adapter(job["framework"], adapter)  # made before the function's module is imported
+    fn = resolve(job["target"])
+    spec = prepare(fn, job["args"], framework=job["framework"], modes=job["modes"],
+                   reference=job["reference"], rtol=job["rtol"], atol=job["atol"],
+                   flops=job["flops"], device=job["device"], name=job["name"])
+    return run(spec, Protocol(**job["protocol"]), counts=True)

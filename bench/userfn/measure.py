@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from bench.errors import UserError
 from bench.protocol.timing import Protocol
 
 SUMMARY_COLUMNS = ["mode", "jit", "status", "first_call_s", "median_s", "iqr_s", "n_samples",
@@ -118,7 +119,8 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
             reference=None, rtol: float | None = None, atol: float | None = None,
             flops: float | None = None, device: str | None = None, name: str | None = None,
             isolate: bool = False, protocol: Protocol | None = None,
-            precision: float | str | None = None, budget: float | None = None) -> Result:
+            precision: float | str | None = None, budget: float | None = None,
+            timeout: float | None = None) -> Result:
     """Measure ``fn(*args)`` in every requested JIT mode with jitbench's protocol.
 
     - ``modes``: e.g. ``["eager", "jit"]`` (JAX) or ``["graph", "xla"]`` (TF); default: every
@@ -135,6 +137,9 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
       ``min_time`` per mode). ``budget``: seconds of interleaved sampling, at most (default 6).
       Both override ``protocol``'s.
     - ``isolate=True``: measure in worker processes (see the module docstring).
+      ``timeout``: seconds each worker may take to start and to measure (default 1800); a
+      function that outlasts it comes back as ``timeout`` rows, its worker killed. In this
+      process nothing can stop a function that hangs: ``timeout`` needs ``isolate=True``.
 
     Raises ``bench.UserError`` naming the problem: inputs of mixed frameworks, an unknown mode,
     a function that fails with JIT off. A mode that fails only with JIT on is a row of the
@@ -143,12 +148,20 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
     from bench.userfn.as_workload import prepare, run
 
     protocol = stopping(protocol or Protocol(), precision, budget)
+    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0
+                                    and math.isfinite(timeout)):
+        raise UserError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
     if isolate:
         from bench.userfn.isolate import measure_isolated
 
         return Result(measure_isolated(fn, args, modes=modes, framework=framework,
                                        reference=reference, rtol=rtol, atol=atol, flops=flops,
-                                       device=device, name=name, protocol=protocol))
+                                       device=device, name=name, protocol=protocol,
+                                       timeout=timeout))
+    if timeout is not None:
+        raise UserError("timeout needs isolate=True: a function that hangs in this process "
+                        "cannot be stopped; bench.measure(..., isolate=True, timeout=...) "
+                        "measures it in a worker that can be killed")
     spec = prepare(fn, args, framework=framework, modes=modes, reference=reference, rtol=rtol,
                    atol=atol, flops=flops, device=device, name=name)
     for mode, why in spec.skipped.items():

@@ -24,12 +24,12 @@ import dataclasses
 import os
 import re
 import shutil
-import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import launch
 from bench.xla import hlo_text as hlo
 
 PROFILE_CALLS = 5
@@ -91,11 +91,11 @@ def render_svg(dot_path: Path, timeout: float = DOT_TIMEOUT_S,
         return None, ("Graphviz `dot` is not installed: the graph is left as .dot source "
                       "(apt-get install graphviz, then `dot -Tsvg FILE.dot -o FILE.svg`)")
     svg = dot_path.with_suffix(".svg")
-    try:
-        subprocess.run([exe, "-Tsvg", str(dot_path), "-o", str(svg)], check=True,
-                       capture_output=True, timeout=timeout)
-    except (subprocess.SubprocessError, OSError) as exc:
-        return None, f"dot failed on {dot_path.name}: {type(exc).__name__}: {exc}"[:500]
+    done = launch.tool([exe, "-Tsvg", str(dot_path), "-o", str(svg)], timeout)
+    if done is None or done.returncode != 0:
+        why = "did not finish" if done is None else \
+            f"exited with {done.returncode}: {done.stderr.strip()}"
+        return None, f"dot failed on {dot_path.name}: {why}"[:500]
     return svg, ""
 
 

@@ -1,0 +1,32 @@
+"""Every process jitbench starts, from one place: a worker (:func:`start`, which
+``bench.run.children.Worker`` drives: JSON lines in and out, a session of its own so a Ctrl-C
+reaches the parent only and a timeout can kill the whole process group) and a short tool
+command (:func:`tool`: git, nvidia-smi, Graphviz' dot) with a timeout. Nothing else in
+``bench`` calls ``subprocess``."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+
+__all__ = ["start", "tool"]
+
+
+def start(argv: Sequence[str], env: Mapping[str, str], cwd: str | None = None
+          ) -> subprocess.Popen:
+    """A child with pipes for stdin and stdout (text, line-buffered), stderr discarded (a
+    worker points its own output at its log), in a session of its own."""
+    return subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=dict(env), text=True, bufsize=1,
+                            start_new_session=True, cwd=cwd)
+
+
+def tool(argv: Sequence[str], timeout: float, cwd: str | None = None
+         ) -> subprocess.CompletedProcess | None:
+    """A short command's completed process (output captured as text), or None when it could
+    not run (not installed, not permitted) or outlasted ``timeout`` seconds."""
+    try:
+        return subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
