@@ -175,6 +175,9 @@ def test_a_night_is_judged_only_against_runs_measured_under_its_protocol():
     assert comparable(metas, order) == ["n4", "n5"]  # the upgrade starts a new history
     metas["n6"] = {"protocol": dict(old)}  # and going back finds the old one again
     assert comparable(metas, [*order, "n6"]) == ["n0", "n1", "n2", "n3", "n6"]
+    # the synced calls come after the timed samples: a run that has them measures alike
+    metas["n7"] = {"protocol": dict(old, synced_time=0.3, synced_min_rounds=5)}
+    assert comparable(metas, [*order, "n6", "n7"]) == ["n0", "n1", "n2", "n3", "n6", "n7"]
 
 
 @pytest.mark.unit

@@ -33,15 +33,17 @@ def comparable(metas: dict[str, dict[str, Any]], order: list[str]) -> list[str]:
 _BEFORE = {"precision": None, "budget": None, "tolerance": None, "confidence": None,
            "build_sigma": None, "block_time": None, "sample_min_time": None,
            "stop_when": "verdict"}
-# fields that only govern what comes after the timed samples (the interference check)
+# fields that only govern what comes after the timed samples (the synced calls, the
+# interference check)
 _AFTER_SAMPLES = ("interference_check", "alone_samples", "alone_max_time",
-                  "interference_tolerance", "interference_z")
+                  "interference_tolerance", "interference_z", "synced_time",
+                  "synced_min_rounds", "synced_max_rounds")
 
 
 def _measuring(protocol: Any) -> Any:
     """What of a recorded protocol decides the timed samples: defaults of later fields filled
     in as the older runs measured, the switch-call default resolved, and the interference
-    check's settings left out (it runs after the samples)."""
+    check's and the synced calls' settings left out (they run after the samples)."""
     if not isinstance(protocol, dict):
         return protocol
     out = {**_BEFORE, **protocol}

@@ -1,6 +1,6 @@
 """Does interleaving distort what it interleaves? (issue 10, item 3)
 
-    python examples/interleave_check.py [--repeats 3] [--schemes sample,block,random]
+    python docs/lab/scripts/interleave_check.py [--repeats 3] [--schemes sample,block,random]
 
 For each interleaving scheme, ``repeats`` times: ``jitbench run --suite rnn --variant forward
 --framework tf`` with every TF mode together, then ``--mode graph`` alone and ``--mode xla``

@@ -1,6 +1,6 @@
 """Does a first call depend on where its case runs in the worker? (issue 10, item 1)
 
-    python examples/first_call_position.py [--repeats 3] [--out /tmp/first_call_position]
+    python docs/lab/scripts/first_call_position.py [--repeats 3] [--out /tmp/first_call_position]
 
 Each repeat makes two runs of the same cases with the Python API (``bench.run.runner.run``): in
 one, the probe case is the first group of its worker; in the other, it comes after the other
@@ -69,7 +69,7 @@ def main() -> int:
     for i in range(args.repeats):
         for position, cases in (("first", probe + others), ("later", others + probe)):
             run_dir = runner.run(cases, out, protocol=protocol, run_id=f"{position}-{i}",
-                                 command=["examples/first_call_position.py"])
+                                 command=["docs/lab/scripts/first_call_position.py"])
             got[position].append(_first_calls(run_dir))
     print(f"probe {' '.join(PROBE)}; first call in ms, as the first group of its worker vs "
           f"after {len(others)} other groups; {args.repeats} repeats")

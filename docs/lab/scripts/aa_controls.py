@@ -1,6 +1,6 @@
 """A/A controls and the no-JIT auto-clustering rows of one or more runs (issue 10 checks).
 
-    python examples/aa_controls.py results/<run_id> [more run folders]
+    python docs/lab/scripts/aa_controls.py results/<run_id> [more run folders]
 
 For each run: its interleaving scheme, each framework's A/A band (its JIT-off mode timed beside
 itself in every group: the median ratio and the span of the groups' 95% intervals, as the

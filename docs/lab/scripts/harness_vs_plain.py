@@ -1,6 +1,6 @@
 """Check the harness against a plain, minimal timing loop on the same cases.
 
-    python examples/harness_vs_plain.py [--repeats 3] [--rounds 30] [--case SUBSTRING]
+    python docs/lab/scripts/harness_vs_plain.py [--repeats 3] [--rounds 30] [--case SUBSTRING]
 
 Two comparisons per case, each beside its own A/A control (the plain loop against itself,
 measured the same way), so a reader sees how far apart two *identical* measurements land:

@@ -1,7 +1,7 @@
 """Where the variance of a JIT-on / JIT-off speedup lives: sample, block, build, process.
 
-    python examples/variance_components.py                      # 5 cases, minutes on 2 cores
-    python examples/variance_components.py --case tf:matmul_relu:fused:1:xla:graph --builds 4
+    python docs/lab/scripts/variance_components.py                      # 5 cases, minutes on 2 cores
+    python docs/lab/scripts/variance_components.py --case tf:matmul_relu:fused:1:xla:graph --builds 4
 
 For each case, ``--processes`` fresh processes; in each, ``--builds`` times: both modes built
 afresh and the inputs placed again, warmed up, then ``--blocks`` pairs of blocks (``--samples``
@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]  # the repository, from docs/lab/scripts/
 sys.path.insert(0, str(ROOT))
 
 # framework:workload:variant:size index in the quick grid:jit mode:baseline

@@ -1,6 +1,6 @@
 """Why is TF eager's first call dearer in a worker's first group? (issue 10, item 2)
 
-    python examples/tf_eager_first_call.py
+    python docs/lab/scripts/tf_eager_first_call.py
 
 One fresh process per scenario and repeat, built like a jitbench TF worker (the adapter,
 ``bench.run.startup``, ``place``/``reset``/``build`` as ``bench.run.worker.run_group`` calls them):
@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]  # the repository, from docs/lab/scripts/
 CODE = r'''
 import sys, time, json
 sys.path.insert(0, sys.argv[2])
