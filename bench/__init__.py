@@ -1,11 +1,11 @@
 """jitbench: what turning JIT (XLA) on does to TensorFlow and JAX workloads.
 
-``import bench`` is instant: TensorFlow and JAX are imported only inside worker processes
-(``bench.frameworks``), pandas only when results are loaded.
+``import jitbench`` is instant: TensorFlow and JAX are imported only inside worker processes
+(``jitbench.frameworks``), pandas only when results are loaded.
 """
 
-from bench.define.workload import Case, TrainStep, Workload
-from bench.errors import UserError
+from jitbench.define.workload import Case, TrainStep, Workload
+from jitbench.errors import UserError
 
 __version__ = "0.1.0"
 __all__ = ["Case", "TrainStep", "UserError", "Workload", "load_results", "measure", "__version__"]
@@ -16,14 +16,14 @@ def load_results(path_or_paths):
 
     Deferred import: pandas costs ~0.3 s and most callers of ``bench`` never load results.
     """
-    from bench.results.files import load_results as _load
+    from jitbench.results.files import load_results as _load
 
     return _load(path_or_paths)
 
 
 def measure(fn, *args, **options):
-    """What JIT does to ``fn(*args)``: see ``bench.userfn.measure.measure`` (deferred import, like
+    """What JIT does to ``fn(*args)``: see ``jitbench.userfn.measure.measure`` (deferred import, like
     ``load_results``; it imports only the framework the inputs already belong to)."""
-    from bench.userfn.measure import measure as _measure
+    from jitbench.userfn.measure import measure as _measure
 
     return _measure(fn, *args, **options)

@@ -1,6 +1,6 @@
 """Pages generated at build time (mkdocs-gen-files), so they cannot drift: ``index.md`` is the
 README (its links into docs/ made site-relative), ``columns.md`` comes from the row's own field
-list (``bench.results.fields``), ``cli.md`` from the argparse grammar (``bench.cli.args``)."""
+list (``jitbench.results.fields``), ``cli.md`` from the argparse grammar (``jitbench.cli.args``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import mkdocs_gen_files
 
-from bench.cli.reference import cli_markdown
-from bench.results.fields import columns_markdown
+from jitbench.cli.reference import cli_markdown
+from jitbench.results.fields import columns_markdown
 
 with mkdocs_gen_files.open("columns.md", "w") as fh:
     fh.write(columns_markdown())

@@ -10,7 +10,7 @@ FLOPs: 2·m·k·n for the matmul (one multiply and one add per term) + m·n for 
 
 from __future__ import annotations
 
-from bench.define.workload import Sweep, Workload
+from jitbench.define.workload import Sweep, Workload
 
 
 def _size(p):

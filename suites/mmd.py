@@ -22,7 +22,7 @@ FLOPs: three n×n×d distance matmuls (2·n²·d each) + per pair and bandwidth 
 
 from __future__ import annotations
 
-from bench.define.workload import Sweep, Workload
+from jitbench.define.workload import Sweep, Workload
 
 N_BANDWIDTHS = 19
 # the user's 19 kernel widths, verbatim (variant ``outer``: used as 2·sigma, not 2·sigma²)

@@ -19,7 +19,7 @@ forward+grad counted as 3× forward (the backward pass is about twice the forwar
 
 from __future__ import annotations
 
-from bench.define.workload import Sweep, Workload, static_args
+from jitbench.define.workload import Sweep, Workload, static_args
 
 
 def _size(p):

@@ -1,11 +1,11 @@
 """Every jitbench case × mode as a pytest-benchmark benchmark (parametrized from the registry
-by ``bench.pytest_plugin.plugin.pytest_generate_tests``).
+by ``jitbench.pytest_plugin.plugin.pytest_generate_tests``).
 
     pytest --benchmark-only -k matmul_relu
     pytest --benchmark-only -m "jax and jit" --jitbench-size full
 """
 
-from bench.pytest_plugin.plugin import run_case
+from jitbench.pytest_plugin.plugin import run_case
 
 
 def test_bench(benchmark, jitbench_case, request):

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.define.workload import TrainStep, Workload
+from jitbench.define.workload import TrainStep, Workload
 
 CHECK_STEPS = 3
 SGD_LR = 0.05

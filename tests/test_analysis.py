@@ -1,4 +1,4 @@
-"""bench.analysis on synthetic DataFrames with known answers."""
+"""jitbench.analysis on synthetic DataFrames with known answers."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from bench import analysis as A
-from bench.results.files import to_frame
+from jitbench import analysis as A
+from jitbench.results.files import to_frame
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 
@@ -317,7 +317,7 @@ def test_summary_pass_rate_leaves_skips_out():
 
 @pytest.mark.parametrize("n", [2, 3, 10, 11, 200, 1001])  # 1001: in several batches
 def test_resampled_medians_equal_numpys_medians_of_the_same_draws(n):
-    from bench.analysis.stats import _resampled_medians
+    from jitbench.analysis.stats import _resampled_medians
 
     x = np.random.default_rng(n).lognormal(size=n)
     x[::3] = x[0]  # ties

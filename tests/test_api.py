@@ -1,4 +1,4 @@
-"""``bench.measure`` on tiny real TF and JAX functions: the rows, the table, the summary line,
+"""``jitbench.measure`` on tiny real TF and JAX functions: the rows, the table, the summary line,
 bad input as one ``UserError``, auto-clustering in-process (skipped where TensorFlow started
 before its flag, measured where the process started with it) and in a worker
 (``isolate=True``)."""
@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import bench
-from bench.errors import UserError
-from bench.protocol.timing import Protocol
-from bench.results.files import COLUMNS
+import jitbench
+from jitbench.errors import UserError
+from jitbench.protocol.timing import Protocol
+from jitbench.results.files import COLUMNS
 
 QUICK = Protocol(min_time=0.02, min_samples=5, warmup_max_time=1.0, budget=1.0)
 SUMMARY = re.compile(r"^jit is \d[\d.]*× (faster|slower) than eager \[[\d.]+–[\d.]+\] "
@@ -52,7 +52,7 @@ def test_measure_jax_rows_table_summary_html():
     jax = pytest.importorskip("jax")
     x64_before = jax.config.read("jax_enable_x64")
     w, x = (jax.numpy.asarray(a) for a in _inputs())
-    r = bench.measure(jax_layer, w, x, protocol=QUICK,
+    r = jitbench.measure(jax_layer, w, x, protocol=QUICK,
                       reference=lambda w, x: np.maximum(w @ x, 0.0))
     assert jax.config.read("jax_enable_x64") == x64_before  # the user's session unchanged
 
@@ -81,8 +81,8 @@ TF_IN_A_SESSION = """
 import json, sys
 import numpy as np
 import tensorflow as tf
-import bench
-from bench.protocol.timing import Protocol
+import jitbench
+from jitbench.protocol.timing import Protocol
 
 
 def tf_deep(w, x):  # enough ops for TF's minimum cluster size
@@ -95,7 +95,7 @@ w = tf.constant(rng.standard_normal((16, 16)).astype(np.float32))
 x = tf.constant(rng.standard_normal((16, 8)).astype(np.float32))  # TF started: too late
 for arg in sys.argv[1:]:  # one session, one line each
     modes = None if arg == "default" else ["graph", "autoclustering"]
-    r = bench.measure(tf_deep, w, x, modes=modes, protocol=Protocol(
+    r = jitbench.measure(tf_deep, w, x, modes=modes, protocol=Protocol(
         min_time=0.02, min_samples=5, warmup_max_time=1.0, budget=1.0))
     print(json.dumps({"rows": [[row["mode"], row["status"], row.get("error")]
                                for row in r.rows], "summary": r.summary()}))
@@ -149,8 +149,8 @@ def test_isolate_runs_autoclustering_in_its_own_worker_with_tf_counters():
 
     with pytest.raises(UserError, match=r"isolate=True needs a function .* importable|"
                                         r"defined inside a function"):
-        bench.measure(deep, *_inputs(), framework="tf", isolate=True, protocol=QUICK)
-    r = bench.measure(tf_deep, *_inputs(), framework="tf", modes=["graph", "xla",
+        jitbench.measure(deep, *_inputs(), framework="tf", isolate=True, protocol=QUICK)
+    r = jitbench.measure(tf_deep, *_inputs(), framework="tf", modes=["graph", "xla",
                                                                    "autoclustering"],
                       isolate=True, protocol=QUICK)
     rows = {row["mode"]: row for row in r.rows}
@@ -179,7 +179,7 @@ def test_a_hung_function_under_isolate_ends_as_timeout_rows_not_a_hang():
     jax = pytest.importorskip("jax")
     w, x = (jax.numpy.asarray(a) for a in _inputs())
     started = time.monotonic()
-    r = bench.measure(jax_sleeps_forever, w, x, modes=["eager", "jit"], isolate=True,
+    r = jitbench.measure(jax_sleeps_forever, w, x, modes=["eager", "jit"], isolate=True,
                       timeout=5, protocol=QUICK)
     assert time.monotonic() - started < 15
     assert [(row["mode"], row["status"]) for row in r.rows] == [("eager", "timeout"),
@@ -187,9 +187,9 @@ def test_a_hung_function_under_isolate_ends_as_timeout_rows_not_a_hang():
     assert "exceeded the 5 s limit (timeout=)" in r.rows[0]["error"]
     # a function that fails with JIT off is the caller's error, from the worker as in-process
     with pytest.raises(UserError, match=r"jax_raises raised ValueError in eager mode"):
-        bench.measure(jax_raises, w, x, isolate=True, protocol=QUICK)
+        jitbench.measure(jax_raises, w, x, isolate=True, protocol=QUICK)
     with pytest.raises(UserError, match=r"timeout needs isolate=True"):
-        bench.measure(jax_layer, w, x, timeout=5)
+        jitbench.measure(jax_layer, w, x, timeout=5)
 
 
 def tf_deep(w, x):
@@ -208,20 +208,20 @@ def test_bad_input_is_one_user_error_naming_the_problem():  # imports jax: not u
         raise ValueError("shapes do not fit")
 
     cases = [
-        (lambda: bench.measure(broken, jax.numpy.asarray(w), x, protocol=QUICK),
+        (lambda: jitbench.measure(broken, jax.numpy.asarray(w), x, protocol=QUICK),
          r"^broken raised ValueError in eager mode \(JIT off, first call\): shapes do not fit"),
-        (lambda: bench.measure(jax_layer, jax.numpy.asarray(w), tf.constant(x)),
+        (lambda: jitbench.measure(jax_layer, jax.numpy.asarray(w), tf.constant(x)),
          r"^inputs of mixed frameworks: argument 0 is a JAX \w+ and argument 1 is a "
          r"TensorFlow \w+"),
-        (lambda: bench.measure(jax_layer, jax.numpy.asarray(w), x, modes=["eager", "xla"]),
+        (lambda: jitbench.measure(jax_layer, jax.numpy.asarray(w), x, modes=["eager", "xla"]),
          r"^unknown mode 'xla' for jax; valid: eager, jit, aot$"),
-        (lambda: bench.measure(jax_layer, w, x),
+        (lambda: jitbench.measure(jax_layer, w, x),
          r"^cannot tell the framework from the inputs .* framework='tf' or framework='jax'"),
-        (lambda: bench.measure(jax_layer, w, x, framework="torch"),
+        (lambda: jitbench.measure(jax_layer, w, x, framework="torch"),
          r"^unknown framework 'torch'; valid: tf, jax$"),
-        (lambda: bench.measure(jax_layer, jax.numpy.asarray(w), x, framework="tf"),
+        (lambda: jitbench.measure(jax_layer, jax.numpy.asarray(w), x, framework="tf"),
          r"^framework='tf', but argument 0 is a JAX"),
-        (lambda: bench.measure("not a function", w, x, framework="jax"),
+        (lambda: jitbench.measure("not a function", w, x, framework="jax"),
          r"^the function to measure is not callable"),
     ]
     for call, message in cases:
@@ -233,20 +233,20 @@ def test_bad_input_is_one_user_error_naming_the_problem():  # imports jax: not u
 def test_failure_with_jit_only_is_a_row_and_a_wrong_answer_a_mismatch():  # imports jax: not unit
     jax = pytest.importorskip("jax")
     w, x = (jax.numpy.asarray(a) for a in _inputs())
-    r = bench.measure(jax_branchy, w, x, protocol=QUICK)
+    r = jitbench.measure(jax_branchy, w, x, protocol=QUICK)
     status = {row["mode"]: row["status"] for row in r.rows}
     assert status == {"eager": "ok", "jit": "compile_error", "aot": "compile_error"}
     assert "jit compile_error (ConcretizationTypeError: Abstract tracer" in r.summary()
 
-    r = bench.measure(jax_layer, w, x, protocol=QUICK, reference=lambda w, x: w @ x + 1.0)
+    r = jitbench.measure(jax_layer, w, x, protocol=QUICK, reference=lambda w, x: w @ x + 1.0)
     assert {row["status"] for row in r.rows} == {"mismatch"}
     assert "output differs from the reference" in r.rows[0]["error"]
 
 
 def test_import_bench_and_its_front_doors_import_no_framework():
-    code = ("import sys, bench; bench.measure; "
-            "import bench.userfn.measure, bench.userfn.as_workload, bench.userfn.isolate, "
-            "bench.pytest_plugin.fixture, bench.pytest_plugin.plugin; "
+    code = ("import sys, jitbench; jitbench.measure; "
+            "import jitbench.userfn.measure, jitbench.userfn.as_workload, jitbench.userfn.isolate, "
+            "jitbench.pytest_plugin.fixture, jitbench.pytest_plugin.plugin; "
             "print(sorted(m for m in ('tensorflow', 'jax') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
@@ -258,7 +258,7 @@ def test_import_bench_and_its_front_doors_import_no_framework():
     (0.1, None, (0.1, 6.0)), ("off", 2, (None, 2.0)), ("OFF", None, (None, 6.0)),
     (None, 3.5, (0.05, 3.5))])
 def test_precision_and_budget_override_the_protocol(precision, budget, expect):
-    from bench.userfn.measure import stopping
+    from jitbench.userfn.measure import stopping
 
     p = stopping(Protocol(), precision, budget)
     assert (p.precision, p.budget) == expect
@@ -270,7 +270,7 @@ def test_precision_and_budget_override_the_protocol(precision, budget, expect):
     (True, None, "precision=True"), (None, 0, "budget=0"), (None, float("nan"), "budget=nan"),
     (None, "6", "budget='6'")])
 def test_bad_precision_or_budget_is_one_user_error_naming_it(precision, budget, named):
-    from bench.userfn.measure import stopping
+    from jitbench.userfn.measure import stopping
 
     with pytest.raises(UserError, match=re.escape(named)):
         stopping(Protocol(), precision, budget)

@@ -1,4 +1,4 @@
-"""bench.run.calibration: which cases it measures, the meta it writes, and one real (JAX) run."""
+"""jitbench.run.calibration: which cases it measures, the meta it writes, and one real (JAX) run."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from bench import analysis
-from bench.define.workload import Filters, expand, load_workload
-from bench.run import calibration
+from jitbench import analysis
+from jitbench.define.workload import Filters, expand, load_workload
+from jitbench.run import calibration
 
 
 @pytest.mark.unit
@@ -100,9 +100,9 @@ def test_a_real_calibration_of_jax(tmp_path):
 
 
 def test_a_run_with_calibration_keeps_it_in_meta_and_the_report_uses_it(tmp_path):
-    from bench.protocol.timing import Protocol
-    from bench.report import write_report
-    from bench.run import runner
+    from jitbench.protocol.timing import Protocol
+    from jitbench.report import write_report
+    from jitbench.run import runner
 
     cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
                                        mode=("eager", "jit"), device=("cpu",),

@@ -16,7 +16,7 @@ TINY = str(Path(__file__).parent / "workloads" / "tiny.py")
 
 
 def jitbench(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "bench", *map(str, args)], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "jitbench", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONWARNINGS": "ignore"})
 
@@ -66,7 +66,7 @@ BAD = [
      "--suite-file '{d}/raises.py' failed to import: ZeroDivisionError: division by zero"),
     (["list", "--suite-file", "{d}/syntax.py"],
      "--suite-file '{d}/syntax.py' failed to import: SyntaxError"),
-    (["list", "--suite-file", "{d}/empty.py"], "defines no WORKLOAD = bench.Workload(...)"),
+    (["list", "--suite-file", "{d}/empty.py"], "defines no WORKLOAD = jitbench.Workload(...)"),
     (["run", "--suite", "tiny", "--suite-file", TINY, "--out", "{d}/a_file"],
      "--out '{d}/a_file' is a file, not a folder"),
     (["run", "--suite", "tiny", "--suite-file", TINY, "--out", "/proc/jitbench"],

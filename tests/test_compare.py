@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench import analysis
-from bench.cli.main import main
-from bench.report.compare import compare_paths
-from bench.results.files import load_results, read_rows
+from jitbench import analysis
+from jitbench.cli.main import main
+from jitbench.report.compare import compare_paths
+from jitbench.results.files import load_results, read_rows
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 
@@ -109,7 +109,7 @@ def test_rows_moving_every_which_way_widen_every_interval(rows_b):
     rng = np.random.default_rng(0)
     a = load_results(FIX / "same-b")
     moved = [scaled(r, float(np.exp(rng.normal(0, 0.3)))) for r in rows_b]
-    from bench.results.files import to_frame
+    from jitbench.results.files import to_frame
 
     b = to_frame(moved)
     naive = analysis.compare_runs(a, b, between_runs=False)

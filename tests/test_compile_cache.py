@@ -18,7 +18,7 @@ ONE = str(ROOT / "tests" / "workloads" / "one_matmul.py")
 def warm_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("cc")
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "run", "--suite-file", ONE, "--suite", "one_matmul",
+        [sys.executable, "-m", "jitbench", "run", "--suite-file", ONE, "--suite", "one_matmul",
          "--device", "cpu", "--mode", "eager,jit,graph,xla", "--min-time", "0.02", "--budget", "1",
          "--no-calibrate", "--compile-cache", "warm", "--out", str(out / "r"),
          "--reports", str(out / "p"), "--run-id", "w"], capture_output=True, text=True,

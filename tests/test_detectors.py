@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.analysis.detectors import (DETECTORS, machine_levels, paired_night, reference_end,
+from jitbench.analysis.detectors import (DETECTORS, machine_levels, paired_night, reference_end,
                                       steady_nights)
-from bench.analysis.history import benjamini_hochberg
-from bench.errors import UserError
-from bench.nightly import corpus as corpus_mod
-from bench.nightly import evaluate
+from jitbench.analysis.history import benjamini_hochberg
+from jitbench.errors import UserError
+from jitbench.nightly import corpus as corpus_mod
+from jitbench.nightly import evaluate
 
 CORPUS = Path(__file__).parent / "fixtures" / "nightly-corpus" / "corpus.json.gz"
 
@@ -147,7 +147,7 @@ def test_benjamini_hochberg_rejects_the_smallest_p_values_up_to_the_last_that_pa
 
 @pytest.mark.unit
 def test_the_evaluation_json_has_the_fields_the_issue_names(tmp_path, capsys):
-    from bench.cli.main import main
+    from jitbench.cli.main import main
 
     path = corpus_mod.save(synthetic(nights=12, series=3), tmp_path / "c.json.gz")
     assert main(["nightly", "--evaluate", str(path), "--json"]) == 0
@@ -164,7 +164,7 @@ def test_the_evaluation_json_has_the_fields_the_issue_names(tmp_path, capsys):
 
 @pytest.mark.unit
 def test_a_missing_or_foreign_history_is_refused_by_name(tmp_path, capsys):
-    from bench.cli.main import main
+    from jitbench.cli.main import main
 
     bad = tmp_path / "notes.json"
     bad.write_text('{"hello": 1}')
@@ -208,7 +208,7 @@ def test_corpus_and_evaluate_from_the_command_line(tmp_path):
     whole = corpus_mod.load(CORPUS)
     part = {**whole, "series": dict(list(whole["series"].items())[:8])}
     path = corpus_mod.save(part, tmp_path / "part.json.gz")
-    out = subprocess.run([sys.executable, "-m", "bench", "nightly", "--evaluate", str(path)],
+    out = subprocess.run([sys.executable, "-m", "jitbench", "nightly", "--evaluate", str(path)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "false alerts" in out.stdout and "paired *" in out.stdout

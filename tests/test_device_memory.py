@@ -1,4 +1,4 @@
-"""Device memory per mode (bench.run.worker._peak_memory): a framework that can restart its
+"""Device memory per mode (jitbench.run.worker._peak_memory): a framework that can restart its
 peak (TensorFlow on a GPU) gets each mode's own peak and what it added; one that cannot (JAX)
 gets the process's high-water mark, never passed off as a mode's. Fake adapters: the memory
 counters are the only thing faked."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.protocol.samples import ModeResult, Timed
-from bench.run.worker import _peak_memory
+from jitbench.protocol.samples import ModeResult, Timed
+from jitbench.run.worker import _peak_memory
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 

@@ -1,6 +1,6 @@
 """The generated reference pages cannot drift: every CLI option has help text (the CLI page
 is generated from the parser), every field a row carries has a description (the columns page
-is generated from bench.results.fields), and the README keeps a newcomer's two commands on top
+is generated from jitbench.results.fields), and the README keeps a newcomer's two commands on top
 within 250 lines."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_cli_option_has_help():
-    from bench.cli.reference import undocumented
+    from jitbench.cli.reference import undocumented
 
     assert undocumented() == []
 
 
 def test_the_cli_page_names_every_command_and_option():
-    from bench.cli.reference import cli_markdown, commands, options
+    from jitbench.cli.reference import cli_markdown, commands, options
 
     page = cli_markdown()
     for name, cmd in commands().items():
@@ -31,8 +31,8 @@ def test_the_cli_page_names_every_command_and_option():
 
 
 def test_the_columns_page_describes_every_field_readers_rely_on():
-    from bench.results.fields import FIELDS, columns_markdown, documented
-    from bench.results.files import COLUMNS
+    from jitbench.results.fields import FIELDS, columns_markdown, documented
+    from jitbench.results.files import COLUMNS
 
     page = columns_markdown()
     assert all(f"`{name}`" in page for name in FIELDS)

@@ -28,7 +28,7 @@ FILTERS = [
 
 @pytest.mark.parametrize("filters,says", FILTERS, ids=[" ".join(f[0]) for f in FILTERS])
 def test_run_with_filter_exits_0_with_a_report(tmp_path, filters, says):
-    cmd = [sys.executable, "-m", "bench", "run", "--suite-file", ONE, "--suite", "one_matmul",
+    cmd = [sys.executable, "-m", "jitbench", "run", "--suite-file", ONE, "--suite", "one_matmul",
            "--no-calibrate", "--min-time", "0.02", "--budget", "1", "--out", tmp_path / "results",
            "--reports", tmp_path / "reports", *filters]
     if "--device" not in filters:  # not a GPU worker started only to find no GPU (~6 s for TF)
@@ -46,7 +46,7 @@ def test_run_with_filter_exits_0_with_a_report(tmp_path, filters, says):
 
 
 def test_sweep_on_a_device_this_host_lacks_is_skipped_rows(tmp_path):
-    cmd = [sys.executable, "-m", "bench", "sweep", "--suite", "matmul_relu", "--device", "gpu",
+    cmd = [sys.executable, "-m", "jitbench", "sweep", "--suite", "matmul_relu", "--device", "gpu",
            "--out", tmp_path / "results", "--reports", tmp_path / "reports"]
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "CUDA_VISIBLE_DEVICES": ""}
     p = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, timeout=300, env=env)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import bench
-from bench.report import write_report
+import jitbench
+from jitbench.report import write_report
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 
@@ -36,7 +36,7 @@ def text(page):
 
 @pytest.fixture(scope="module")
 def rows():
-    return bench.load_results(FIXTURE)
+    return jitbench.load_results(FIXTURE)
 
 
 def trust(text: str) -> str:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import false_discovery_control
 
-from bench.analysis.history import (
+from jitbench.analysis.history import (
     Thresholds,
     benjamini_hochberg,
     detect_regressions,
@@ -18,11 +18,11 @@ from bench.analysis.history import (
     run_points,
     trend,
 )
-from bench.analysis.machine import machine_speed
+from jitbench.analysis.machine import machine_speed
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 
-# (framework, JIT-off baseline, JIT mode): the pairs bench.define.modes declares
+# (framework, JIT-off baseline, JIT mode): the pairs jitbench.define.modes declares
 PAIRS = (("jax", "eager", "jit"), ("tf", "graph", "xla"))
 CASES = [("matmul_relu", "fused", s, 1e-4 * s) for s in (1, 4, 16)] + \
         [("mmd", "broadcast", s, 3e-4 * s) for s in (1, 8)]

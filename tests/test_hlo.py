@@ -1,4 +1,4 @@
-"""bench.xla.hlo_text: facts and fingerprints from optimized HLO text, on text XLA really printed
+"""jitbench.xla.hlo_text: facts and fingerprints from optimized HLO text, on text XLA really printed
 (JAX in this process; TensorFlow in a subprocess, as the harness never mixes the two)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from bench.xla import hlo_text as hlo
+from jitbench.xla import hlo_text as hlo
 
 # What XLA:CPU printed for relu(W @ X) (jax 0.10), trimmed: a dot in a custom fusion, then the
 # relu as a loop fusion reading the dot's output.
@@ -178,7 +178,7 @@ def test_real_jax_fingerprint_same_program_same_print_other_program_other_print(
 TF_SCRIPT = """
 import json
 import tensorflow as tf
-from bench.xla import hlo_text as hlo
+from jitbench.xla import hlo_text as hlo
 
 def ir(fn, *shapes):
     args = [tf.ones(s) for s in shapes]

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.define.workload import Filters, expand
-from bench.protocol.timing import Protocol
-from bench.run import runner
-from bench.xla import capture as insight
+from jitbench.define.workload import Filters, expand
+from jitbench.protocol.timing import Protocol
+from jitbench.run import runner
+from jitbench.xla import capture as insight
 
 FAST = Protocol(min_time=0.02, min_samples=3, max_samples=10, max_time=0.5,
                 warmup_max_time=0.3, budget=0.5, block_time=0.1)
@@ -142,7 +142,7 @@ def test_profile_traces_open_in_the_profilers_loader_and_show_the_hlo_kernels(fi
 
 @pytest.mark.unit
 def test_options_reach_a_resumed_run_and_default_off(tmp_path):
-    from bench.run.options import RunOptions
+    from jitbench.run.options import RunOptions
 
     meta = {"insight": {"dump_hlo": True}}
     got = RunOptions.from_meta(meta).capture(tmp_path)
@@ -155,7 +155,7 @@ def test_options_reach_a_resumed_run_and_default_off(tmp_path):
 def test_a_regression_record_says_whether_the_compiled_program_changed():
     import pandas as pd
 
-    from bench.analysis.history import SERIES_KEYS, hlo_change
+    from jitbench.analysis.history import SERIES_KEYS, hlo_change
 
     series = {"workload": "w", "variant": "default", "size": "n8", "dtype": "float32",
               "framework": "jax", "mode": "jit", "device": "cpu"}
@@ -195,7 +195,7 @@ def test_a_framework_that_cannot_give_the_program_leaves_a_note_not_a_failure(tm
 
 @pytest.mark.unit
 def test_the_dump_reader_returns_new_cluster_modules_in_compile_order(tmp_path):
-    from bench.xla.dump_reader import DumpReader
+    from jitbench.xla.dump_reader import DumpReader
 
     env = {"XLA_FLAGS": f"--xla_dump_to={tmp_path}"}  # a user's own dump: kept, filtered
     reader = DumpReader.install(env, None, "^cluster_[0-9]+__")

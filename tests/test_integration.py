@@ -13,11 +13,11 @@ import json
 
 import pytest
 
-import bench
-from bench.define.workload import Filters, discover, expand
-from bench.protocol.timing import Protocol
-from bench.results.files import COLUMNS, SCHEMA_VERSION
-from bench.run import runner
+import jitbench
+from jitbench.define.workload import Filters, discover, expand
+from jitbench.protocol.timing import Protocol
+from jitbench.results.files import COLUMNS, SCHEMA_VERSION
+from jitbench.run import runner
 
 # sequential stopping stays on (the default path), with a 1 s budget per group instead of 6
 FAST = Protocol(min_time=0.02, min_samples=3, max_samples=20, max_time=1.0,
@@ -58,7 +58,7 @@ def test_every_case_has_exactly_one_ok_row(run_dir):
 
 
 def test_rows_hold_what_jit_really_did(run_dir):
-    df = bench.load_results(run_dir)
+    df = jitbench.load_results(run_dir)
     assert list(df.columns[:len(COLUMNS)]) == COLUMNS
     assert (df["first_call_s"] > 0).all() and (df["median_s"] > 0).all()
     assert (df["n_samples"] >= 3).all()
@@ -82,7 +82,7 @@ def test_rows_hold_what_jit_really_did(run_dir):
 def test_every_row_says_the_precision_its_products_ran_at(run_dir):
     """On a CPU float32 products run in float32 in both frameworks; the normwise error is
     recorded beside the element-wise ones."""
-    df = bench.load_results(run_dir)
+    df = jitbench.load_results(run_dir)
     assert (df["matmul_precision"] == df["dtype"]).all(), \
         df[["case_id", "dtype", "matmul_precision"]]
     assert (df["norm_rel_err"] >= 0).all()
@@ -92,7 +92,7 @@ def test_latency_beside_throughput(run_dir):
     """Every measured row has a synced time per call, every JIT row a synced speedup against
     its verdict's baseline; for the smallest JAX matmul, where eager dispatch is what JIT
     saves, a caller waiting for each result gains less than a pipelined loop."""
-    df = bench.load_results(run_dir)
+    df = jitbench.load_results(run_dir)
     assert (df["synced_median_s"] > 0).all()
     jit = df[df["jit"] & df["verdict_baseline"].notna()]
     assert len(jit) and jit["synced_speedup"].notna().all()
@@ -105,7 +105,7 @@ def test_latency_beside_throughput(run_dir):
 def test_jax_jit_rows_carry_their_compiled_programs_memory(run_dir):
     """XLA's memory analysis: at least the arguments and the output of the smallest matmul,
     far below a process's peak."""
-    df = bench.load_results(run_dir)
+    df = jitbench.load_results(run_dir)
     jit = df[(df.framework == "jax") & df["mode"].isin(["jit", "aot"])
              & (df.workload == "matmul_relu")]
     assert len(jit) and (jit["status"] == "ok").all()
@@ -123,7 +123,7 @@ def test_meta_describes_the_run(run_dir):
 
 
 def test_report_round_trip(run_dir, tmp_path):
-    from bench.report import write_report
+    from jitbench.report import write_report
 
     page = write_report(run_dir, tmp_path / "report")
     html = page.read_text()
@@ -134,7 +134,7 @@ def test_report_round_trip(run_dir, tmp_path):
 
 
 def test_gpu_only_columns_degrade_to_empty_on_cpu(run_dir):
-    df = bench.load_results(run_dir)
+    df = jitbench.load_results(run_dir)
     assert "peak_mem_bytes" in df.columns and df["peak_mem_bytes"].isna().all()
 
 
@@ -143,7 +143,7 @@ def test_gpu_cases_are_skipped_rows_with_a_reason_where_no_gpu(tmp_path):
                                        device=("gpu",), variant=("fused",)))
              if c.size == "64x64x64"]
     run_dir = runner.run(cases, tmp_path, protocol=FAST)
-    df = bench.load_results(run_dir)
+    df = jitbench.load_results(run_dir)
     if (df["status"] == "ok").all():
         pytest.skip("this machine has a GPU JAX can use")
     assert (df["status"] == "skipped").all()
@@ -156,13 +156,13 @@ def test_a_real_run_loads_without_a_warning(run_dir):
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a DataWarning here: the reader refuses what a run wrote
-        assert len(bench.load_results(run_dir)) == len(smallest_cases())
+        assert len(jitbench.load_results(run_dir)) == len(smallest_cases())
 
 
 def test_every_field_of_a_real_row_is_documented(run_dir):
-    """The docs' result-columns page is generated from bench.results.fields: a field a worker
+    """The docs' result-columns page is generated from jitbench.results.fields: a field a worker
     writes without a description there fails here."""
-    from bench.results.fields import documented
+    from jitbench.results.fields import documented
 
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     missing = sorted({k for r in rows for k in r if not documented(k)})

@@ -18,7 +18,7 @@ pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parent.parent
 FAST = ["-p", "no:cacheprovider", "--benchmark-max-time=0.02", "--benchmark-min-rounds=3"]
-# what bench.pytest_plugin.plugin.run_case writes for the suites' cases (README, "Using with
+# what jitbench.pytest_plugin.plugin.run_case writes for the suites' cases (README, "Using with
 # pytest")
 # (max_abs_err and max_rel_err: only against a reference, given here for JAX)
 SUITE_KEYS = {"jitbench_schema", "case_id", "workload", "variant", "size", "size_set", "params",
@@ -95,8 +95,8 @@ def test_plain(benchmark):
 
 REPORT = """
 import json, sys
-import bench
-df = bench.load_results(sys.argv[1])
+import jitbench
+df = jitbench.load_results(sys.argv[1])
 print(json.dumps({"n": len(df), "modes": sorted(f + "-" + m for f, m in
                                                  zip(df["framework"], df["mode"]))}))
 """
@@ -171,7 +171,7 @@ def test_user_project_jax_and_tf_json_and_report(pytester, project, tmp_path):
     assert loaded.ret == 0, loaded.stderr.str()
     assert json.loads(loaded.outlines[-1]) == {
         "n": 6, "modes": ["jax-aot", "jax-eager", "jax-jit", "tf-eager", "tf-graph", "tf-xla"]}
-    report = pytester.run(sys.executable, "-m", "bench", "report", str(out), "-o",
+    report = pytester.run(sys.executable, "-m", "jitbench", "report", str(out), "-o",
                           str(tmp_path / "rep"))
     assert report.ret == 0, report.stderr.str()
     page = (tmp_path / "rep" / "index.html").read_text()

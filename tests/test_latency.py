@@ -1,13 +1,13 @@
-"""Latency beside throughput (bench.protocol.latency): rounds of one synced call per mode after
+"""Latency beside throughput (jitbench.protocol.latency): rounds of one synced call per mode after
 the pipelined samples, their time limit, and the speedup of paired rounds; fake clocks."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.protocol.latency import latency_fields, run_synced, synced_speedup
-from bench.protocol.samples import ModeResult, Timed
-from bench.protocol.timing import Protocol, measure
+from jitbench.protocol.latency import latency_fields, run_synced, synced_speedup
+from jitbench.protocol.samples import ModeResult, Timed
+from jitbench.protocol.timing import Protocol, measure
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.define.modes import MODES
-from bench.define.workload import Filters, expand
-from bench.nightly.night import merge, recheck_plan, shard
-from bench.nightly.runs import comparable
-from bench.results.files import read_rows
-from bench.run.runner import worker_key
+from jitbench.define.modes import MODES
+from jitbench.define.workload import Filters, expand
+from jitbench.nightly.night import merge, recheck_plan, shard
+from jitbench.nightly.runs import comparable
+from jitbench.results.files import read_rows
+from jitbench.run.runner import worker_key
 
 WORKLOAD = Path(__file__).parent / "workloads" / "nightly_small.py"
 SLOW_CASE = "nightly_small-default-jax-jit-cpu-float32-n256"
@@ -43,7 +43,7 @@ QUIET_XLA = {"XLA_FLAGS": " ".join(filter(None, (os.environ.get("XLA_FLAGS", "")
 
 
 def nightly(tmp_path, *extra, env=None):
-    cmd = [sys.executable, "-m", "bench", "nightly", "--results", str(tmp_path / "results"),
+    cmd = [sys.executable, "-m", "jitbench", "nightly", "--results", str(tmp_path / "results"),
            "--reports", str(tmp_path / "reports"), *ARGS, *extra]
     return subprocess.run(cmd, check=False, capture_output=True, text=True,
                           env={**os.environ, **QUIET_XLA, **(env or {})}, timeout=600)
@@ -80,7 +80,7 @@ def test_a_fifth_quiet_night_exits_0_and_says_how_much_history_is_missing(histor
 
 
 def test_a_first_night_says_it_needs_five_more(tmp_path, capsys):
-    from bench.cli.main import main
+    from jitbench.cli.main import main
 
     shutil.copytree(RECORDED / "night0", tmp_path / "results" / "night0")
     assert main(["nightly", "--no-run", "--results", str(tmp_path / "results"),
@@ -184,7 +184,7 @@ def test_a_night_is_judged_only_against_runs_measured_under_its_protocol():
 def test_an_alert_says_when_the_machine_changed_that_night():
     import pandas as pd
 
-    from bench.nightly.night import History, _what_else
+    from jitbench.nightly.night import History, _what_else
 
     def rows(night, scale):
         return [dict(run_id=night, case_id=f"c{i}", status="ok", median_s=1e-3 * i * scale)
@@ -210,7 +210,7 @@ def test_an_alert_says_when_the_machine_changed_that_night():
 def test_a_night_on_which_the_machine_moved_is_not_judged():
     import pandas as pd
 
-    from bench.analysis.machine import machine_state
+    from jitbench.analysis.machine import machine_state
 
     speed = {"n0": 1.0, "n1": 1.03, "n2": 0.98, "n3": 1.01, "n4": 1.0, "n5": 1.4}
     rows = [dict(run_id=r, case_id=f"c{i}-{mode}", status="ok", jit=mode == "jit",
@@ -236,7 +236,7 @@ def test_nights_the_machine_moved_on_wait_outside_the_next_nights_reference():
     step that began on n5 is still a step; once n7 was judged, they count again."""
     import pandas as pd
 
-    from bench.analysis.machine import waiting_nights
+    from jitbench.analysis.machine import waiting_nights
 
     speed = {"n0": 1.0, "n1": 1.03, "n2": 0.98, "n3": 1.01, "n4": 1.0, "n5": 1.4, "n6": 1.4,
              "n7": 1.0, "n8": 1.01}
@@ -257,8 +257,8 @@ def test_nights_the_machine_moved_on_wait_outside_the_next_nights_reference():
 def test_the_nightly_leaves_unjudged_nights_out_of_tonights_reference(tmp_path, capsys):
     """The recorded nights copied to 8 runs; on n5 and n6 every JIT-off time x1.4 (the
     machine moved): the nightly on n7 names them and judges n7 against n0-n4 alone."""
-    from bench.cli.main import main
-    from bench.nightly.night import analyse
+    from jitbench.cli.main import main
+    from jitbench.nightly.night import analyse
 
     root = tmp_path / "results"
     for i in range(8):
@@ -289,7 +289,7 @@ def test_the_nightly_leaves_unjudged_nights_out_of_tonights_reference(tmp_path, 
 
 @pytest.mark.unit
 def test_the_machine_check_is_said_and_can_be_set(tmp_path, capsys):
-    from bench.cli.main import main
+    from jitbench.cli.main import main
 
     shutil.copytree(RECORDED, tmp_path / "results")
     args = ["nightly", "--no-run", "--results", str(tmp_path / "results"),
@@ -310,7 +310,7 @@ def test_the_machine_check_is_said_and_can_be_set(tmp_path, capsys):
 
 @pytest.mark.unit
 def test_recheck_rounds_stop_once_every_suspect_has_a_majority():
-    from bench.nightly.night import _decided
+    from jitbench.nightly.night import _decided
 
     assert _decided({"a": [True, True]}, 3) and _decided({"a": [False, False]}, 3)
     assert not _decided({"a": [True, False]}, 3)  # 1:1 -> a third round decides
@@ -335,7 +335,7 @@ def test_the_recheck_plan_takes_whole_worker_groups_in_order_and_a_control():
 
 
 @pytest.mark.unit
-@pytest.mark.filterwarnings("ignore::bench.errors.DataWarning")  # its rows are ids only
+@pytest.mark.filterwarnings("ignore::jitbench.errors.DataWarning")  # its rows are ids only
 def test_shards_cover_every_case_once_and_merge_back(tmp_path):
     cases = expand(Filters(device=("cpu",)))
     parts = [shard(cases, k, 3) for k in (1, 2, 3)]

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.frameworks import effective_precision
-from bench.protocol.case_setup import Casework
-from bench.protocol.correctness import compare, far_above, normwise_bound
+from jitbench.frameworks import effective_precision
+from jitbench.protocol.case_setup import Casework
+from jitbench.protocol.correctness import compare, far_above, normwise_bound
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 

@@ -4,7 +4,7 @@ fields, NaN/inf/zero/huge/tiny times, HTML and unicode in every string) loads, a
 renders; the page shows each row and never a piece of markup it was handed.
 
 No framework is imported: the rows are synthetic, written as a results.jsonl the way the
-harness writes one, then read back through ``bench.load_results``.
+harness writes one, then read back through ``jitbench.load_results``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from bench.define.modes import FRAMEWORKS, MODES, modes_for  # noqa: E402
-from bench.errors import DataWarning  # noqa: E402
-from bench.results.files import SCHEMA_VERSION, ResultWriter, load_results  # noqa: E402
+from jitbench.define.modes import FRAMEWORKS, MODES, modes_for  # noqa: E402
+from jitbench.errors import DataWarning  # noqa: E402
+from jitbench.results.files import SCHEMA_VERSION, ResultWriter, load_results  # noqa: E402
 
 pytestmark = pytest.mark.unit
 # more examples for a deeper search: JITBENCH_PROPERTY_EXAMPLES=500 pytest tests/test_properties.py
@@ -62,7 +62,8 @@ def row_sets(draw):
                    "workload": workload, "variant": "v", "size": size, "size_set": "quick",
                    "params": {"n": 8}, "dtype": dtype, "framework": framework, "mode": mode,
                    "jit": MODES[(framework, mode)].jit, "device": device, "status": status,
-                   "source": draw(st.sampled_from(["suites.matmul_relu", "", "nowhere.py"]))}
+                   "source": draw(st.sampled_from(["jitbench.suites.matmul_relu", "",
+                                                   "nowhere.py"]))}
             if status == "ok":
                 samples = draw(st.lists(times, min_size=0, max_size=8))
                 med = draw(times)
@@ -107,7 +108,7 @@ def _write(tmp_path, rows):
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(rows=row_sets())
 def test_every_row_read_is_kept_and_each_damage_named(tmp_path, rows):
-    from bench.results.fields import FIELDS, IDENTITY
+    from jitbench.results.fields import FIELDS, IDENTITY
 
     run = _write(tmp_path, rows)
     before = (run / "results.jsonl").read_bytes()
@@ -133,8 +134,8 @@ def test_every_row_read_is_kept_and_each_damage_named(tmp_path, rows):
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(rows=row_sets())
 def test_any_rows_load_analyse_and_render(tmp_path, rows):
-    from bench.report.html import render
-    from bench.results.files import load_meta
+    from jitbench.report.html import render
+    from jitbench.results.files import load_meta
 
     run = _write(tmp_path, rows)
     with warnings.catch_warnings():

@@ -1,4 +1,4 @@
-"""pytest-benchmark JSON -> jitbench rows (bench.results.pytest_import), on hand-written files."""
+"""pytest-benchmark JSON -> jitbench rows (jitbench.results.pytest_import), on hand-written files."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-import bench
-from bench.errors import UserError
-from bench.results.files import COLUMNS
-from bench.results.pytest_import import read_pytest_benchmark
+import jitbench
+from jitbench.errors import UserError
+from jitbench.results.files import COLUMNS
+from jitbench.results.pytest_import import read_pytest_benchmark
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 
@@ -46,10 +46,10 @@ def test_rows_map_stats_and_extra_info(tmp_path):
 
 
 def test_load_results_gives_the_same_columns_and_speedups(tmp_path):
-    from bench import analysis
+    from jitbench import analysis
 
     f = _write(tmp_path / "out.json", [_bench(), _bench("eager", False, 1e-3)])
-    df = bench.load_results(str(f))
+    df = jitbench.load_results(str(f))
     assert list(df.columns[:len(COLUMNS)]) == COLUMNS
     assert df["median_s"].dtype == float and set(df["status"]) == {"ok"}
     sp = analysis.speedups(df)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.define.modes import AUTOCLUSTER_FLAGS, MODES, modes_for
-from bench.define.workload import Filters, expand
-from bench.pytest_plugin.plugin import _rounds, environment_skip
+from jitbench.define.modes import AUTOCLUSTER_FLAGS, MODES, modes_for
+from jitbench.define.workload import Filters, expand
+from jitbench.pytest_plugin.plugin import _rounds, environment_skip
 
 pytest_plugins = ["pytester"]
 
@@ -28,7 +28,7 @@ ISSUE_KEYS = {"framework", "mode", "jit", "device", "workload", "variant", "para
               "first_call_s", "gflops", "max_abs_err", "status"}
 
 TOY = '''
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 
 def inputs(p, dtype, rng):
@@ -60,10 +60,10 @@ WORKLOAD = Workload(
 
 LOAD_AND_SUMMARIZE = """
 import json, sys
-import bench
-from bench import analysis
-from bench.results.files import COLUMNS
-df = bench.load_results(sys.argv[1])
+import jitbench
+from jitbench import analysis
+from jitbench.results.files import COLUMNS
+df = jitbench.load_results(sys.argv[1])
 sp = analysis.speedups(df)
 print(json.dumps({
     "columns_first": list(df.columns[:len(COLUMNS)]) == COLUMNS, "n": len(df),
@@ -115,7 +115,7 @@ def test_matmul_relu_tf_and_jax_table_json_dataframe_and_report(pytester, tmp_pa
         # pytest-benchmark's rounds sync every call (latency); the throughput kind beside it
         assert info["synced_median_s"] == b["stats"]["median"]
         assert info["pipelined_median_s"] > 0 and info["matmul_precision"] == "float32"
-        # what XLA built, or why there is nothing to show (bench.xla.capture)
+        # what XLA built, or why there is nothing to show (jitbench.xla.capture)
         assert info.get("hlo_fingerprint") or info.get("hlo_note"), info["mode"]
         if info["mode"] in ("xla", "jit", "aot"):
             assert info["hlo_programs"] == 1 and info["hlo_kernels"] >= 1
@@ -138,7 +138,7 @@ def test_matmul_relu_tf_and_jax_table_json_dataframe_and_report(pytester, tmp_pa
     assert {("jax", "jit", "eager"), ("tf", "xla", "eager"), ("tf", "xla", "graph"),
             ("tf", "autoclustering", "graph")} <= {tuple(s) for s in got["speedups"]}
 
-    report = pytester.run(sys.executable, "-m", "bench", "report", str(out), "-o",
+    report = pytester.run(sys.executable, "-m", "jitbench", "report", str(out), "-o",
                           str(tmp_path / "rep"))
     assert report.ret == 0, report.stderr.str()
     page = (tmp_path / "rep" / "index.html").read_text()

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from bench.define.workload import (Case, Filters, Workload, expand, group_cases,
+from jitbench.define.workload import (Case, Filters, Workload, expand, group_cases,
                                    variants_left_out)
-from bench.errors import UserError
+from jitbench.errors import UserError
 
 
 @pytest.mark.unit
@@ -104,7 +104,7 @@ def test_case_round_trips_and_seed_is_shared_by_modes():
 def test_a_workload_is_one_file(tmp_path):
     f = tmp_path / "double.py"
     f.write_text(
-        "from bench import Workload\n"
+        "from jitbench import Workload\n"
         "WORKLOAD = Workload(name='double', grid={'quick': [dict(n=4)]}, dtypes=('float32',),\n"
         "    inputs=lambda p, d, rng: (rng.standard_normal(p['n']).astype(d),),\n"
         "    reference=lambda xs, p, v: 2 * xs[0], flops=lambda p, v: p['n'],\n"
@@ -114,23 +114,23 @@ def test_a_workload_is_one_file(tmp_path):
 
 
 def test_import_bench_imports_no_framework():
-    code = ("import bench, bench.define.workload, bench.cli.main, bench.run.runner, sys; "
+    code = ("import jitbench, jitbench.define.workload, jitbench.cli.main, jitbench.run.runner, sys; "
             "assert 'tensorflow' not in sys.modules and 'jax' not in sys.modules, "
             "[m for m in sys.modules if m.startswith(('tensorflow', 'jax'))]")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_cli_list_prints_the_count_and_rejects_unknown_names():
-    ok = subprocess.run([sys.executable, "-m", "bench", "list", "--suite", "rnn",
+    ok = subprocess.run([sys.executable, "-m", "jitbench", "list", "--suite", "rnn",
                          "--device", "cpu"], capture_output=True, text=True)
     assert ok.returncode == 0
     assert ok.stdout.strip().splitlines()[-1].startswith("14 cases")
-    default = subprocess.run([sys.executable, "-m", "bench", "list", "--device", "cpu"],
+    default = subprocess.run([sys.executable, "-m", "jitbench", "list", "--device", "cpu"],
                              capture_output=True, text=True)
     assert default.returncode == 0
     assert ("train_step: 2 of its 6 variants in the default quick grid "
             "(--suite train_step measures all)") in default.stderr
-    bad = subprocess.run([sys.executable, "-m", "bench", "list", "--framework", "tf,torch"],
+    bad = subprocess.run([sys.executable, "-m", "jitbench", "list", "--framework", "tf,torch"],
                          capture_output=True, text=True)
     assert bad.returncode == 2
     assert bad.stderr.strip() == "jitbench: error: unknown framework 'torch'; valid: jax, tf"

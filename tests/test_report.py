@@ -12,10 +12,10 @@ import struct
 import numpy as np
 import pytest
 
-from bench import analysis
-from bench.cli.main import main
-from bench.report import fmt, write_report
-from bench.results.files import SCHEMA_VERSION
+from jitbench import analysis
+from jitbench.cli.main import main
+from jitbench.report import fmt, write_report
+from jitbench.results.files import SCHEMA_VERSION
 
 NASTY = 'Detected unsupported operations <script>alert("x")</script> & \'q\' <img src=x>'
 MODES = {"jax": [("eager", False, 3.0), ("jit", True, 1.0)],
@@ -118,7 +118,7 @@ def test_the_page_is_self_contained(html):
 def test_the_page_has_every_section_and_the_headline_numbers(run_dir, html):
     for anchor in ("summary", "toy", "calibration", "failures", "environment"):
         assert f'id="{anchor}"' in html
-    from bench.results.files import load_results
+    from jitbench.results.files import load_results
 
     df = load_results(run_dir)
     gm = analysis.geomean_speedups(analysis.speedups(df), df)
@@ -146,7 +146,7 @@ def test_a_run_without_calibration_or_samples_still_renders(tmp_path):
 @pytest.mark.unit
 def test_rows_without_flops_or_a_numeric_param_render(tmp_path):
     """A user's own function measured without ``flops`` and with params that hold no number
-    (``bench.measure``): its size has no work per call (NaN), and its samples still get their
+    (``jitbench.measure``): its size has no work per call (NaN), and its samples still get their
     panel (a groupby on ``work`` dropped them, and the figure had no panel to draw)."""
     rows = [dict(r, flops=None, gflops=None, params={"shapes": "16x8"})
             for r in _rows(np.random.default_rng(2)) if r["size"] == "n64"]
@@ -214,7 +214,7 @@ def test_the_browser_check_sees_errors_and_broken_images(tmp_path):
 def test_the_per_variant_table_puts_each_variant_of_a_workload_side_by_side():
     import pandas as pd
 
-    from bench.report.sections.workloads import _per_variant
+    from jitbench.report.sections.workloads import _per_variant
 
     def pair(variant, fw, mode, speedup, verdict, median):
         return dict(size="mlp-W8-B4", variant=variant, dtype="float32", device="cpu",

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from bench.report import draw, figures
+from jitbench.report import draw, figures
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 

@@ -7,8 +7,8 @@ import warnings
 
 import pytest
 
-from bench.errors import DataWarning, UserError
-from bench.results.files import (
+from jitbench.errors import DataWarning, UserError
+from jitbench.results.files import (
     SCHEMA_VERSION,
     ResultWriter,
     load_meta,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import DataWarning
-from bench.run import runner
+from jitbench.errors import DataWarning
+from jitbench.run import runner
 
 TINY = str(Path(__file__).parent / "workloads" / "tiny.py")
 # the two JAX modes this was written for (JIT off, JIT on); aot would add a third per group
@@ -26,13 +26,13 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
 
 
 def clean_case_list() -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "bench", "list", *ARGS], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "jitbench", "list", *ARGS], capture_output=True,
                          text=True, check=True, env=ENV)
     return out.stdout.splitlines()[:-1]
 
 
 def start(out: Path, run_id: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "bench", "run", *ARGS, "--min-time", "0.05",
+    return subprocess.Popen([sys.executable, "-m", "jitbench", "run", *ARGS, "--min-time", "0.05",
                              "--out", str(out), "--run-id", run_id, "--no-report",
                              "--no-calibrate"],  # calibration: tests/test_calibration.py
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
@@ -51,7 +51,7 @@ def wait_for_rows(results: Path, n: int, proc: subprocess.Popen, timeout: float 
 
 
 def resume(run_dir: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bench", "run", "--resume", str(run_dir),
+    return subprocess.run([sys.executable, "-m", "jitbench", "run", "--resume", str(run_dir),
                            "--no-report"], capture_output=True, text=True, timeout=300,
                           env=ENV)
 
@@ -69,7 +69,7 @@ def workers_of(run_dir: Path) -> list[int]:
     """Worker processes still alive that write into this run's logs."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
     return [int(line.split()[0]) for line in out.splitlines()
-            if "bench.run.worker" in line and str(run_dir) in line]
+            if "jitbench.run.worker" in line and str(run_dir) in line]
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

@@ -25,7 +25,7 @@ CASE_TIMEOUT_S = 15  # the hang costs this much; every honest JAX group here tak
 
 
 def jitbench(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "bench", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "jitbench", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "PYTHONWARNINGS": "ignore"})
 
@@ -200,7 +200,7 @@ def test_rnn_gradient_through_unbounded_while_loop(tf_run):
 
 def test_the_html_report_escapes_strings_from_a_run(jax_run, tmp_path):
     """Real rows of the JAX run, with an error message and a workload name full of HTML."""
-    from bench.report import write_report
+    from jitbench.report import write_report
 
     nasty = """<script>alert("x")</script> & 'quoted' <b>bold</b>"""
     rows = list(jax_run["rows"].values())

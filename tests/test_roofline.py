@@ -8,10 +8,10 @@ import math
 import pandas as pd
 import pytest
 
-from bench.analysis import ceilings, flops_check, roofline, row_facts
-from bench.results.files import to_frame
-from bench.run import calibration
-from bench.run.calibration import bandwidth
+from jitbench.analysis import ceilings, flops_check, roofline, row_facts
+from jitbench.results.files import to_frame
+from jitbench.run import calibration
+from jitbench.run.calibration import bandwidth
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 
@@ -108,7 +108,7 @@ def test_flops_check_flags_xla_counts_more_than_ten_percent_off():
 
 
 def test_the_report_shows_the_roofline_the_flop_check_and_the_files(tmp_path):
-    from bench.report.html import render
+    from jitbench.report.html import render
 
     df = _rows()
     df["hlo_programs"] = [1, None, 1, 1, None]

@@ -2,7 +2,7 @@
 an older schema, a hand-edited row, an empty run, a pytest-benchmark JSON with no jitbench
 extra_info. ``report``, ``compare``, ``nightly --no-run`` and ``load_results`` either work
 (a warning naming file and line) or exit 2 with one line; never a traceback, never a row lost
-or rewritten. In-process (``bench.cli.main.main``), on the recorded runs of tests/fixtures/compare:
+or rewritten. In-process (``jitbench.cli.main.main``), on the recorded runs of tests/fixtures/compare:
 no framework is imported."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-import bench
-from bench.cli.main import main
-from bench.errors import DataWarning, UserError
+import jitbench
+from jitbench.cli.main import main
+from jitbench.errors import DataWarning, UserError
 
 pytestmark = pytest.mark.unit
 RUN = Path(__file__).parent / "fixtures" / "compare" / "same-a"
@@ -71,7 +71,7 @@ def test_damaged_run_reports_with_a_warning_and_keeps_every_row(tmp_path, damage
         assert any(m.startswith(f"{run / 'results.jsonl'}:") for m in named), named
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
-        df = bench.load_results(run)
+        df = jitbench.load_results(run)
     assert len(df) == n_whole  # every complete row is a row
 
 
@@ -140,12 +140,12 @@ def test_pytest_benchmark_json_without_jitbench_extra_info(tmp_path, capsys):
     assert "Traceback" not in err
     assert code == 2 and err.startswith("jitbench: error: ") and "no jitbench benchmarks" in err
     with pytest.raises(UserError, match="no jitbench benchmarks"):
-        bench.load_results(f)
+        jitbench.load_results(f)
 
 
 def test_merge_copies_a_hand_edited_row_as_it_is(tmp_path):
     """merge writes rows back: a field a user edited stays what they wrote, never '?'/null."""
-    from bench.nightly.night import merge
+    from jitbench.nightly.night import merge
 
     shard = _copy(tmp_path, "shard1")
     hand_edited(shard)

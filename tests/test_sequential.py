@@ -1,5 +1,5 @@
-"""The stopping rule (bench.protocol.sequential) on simulated streams, through the real
-protocol loop (bench.protocol.timing.measure) with a simulated clock.
+"""The stopping rule (jitbench.protocol.sequential) on simulated streams, through the real
+protocol loop (jitbench.protocol.timing.measure) with a simulated clock.
 
 The machine: every call costs ``base x drift x noise``, where the drift is shared by both
 modes (a slow random walk of the log, mean-reverting, plus a few-percent oscillation with a
@@ -22,8 +22,8 @@ import statistics
 
 import pytest
 
-from bench.protocol import sequential as seq
-from bench.protocol.timing import Protocol, Timed, measure
+from jitbench.protocol import sequential as seq
+from jitbench.protocol.timing import Protocol, Timed, measure
 
 pytestmark = pytest.mark.unit  # no child process, no framework import
 
@@ -225,7 +225,7 @@ def test_the_aa_control_stops_once_settled_while_a_real_pair_samples_on():
 @pytest.mark.parametrize("precision, loops", [(0.05, 10), (None, 1)])
 def test_a_sample_of_short_calls_lasts_sample_min_time_under_sequential_stopping(precision,
                                                                                  loops):
-    from bench.protocol.timing import first_and_warmup
+    from jitbench.protocol.timing import first_and_warmup
 
     clock = Steps()  # reading the clock and syncing cost nothing: the overhead rule wants 1
     p = Protocol(precision=precision, sample_min_time=0.001)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.analysis.recompilation import summary, verdict
-from bench.define.workload import Filters
-from bench.run import sweep
+from jitbench.analysis.recompilation import summary, verdict
+from jitbench.define.workload import Filters
+from jitbench.run import sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 PITFALLS = str(ROOT / "tests" / "workloads" / "pitfalls.py")
@@ -71,7 +71,7 @@ def test_static_argument_compiles_once_per_value_and_aot_is_fixed(swept):
 
 def test_cli_sweep_writes_rows_a_page_and_a_table(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "sweep", "--suite", "matmul_relu", "--framework", "jax",
+        [sys.executable, "-m", "jitbench", "sweep", "--suite", "matmul_relu", "--framework", "jax",
          "--mode", "jit", "--out", str(tmp_path / "r"), "--reports", str(tmp_path / "p"),
          "--run-id", "s1"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -85,7 +85,7 @@ def test_cli_sweep_writes_rows_a_page_and_a_table(tmp_path):
 
 def test_pitfall_rows_carry_steady_state_compiles_and_the_reason(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "run", "--suite-file", PITFALLS, "--suite", "pitfalls",
+        [sys.executable, "-m", "jitbench", "run", "--suite-file", PITFALLS, "--suite", "pitfalls",
          "--device", "cpu", "--min-time", "0.05", "--budget", "1", "--no-calibrate",
          "--no-report",
          "--out", str(tmp_path), "--run-id", "p"], capture_output=True, text=True, cwd=ROOT,

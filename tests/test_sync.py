@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.protocol.timing import Protocol, Timed, measure
+from jitbench.protocol.timing import Protocol, Timed, measure
 
 
 
 def test_unsynced_timing_would_be_visibly_shorter():
     pytest.importorskip("jax")
-    from bench.frameworks import get_adapter
+    from jitbench.frameworks import get_adapter
 
     adapter = get_adapter("jax")
     rng = np.random.default_rng(0)

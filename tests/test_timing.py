@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from bench.protocol.interference import interference
-from bench.protocol.timing import (
+from jitbench.protocol.interference import interference
+from jitbench.protocol.timing import (
     ModeResult,
     Protocol,
     Timed,

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from bench.define.workload import Case, Filters, expand
+from jitbench.define.workload import Case, Filters, expand
 from suites import train_step as ts
 
 TINY = {"mlp": dict(model="mlp", batch=4, width=6), "cnn": dict(model="cnn", batch=2, channels=2)}
@@ -82,8 +82,8 @@ def test_training_steps_run_in_every_mode_and_donation_only_for_them():
 
 
 def _work(framework, p, variant):
-    from bench.frameworks import get_adapter
-    from bench.protocol.case_setup import Casework, workload_inputs, workload_reference
+    from jitbench.frameworks import get_adapter
+    from jitbench.protocol.case_setup import Casework, workload_inputs, workload_reference
 
     adapter = get_adapter(framework)
     case = Case("train_step", variant, ts._size(p), json.dumps(p, sort_keys=True), "float32",
@@ -108,7 +108,7 @@ def test_jax_state_is_carried_between_calls_and_restarted_for_the_check(mode):
 
 
 def test_a_step_that_forgets_an_update_is_a_mismatch():
-    from bench.frameworks import TrainStep
+    from jitbench.frameworks import TrainStep
 
     p = TINY["mlp"]
     work = _work("jax", p, "sgd-bn_train")

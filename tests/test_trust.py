@@ -11,11 +11,11 @@ import statistics
 import pandas as pd
 import pytest
 
-import bench
-from bench import analysis
-from bench.define.workload import Filters, expand
-from bench.protocol.timing import Protocol
-from bench.run import runner
+import jitbench
+from jitbench import analysis
+from jitbench.define.workload import Filters, expand
+from jitbench.protocol.timing import Protocol
+from jitbench.run import runner
 
 FAST = Protocol(min_time=0.02, min_samples=5, max_samples=20, max_time=1.0,
                 warmup_max_time=0.5, alone_samples=3, budget=1.0)
@@ -76,7 +76,7 @@ def test_autoclustering_is_interleaved_with_graph_in_one_worker(rows):
 
 
 def test_no_jit_rows_are_not_speedups_and_the_geomean_counts_them_apart(run_dir):
-    df = bench.load_results(run_dir)
+    df = jitbench.load_results(run_dir)
     sp = analysis.speedups(df)
     auto = sp[(sp["mode"] == "autoclustering") & (sp["baseline"] == "graph")]
     by = dict(zip(auto["workload"], auto["verdict"]))
@@ -118,7 +118,7 @@ def test_every_group_measures_an_aa_control_on_its_nearest_baseline(run_dir, row
     for r in with_aa:
         assert len(r["aa_samples"]) >= 5 and r["aa_median_s"] > 0
         assert r["aa_ratio"] == pytest.approx(r["median_s"] / r["aa_median_s"])
-    controls = analysis.aa_controls(bench.load_results(run_dir))
+    controls = analysis.aa_controls(jitbench.load_results(run_dir))
     assert len(controls) == 3 and (controls["ci_low"] <= controls["ci_high"]).all()
     bands = analysis.aa_bands(controls).set_index("framework")
     assert bands.loc["tf", "n_controls"] == 2 and bands.loc["jax", "n_controls"] == 1
@@ -128,7 +128,7 @@ def test_every_group_measures_an_aa_control_on_its_nearest_baseline(run_dir, row
 
 
 def test_the_report_opens_with_the_controls(run_dir, tmp_path):
-    from bench.report import write_report
+    from jitbench.report import write_report
 
     page = write_report(run_dir, tmp_path).read_text()
     trust = page[page.index('<section id="trust">'):page.index('<section id="summary">')]

@@ -1,5 +1,5 @@
-"""Analysis: pure functions from result DataFrames (``bench.results.files.load_results``) to
-DataFrames. Nothing here prints, plots or reads files; ``bench.report`` renders what this returns.
+"""Analysis: pure functions from result DataFrames (``jitbench.results.files.load_results``) to
+DataFrames. Nothing here prints, plots or reads files; ``jitbench.report`` renders what this returns.
 
 Definitions used everywhere (the report quotes them):
 
@@ -27,13 +27,13 @@ FLOPs vs the formula's), ``compare`` (run to run), ``control`` (A/A controls and
 the intervals they widen). This package re-exports them.
 """
 
-from bench.analysis.calibration import (
+from jitbench.analysis.calibration import (
     DISPATCH_BOUND_SHARE,
     calibration_frames,
     efficiency,
     peak_gflops,
 )
-from bench.analysis.compare import (
+from jitbench.analysis.compare import (
     COMPARE_NOISE_FLOOR,
     MIN_ROWS_FOR_SPREAD,
     SPREAD_Z,
@@ -42,12 +42,12 @@ from bench.analysis.compare import (
     regressions_over,
     run_to_run_spread,
 )
-from bench.analysis.control import AA_VERDICTS, SCATTER_Z, aa_bands, aa_controls, aa_scatter, in_band, widen
-from bench.analysis.costs import amortized_cost, amortized_curves, break_even_calls
-from bench.analysis.roofline import bandwidth_gbps, ceilings, flops_check, roofline
-from bench.analysis.sizes import SERIES_KEYS, crossovers, size_order
-from bench.analysis.speedups import NO_JIT, geomean_speedups, is_nearest, speedups, why_no_pairs
-from bench.analysis.stats import (
+from jitbench.analysis.control import AA_VERDICTS, SCATTER_Z, aa_bands, aa_controls, aa_scatter, in_band, widen
+from jitbench.analysis.costs import amortized_cost, amortized_curves, break_even_calls
+from jitbench.analysis.roofline import bandwidth_gbps, ceilings, flops_check, roofline
+from jitbench.analysis.sizes import SERIES_KEYS, crossovers, size_order
+from jitbench.analysis.speedups import NO_JIT, geomean_speedups, is_nearest, speedups, why_no_pairs
+from jitbench.analysis.stats import (
     CONFIDENCE,
     FEW_SAMPLES,
     N_BOOT,
@@ -61,8 +61,8 @@ from bench.analysis.stats import (
     is_significant,
     noise_verdict,
 )
-from bench.analysis.summary import row_facts, summary
-from bench.analysis.values import CASE_KEYS, ROW_KEYS, group_records
+from jitbench.analysis.summary import row_facts, summary
+from jitbench.analysis.values import CASE_KEYS, ROW_KEYS, group_records
 
 __all__ = [
     "CASE_KEYS", "COMPARE_NOISE_FLOOR", "CONFIDENCE", "DISPATCH_BOUND_SHARE", "FEW_SAMPLES",

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from bench.analysis.values import ROW_KEYS, _median, _num, _pd
+from jitbench.analysis.values import ROW_KEYS, _median, _num, _pd
 
 # A mode whose dispatch floor is above this share of its median is "dispatch-bound": its time
 # says more about the framework's per-call overhead than about the computation.

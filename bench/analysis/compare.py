@@ -7,15 +7,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bench.analysis.stats import (
+from jitbench.analysis.stats import (
     CONFIDENCE,
     N_BOOT,
     bootstrap_ratio_ci,
     is_significant,
     noise_verdict,
 )
-from bench.analysis.values import ROW_KEYS, _median, _pd, _samples
-from bench.protocol.timing import robust_sigma
+from jitbench.analysis.values import ROW_KEYS, _median, _pd, _samples
+from jitbench.protocol.timing import robust_sigma
 
 COMPARE_NOISE_FLOOR = 0.05  # a change inside ±5% between two runs is never flagged
 MIN_ROWS_FOR_SPREAD = 8  # fewer rows than this: no run-to-run spread can be estimated

@@ -2,7 +2,7 @@
 speedup intervals.
 
 A worker times its framework's nearest JIT-off mode a second time, built afresh and
-interleaved like a JIT mode (``bench.run.worker``, fields ``aa_*`` on that mode's row). Its
+interleaved like a JIT mode (``jitbench.run.worker``, fields ``aa_*`` on that mode's row). Its
 **ratio** (mode median / control median, read like a speedup) and its bootstrap interval are
 what "no difference" looks like today, measured the way real pairs are. With a control in
 every group, how far identical programs scatter *between groups* is measured too
@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
-from bench.analysis.stats import CONFIDENCE, N_BOOT, bootstrap_ratio_ci
-from bench.analysis.values import _num, _pd, _samples
-from bench.protocol.timing import robust_sigma
+from jitbench.analysis.stats import CONFIDENCE, N_BOOT, bootstrap_ratio_ci
+from jitbench.analysis.values import _num, _pd, _samples
+from jitbench.protocol.timing import robust_sigma
 
 CONTROL_COLUMNS = ["framework", "device", "mode", "workload", "variant", "dtype", "size",
                    "pairing", "ratio", "ci_low", "ci_high", "significant", "verdict",
@@ -38,7 +38,7 @@ def aa_controls(df, *, confidence: float = CONFIDENCE, n_boot: int = N_BOOT, see
     """One row per A/A control of the run (a row with ``aa_samples`` or ``aa_error``).
 
     Where the worker judged the control as it judges a JIT pair (``aa_verdict``, from the
-    blocks: ``bench.protocol.sequential``), its ratio, interval and verdict are that
+    blocks: ``jitbench.protocol.sequential``), its ratio, interval and verdict are that
     judgement's (``interval_from`` "blocks"): the same engine as every pair's verdict, so the
     page's counts agree. Otherwise (rows from before the blocks, a pytest-benchmark import)
     a bootstrap of the samples (``interval_from`` "bootstrap"), verdict faster / slower / same
@@ -100,7 +100,7 @@ def widen(sp, scatter: dict[tuple[str, str], float], noise_floor: float | None =
     and ``verdict`` recomputed. Adds ``aa_scatter`` (z * sigma as a fraction: "identical
     programs land within +-x%") and ``ci_widened_by`` (new width / old width). Sigma 0 leaves
     a row as it was."""
-    from bench.analysis.stats import NOISE_FLOOR, is_significant
+    from jitbench.analysis.stats import NOISE_FLOOR, is_significant
 
     out = sp.copy()
     if out.empty:

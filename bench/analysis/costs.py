@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.analysis.values import CASE_KEYS, _calls, _median, _num, _pd
-from bench.define.modes import MODES
+from jitbench.analysis.values import CASE_KEYS, _calls, _median, _num, _pd
+from jitbench.define.modes import MODES
 
 
 def amortized_cost(first_call_s: float, early_calls_s: Sequence[float], median_s: float,

@@ -5,7 +5,7 @@ A series is the log of a paired ratio (JIT time / its nearest JIT-off mode's tim
 interleaved in one worker, so the machine's drift cancels) with that night's own interval
 (log low, log high; NaN where the night has none). Missing nights are NaN and skipped.
 
-Detectors (``DETECTORS``), compared on recorded nights by ``bench.nightly.evaluate``:
+Detectors (``DETECTORS``), compared on recorded nights by ``jitbench.nightly.evaluate``:
 
 - ``quantile``: the rule the nightly used until 2026-11 without its re-measurement (which
   cannot be replayed): reference = median of the previous 10 nights, noise = robust sigma
@@ -35,7 +35,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import special
 
-from bench.protocol.timing import robust_sigma
+from jitbench.protocol.timing import robust_sigma
 
 
 @dataclasses.dataclass(frozen=True)

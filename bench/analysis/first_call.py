@@ -3,7 +3,7 @@
 DataFrame -> plain records (data only; the report draws and words them). Fields come from the
 rows: ``first_call_s`` and the adapters' first-call counters ``first_trace_s``,
 ``first_lower_s`` (JAX), ``first_compile_s``; with ``--compile-cache warm`` also
-``first_call_warm_s``, ``warm_*_s`` and ``cache_hits`` (``bench.run.compile_cache``).
+``first_call_warm_s``, ``warm_*_s`` and ``cache_hits`` (``jitbench.run.compile_cache``).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bench.analysis.costs import break_even_calls
-from bench.analysis.values import _num
-from bench.define.modes import MODES
+from jitbench.analysis.costs import break_even_calls
+from jitbench.analysis.values import _num
+from jitbench.define.modes import MODES
 
 PARTS = ("trace", "lower", "compile", "run")
 

@@ -54,7 +54,7 @@ Verdict on the latest run, per series x metric (log values, so steps are relativ
    when it exceeds a constant history;
    an advisory metric that passes is ``advisory``, not ``regression``.
 
-Suspects are re-measured (``bench.nightly.night``) and judged again the same way before they are
+Suspects are re-measured (``jitbench.nightly.night``) and judged again the same way before they are
 confirmed.
 """
 
@@ -65,8 +65,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.analysis.detectors import MACHINE_BOUND, PAIRED_WINDOW
-from bench.protocol.timing import robust_sigma
+from jitbench.analysis.detectors import MACHINE_BOUND, PAIRED_WINDOW
+from jitbench.protocol.timing import robust_sigma
 
 SERIES_KEYS = ["workload", "variant", "size", "dtype", "framework", "mode", "device"]
 
@@ -88,7 +88,7 @@ class Thresholds:
     # a step must also rise above this quantile of the series' history: a level the series
     # reached in a fifth of its earlier runs is a state this machine puts it in, not a change
     usual: float = 0.8
-    # jit_ratio is judged by the paired rule (bench.analysis.detectors.paired_night), chosen
+    # jit_ratio is judged by the paired rule (jitbench.analysis.detectors.paired_night), chosen
     # by `jitbench nightly --evaluate` on recorded nights (docs/nightly.md): above every one
     # of the previous ``paired_window`` nights, a step above ``steady`` (half of it from 10
     # nights on), z > ``z_min`` over the history's spread (floor ``floor_paired``) and the
@@ -99,7 +99,7 @@ class Thresholds:
     floor_paired: float = 0.02
     z_min: float = 3.0
     # no step is judged on a night whose JIT-off times all moved more than this against the
-    # nights before it (bench.analysis.detectors.machine_levels); None: every night is judged
+    # nights before it (jitbench.analysis.detectors.machine_levels); None: every night is judged
     machine: float | None = MACHINE_BOUND
 
 
@@ -150,7 +150,7 @@ def _num(v) -> float | None:
 
 def run_points(rows: Sequence[Mapping[str, Any]], calibration=None) -> list[dict[str, Any]]:
     """The points one run contributes: dicts of SERIES_KEYS, series, case_id, metric, value."""
-    from bench.define.modes import MODES, nearest_baseline
+    from jitbench.define.modes import MODES, nearest_baseline
 
     probe = probes(calibration)
     ok = [r for r in rows if r.get("status") == "ok"]
@@ -222,11 +222,11 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
 
 def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds
             ) -> dict[str, Any]:
-    """jit_ratio under the paired rule (``bench.analysis.detectors.paired_night``)."""
+    """jit_ratio under the paired rule (``jitbench.analysis.detectors.paired_night``)."""
     import numpy as np
     from scipy.stats import norm
 
-    from bench.analysis.detectors import paired_night
+    from jitbench.analysis.detectors import paired_night
 
     def log(v):
         v = _num(v)

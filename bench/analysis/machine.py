@@ -2,7 +2,7 @@
 within a few percent; a neighbour, another VM host or a disturbed night moves all of them
 together, and the paired JIT/JIT-off ratios with them. The nightly judges no step on such a
 night (:func:`machine_state`) and an alert names the move (:func:`machine_speed`); the
-replay of recorded nights uses the same levels (``bench.analysis.detectors``)."""
+replay of recorded nights uses the same levels (``jitbench.analysis.detectors``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.analysis.detectors import (MACHINE_BOUND, MACHINE_WINDOW, machine_levels,
+from jitbench.analysis.detectors import (MACHINE_BOUND, MACHINE_WINDOW, machine_levels,
                                       steady_nights)
 
 
@@ -25,7 +25,7 @@ def jit_off(df):
 
 def log_medians(df, runs: Sequence[str]):
     """[case, run] log of each ok row's median time (NaN where a run lacks the case): what
-    ``bench.analysis.detectors.machine_levels`` reads."""
+    ``jitbench.analysis.detectors.machine_levels`` reads."""
     ok = df[(df["status"] == "ok") & (df["median_s"] > 0) & df["run_id"].isin(list(runs))]
     wide = ok.pivot_table(index="case_id", columns="run_id", values="median_s",
                           aggfunc="median")

@@ -16,7 +16,7 @@ Definitions (the report quotes them):
   achieved GFLOP/s / bound; the bound is ``memory`` when bandwidth × intensity < peak, else
   ``compute``.
 - **FLOP check**: XLA's FLOPs / formula FLOPs per JIT row; off by more than 10%
-  (``bench.xla.hlo_text.FLOPS_MISMATCH``) is flagged. XLA counts transcendentals apart and is known
+  (``jitbench.xla.hlo_text.FLOPS_MISMATCH``) is flagged. XLA counts transcendentals apart and is known
   to
   miscount some ops: a cross-check, never a replacement of the formula.
 """
@@ -27,10 +27,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from bench.analysis.calibration import peak_gflops
-from bench.analysis.values import ROW_KEYS, _median, _num, _pd, _truthy
-from bench.define.modes import FRAMEWORKS
-from bench.xla.hlo_text import FLOPS_MISMATCH
+from jitbench.analysis.calibration import peak_gflops
+from jitbench.analysis.values import ROW_KEYS, _median, _num, _pd, _truthy
+from jitbench.define.modes import FRAMEWORKS
+from jitbench.xla.hlo_text import FLOPS_MISMATCH
 
 # a case: what every mode of it computes alike (its bytes, its FLOPs)
 _CASE = ["workload", "variant", "size", "dtype", "device"]

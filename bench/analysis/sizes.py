@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.analysis.stats import geomean
-from bench.analysis.values import _num, _pd, group_records
+from jitbench.analysis.stats import geomean
+from jitbench.analysis.values import _num, _pd, group_records
 
 
 def _params_work(params) -> float:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from bench.analysis.costs import break_even_calls
-from bench.analysis.stats import (
+from jitbench.analysis.costs import break_even_calls
+from jitbench.analysis.stats import (
     CONFIDENCE,
     N_BOOT,
     NOISE_FLOOR,
@@ -15,8 +15,8 @@ from bench.analysis.stats import (
     is_significant,
     noise_verdict,
 )
-from bench.analysis.values import CASE_KEYS, _median, _num, _pd, _samples, group_records
-from bench.define.modes import FRAMEWORKS, MODES, baselines_for, modes_for, nearest_baseline
+from jitbench.analysis.values import CASE_KEYS, _median, _num, _pd, _samples, group_records
+from jitbench.define.modes import FRAMEWORKS, MODES, baselines_for, modes_for, nearest_baseline
 
 # the verdict of a JIT-on row whose framework says it compiled nothing (``jit_happened`` False,
 # e.g. TF auto-clustering that formed no cluster): the same program as its baseline, not a
@@ -26,7 +26,7 @@ NO_JIT = "no JIT happened"
 
 def is_nearest(framework, baseline) -> bool:
     """``baseline`` is the JIT-off mode that differs from the framework's JIT modes by the JIT
-    switch alone (``bench.define.modes.nearest_baseline``); the headline tiles use these pairs."""
+    switch alone (``jitbench.define.modes.nearest_baseline``); the headline tiles use these pairs."""
     return framework in FRAMEWORKS and nearest_baseline(framework) == baseline
 
 
@@ -63,7 +63,7 @@ def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFID
     nearest (``is_nearest``: the headline pair), noise (the worse of the two verdicts),
     interval_from: "blocks" where the row carries the worker's sequential verdict against this
     baseline (speedup, interval and verdict faster | slower | same | unresolved taken from
-    it: ``bench.protocol.sequential``), else "samples" (bootstrap of the samples; verdict
+    it: ``jitbench.protocol.sequential``), else "samples" (bootstrap of the samples; verdict
     faster | slower | no difference).
     ``break_even_calls`` is only given where JIT is significantly faster; ``inf`` where it is
     significantly slower ("never"), NaN where there is no significant difference ("unclear").

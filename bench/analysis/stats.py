@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.analysis.values import _median, _num, _samples, _truthy
+from jitbench.analysis.values import _median, _num, _samples, _truthy
 
 NOISE_FLOOR = 0.02  # a speedup inside ±2% is "no difference" whatever its interval says
 CONFIDENCE = 0.95

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from bench.analysis.calibration import efficiency
-from bench.analysis.roofline import roofline
-from bench.analysis.stats import noise_verdict
-from bench.analysis.values import _median, _num, _truthy
+from jitbench.analysis.calibration import efficiency
+from jitbench.analysis.roofline import roofline
+from jitbench.analysis.stats import noise_verdict
+from jitbench.analysis.values import _median, _num, _truthy
 
 
 def row_facts(df, calibration: Mapping[str, Any] | None = None):

@@ -1,6 +1,6 @@
 """The ``jitbench`` command line's grammar: subcommands, options and their checks.
 
-``bench.cli.main`` runs the commands; this module only says what a valid command line is. A bad
+``jitbench.cli.main`` runs the commands; this module only says what a valid command line is. A bad
 value is one line naming it and what is valid, exit code 2 (argparse's ``error``).
 """
 
@@ -9,14 +9,15 @@ from __future__ import annotations
 import argparse
 import math
 
-from bench.cli import sweep as sweep_cli
-from bench.define.modes import FRAMEWORKS, modes_for
-from bench.frameworks import MATMUL_PRECISIONS
-from bench.errors import UserError
-from bench.nightly import NIGHT_BUDGET, NIGHT_PRECISION
-from bench.protocol.timing import INTERLEAVE_SCHEMES, STOP_WHEN
-from bench.run.options import COMPILE_CACHE_CHOICES as CACHE_CHOICES
-from bench.xla.capture import PROFILE_CALLS
+from jitbench.cli import doctor as doctor_cli
+from jitbench.cli import sweep as sweep_cli
+from jitbench.define.modes import FRAMEWORKS, modes_for
+from jitbench.frameworks import MATMUL_PRECISIONS
+from jitbench.errors import UserError
+from jitbench.nightly import NIGHT_BUDGET, NIGHT_PRECISION
+from jitbench.protocol.timing import INTERLEAVE_SCHEMES, STOP_WHEN
+from jitbench.run.options import COMPILE_CACHE_CHOICES as CACHE_CHOICES
+from jitbench.xla.capture import PROFILE_CALLS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,7 +42,7 @@ def add_filters(p: argparse.ArgumentParser, size: str = "quick") -> None:
 
 
 def filters(args):
-    from bench.define.workload import Filters
+    from jitbench.define.workload import Filters
 
     for name in ("suite", "framework", "mode", "device", "dtype", "variant"):
         value = getattr(args, name, None)
@@ -58,7 +59,7 @@ def filters(args):
 def check_suite_file(path: str) -> None:
     """A --suite-file that is missing, not Python, or fails to import: one line, not the
     traceback of the import machinery."""
-    from bench.define.workload import load_workload
+    from jitbench.define.workload import load_workload
 
     if not path.endswith(".py"):
         raise UserError(f"--suite-file {path!r} is not a .py file")
@@ -250,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_scale_out(p)
 
     sweep_cli.add_parser(sub, add_filters, filters)
+    doctor_cli.add_parser(sub)
     p = sub.add_parser("merge", help="merge the runs of several shards into one run folder")
     p.add_argument("shard_dirs", nargs="+", metavar="SHARD_RUN_DIR",
                    help="the run folders of the shards (`jitbench run --shard K/N`)")

@@ -10,18 +10,19 @@ import sys
 import warnings
 from pathlib import Path
 
-from bench.cli import sweep as sweep_cli
-from bench.cli.args import build_parser, filters
-from bench.errors import DataWarning, Interrupted, UserError
+from jitbench.cli import doctor as doctor_cli
+from jitbench.cli import sweep as sweep_cli
+from jitbench.cli.args import build_parser, filters
+from jitbench.errors import DataWarning, Interrupted, UserError
 
 
 def _selected_cases(args):
-    from bench.define.workload import expand, variants_left_out
+    from jitbench.define.workload import expand, variants_left_out
 
     chosen = filters(args)
     cases = expand(chosen)
     if getattr(args, "shard", None):
-        from bench.nightly.night import parse_shard, shard
+        from jitbench.nightly.night import parse_shard, shard
 
         cases = shard(cases, *parse_shard(args.shard))
     if not cases:
@@ -36,8 +37,8 @@ def _selected_cases(args):
 def _why_no_cases(args) -> str:
     """The usual reasons: modes asked for that the frameworks asked for do not have; a size
     set the workloads asked for do not define."""
-    from bench.define.modes import FRAMEWORKS, modes_for
-    from bench.define.workload import Filters, discover
+    from jitbench.define.modes import FRAMEWORKS, modes_for
+    from jitbench.define.workload import Filters, discover
 
     suites = Filters.split(args.suite)
     chosen = {n: wl for n, (_, wl) in discover(tuple(args.suite_file)).items()
@@ -55,9 +56,9 @@ def _why_no_cases(args) -> str:
 
 
 def cmd_nightly(args) -> int:
-    from bench.analysis.history import Thresholds
-    from bench.nightly.night import SUMMARY_NAME, nightly
-    from bench.protocol.timing import Protocol
+    from jitbench.analysis.history import Thresholds
+    from jitbench.nightly.night import SUMMARY_NAME, nightly
+    from jitbench.protocol.timing import Protocol
 
     if args.evaluate or args.corpus:
         return _nightly_corpus(args)
@@ -97,7 +98,7 @@ def _nightly_corpus(args) -> int:
     """``nightly --corpus FILE`` (the runs of --results as a corpus) and ``--evaluate``."""
     import json
 
-    from bench.nightly import corpus, evaluate
+    from jitbench.nightly import corpus, evaluate
 
     if args.corpus:
         history = evaluate.load_history(args.results)
@@ -116,14 +117,14 @@ def _nightly_corpus(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from bench.nightly.night import merge
+    from jitbench.nightly.night import merge
 
     print(merge(args.shard_dirs, args.output))
     return 0
 
 
 def cmd_list(args) -> int:
-    from bench.define.workload import group_cases
+    from jitbench.define.workload import group_cases
 
     cases = _selected_cases(args)
     for c in cases:
@@ -145,8 +146,8 @@ def _progress_printer():
 
 
 def cmd_run(args) -> int:
-    from bench.protocol.timing import Protocol
-    from bench.run import runner
+    from jitbench.protocol.timing import Protocol
+    from jitbench.run import runner
 
     if args.resume:
         return _resume(args)
@@ -173,7 +174,7 @@ def cmd_run(args) -> int:
 
 def _resume(args) -> int:
     """``run --resume RUN_DIR``: the run's own cases and settings; filters are refused."""
-    from bench.run import runner
+    from jitbench.run import runner
 
     given = [f"--{n.replace('_', '-')}" for n in ("suite", "framework", "mode", "device",
                                                    "dtype", "variant", "shard", "run_id",
@@ -194,7 +195,7 @@ def _resume(args) -> int:
 def _after_run(args, run_dir: Path) -> int:
     print(f"results: {run_dir / 'results.jsonl'}")
     if not args.no_report:
-        from bench.report import write_report
+        from jitbench.report import write_report
 
         page = write_report(run_dir, Path(args.reports) / run_dir.name)
         print(f"report:  {page}")
@@ -203,7 +204,7 @@ def _after_run(args, run_dir: Path) -> int:
 
 
 def _print_summary(run_dir: Path) -> None:
-    from bench.results.files import load_results
+    from jitbench.results.files import load_results
 
     df = load_results(run_dir)
     counts = df["status"].value_counts().to_dict()
@@ -211,8 +212,8 @@ def _print_summary(run_dir: Path) -> None:
 
 
 def cmd_report(args) -> int:
-    from bench.report import write_report
-    from bench.results.files import load_meta
+    from jitbench.report import write_report
+    from jitbench.results.files import load_meta
 
     src = Path(args.run_dir)
     if not src.exists():
@@ -224,9 +225,9 @@ def cmd_report(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from bench.analysis import COMPARE_NOISE_FLOOR, regressions_over
-    from bench.report.compare import compare_paths
-    from bench.report.compare_page import compare_lines, write_compare_page
+    from jitbench.analysis import COMPARE_NOISE_FLOOR, regressions_over
+    from jitbench.report.compare import compare_paths
+    from jitbench.report.compare_page import compare_lines, write_compare_page
 
     floor = COMPARE_NOISE_FLOOR if args.noise_floor is None else args.noise_floor / 100
     cmp = compare_paths(args.run_a, args.run_b, noise_floor=floor)
@@ -261,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     handler = {"list": cmd_list, "run": cmd_run, "report": cmd_report, "sweep": sweep_cli.cmd,
-               "nightly": cmd_nightly, "merge": cmd_merge, "compare": cmd_compare}[args.command]
+               "nightly": cmd_nightly, "merge": cmd_merge, "compare": cmd_compare,
+               "doctor": doctor_cli.cmd}[args.command]
     try:
         return handler(args)
     except UserError as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench.cli.args import build_parser
+from jitbench.cli.args import build_parser
 
 
 def commands(parser: argparse.ArgumentParser | None = None
@@ -35,7 +35,7 @@ def cli_markdown() -> str:
            "Generated from the parser (`bench/cli/args.py`). Filters take comma lists and "
            "default to everything. Bad input is one line naming the bad value and the valid "
            "ones, exit code 2; `jitbench --debug COMMAND ...` shows the traceback. "
-           "`python -m bench` is the same program.", ""]
+           "`python -m jitbench` is the same program.", ""]
     for name, cmd in commands(parser).items():
         out += [f"## jitbench {name}", ""]
         if cmd.description:

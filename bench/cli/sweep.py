@@ -1,9 +1,9 @@
 """``jitbench sweep``: run the workloads' recompile sweeps, print per mode what compiled
-(and the ``run --compile-cache`` option, ``bench.run.compile_cache``).
+(and the ``run --compile-cache`` option, ``jitbench.run.compile_cache``).
 
     jitbench sweep --suite rnn [--framework jax] [--sweep seq] [--out results]
 
-Writes ``OUT/<run_id>/sweep.jsonl`` (one row per call, see ``bench.run.sweep``) and
+Writes ``OUT/<run_id>/sweep.jsonl`` (one row per call, see ``jitbench.run.sweep``) and
 ``sweep_meta.json``, prints one line per mode ("1 compile(s) per new signature; revisits
 free") and a page with the Recompilation block unless ``--no-report``. With ``--run-id`` of an
 existing run, the sweep joins that run's report (section "First call and compilation").
@@ -20,7 +20,7 @@ from pathlib import Path
 
 def add_parser(sub, add_filters, filters) -> None:
     """The ``sweep`` subcommand, with the usual case filters (``add_filters`` adds them,
-    ``filters(args)`` reads them: both from ``bench.cli.main``)."""
+    ``filters(args)`` reads them: both from ``jitbench.cli.main``)."""
     p = sub.add_parser("sweep", help="call each mode with a workload's sweep of signatures "
                                      "(shapes, dtypes, static values), then revisit them: "
                                      "what compiles, what retraces, and why")
@@ -37,9 +37,9 @@ def add_parser(sub, add_filters, filters) -> None:
 
 
 def cmd(args: argparse.Namespace) -> int:
-    from bench.analysis.recompilation import summary, verdict
-    from bench.define.workload import Filters
-    from bench.run import sweep
+    from jitbench.analysis.recompilation import summary, verdict
+    from jitbench.define.workload import Filters
+    from jitbench.run import sweep
 
     jobs = sweep.plan(args.filters(args), Filters.split(args.sweep))
     run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + "-sweep"
@@ -59,7 +59,7 @@ def cmd(args: argparse.Namespace) -> int:
         print(line)
     print(f"sweep:   {run_dir / 'sweep.jsonl'}")
     if not args.no_report:
-        from bench.report.recompilation import write_page
+        from jitbench.report.recompilation import write_page
 
         print(f"report:  {write_page(run_dir, Path(args.reports) / run_id)}")
     return 0

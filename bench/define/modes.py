@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bench.frameworks import FRAMEWORKS, ModeSpec, framework_specs
-from bench.frameworks.tf_modes import AUTOCLUSTER_FLAGS
+from jitbench.frameworks import FRAMEWORKS, ModeSpec, framework_specs
+from jitbench.frameworks.tf_modes import AUTOCLUSTER_FLAGS
 
 DEVICES = ("cpu", "gpu")
 Mode = ModeSpec  # the name the rest of bench uses
 
 _SPECS = framework_specs()
-SPECS = _SPECS  # what each framework declares beyond its modes (bench.frameworks.FrameworkSpec)
+SPECS = _SPECS  # what each framework declares beyond its modes (jitbench.frameworks.FrameworkSpec)
 _ALL: tuple[Mode, ...] = tuple(m for fw in FRAMEWORKS for m in _SPECS[fw].modes)
 
 MODES: dict[tuple[str, str], Mode] = {(m.framework, m.name): m for m in _ALL}
@@ -72,7 +72,7 @@ def environment_problem(framework: str, mode: str, env: Mapping[str, str]) -> st
 
     A mode runs in a process only if that process has the environment its ``jitbench run``
     worker would have (``Mode.env``, set before the framework is imported; no mode declares one
-    today). The pytest plugin and a user's own function (``bench.userfn.as_workload``) both ask
+    today). The pytest plugin and a user's own function (``jitbench.userfn.as_workload``) both ask
     here, and each adds what to do instead. What an adapter finds only once it is imported
     (TF auto-clustering's flag) is its ``mode_problem``."""
     spec = MODES[(framework, mode)]

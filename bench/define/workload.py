@@ -16,14 +16,13 @@ import hashlib
 import importlib
 import importlib.util
 import json
-import pkgutil
 import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from bench.define.modes import DEVICES, FRAMEWORKS, MODES, modes_for
-from bench.errors import UserError
-from bench.frameworks import TrainStep
+from jitbench.define.modes import DEVICES, FRAMEWORKS, MODES, modes_for
+from jitbench.errors import UserError
+from jitbench.frameworks import TrainStep
 
 __all__ = ["Case", "Filters", "Sweep", "TrainStep", "Workload", "discover", "expand",
            "group_cases", "load_workload", "static_args"]
@@ -76,7 +75,7 @@ class Workload:
     dtype's own precision. Where float32 products run at a reduced precision (TF32 on a GPU)
     the output may instead lie within a normwise bound of that precision, which grows with
     ``reduction(params, variant)`` -> the number of terms of the longest sum in its matrix
-    products (the K of an M x K @ K x N; ``bench.protocol.correctness``; 1 when not given).
+    products (the K of an M x K @ K x N; ``jitbench.protocol.correctness``; 1 when not given).
     ``expected_failures`` maps (framework, mode) or (framework, mode, variant) to a reason:
     the harness still runs the case but marks the failure as expected.
     ``sweeps``: recompile sweeps (:class:`Sweep`), run by ``jitbench sweep`` only.
@@ -206,6 +205,8 @@ def _load_source(source: str):
         sys.modules[name] = module
         spec.loader.exec_module(module)
         return module
+    if source.startswith(_OLD_SUITES):  # e.g. "suites.mmd" -> "jitbench.suites.mmd"
+        source = "jitbench." + source
     return importlib.import_module(source)
 
 
@@ -213,20 +214,36 @@ def load_workload(source: str) -> Workload:
     module = _load_source(source)
     wl = getattr(module, "WORKLOAD", None)
     if not isinstance(wl, Workload):
-        raise UserError(f"{source!r} defines no WORKLOAD = bench.Workload(...)")
+        raise UserError(f"{source!r} defines no WORKLOAD = jitbench.Workload(...)")
     return wl
 
 
+SUITES_GROUP = "jitbench.suites"  # the entry-point group that registers workload modules
+_OLD_SUITES = "suites."  # recorded runs name the shipped workloads by their old package
+
+
+def registered_sources() -> list[str]:
+    """The workload modules registered in the :data:`SUITES_GROUP` entry-point group, sorted:
+    jitbench's own (``pyproject.toml``), and any other installed package's. A registry, so this
+    module imports no workload."""
+    from importlib.metadata import entry_points
+
+    return sorted({ep.value for ep in entry_points(group=SUITES_GROUP)})
+
+
 def discover(extra_files: Sequence[str] = ()) -> dict[str, tuple[str, Workload]]:
-    """All workloads: the modules of the ``suites`` package plus ``extra_files``.
+    """All workloads: the registered modules (:func:`registered_sources`) plus
+    ``extra_files``.
 
     Returns ``{name: (source, workload)}``.
     """
-    import suites  # the package that ships with jitbench
-
     found: dict[str, tuple[str, Workload]] = {}
-    sources = [f"suites.{m.name}" for m in pkgutil.iter_modules(suites.__path__)
-               if not m.name.startswith(("_", "test", "conftest"))]
+    sources = registered_sources()
+    if not sources:
+        raise UserError(f"no workload is registered (entry-point group {SUITES_GROUP!r}): "
+                        f"jitbench is not installed in this environment; install it "
+                        f"(pip install -e . in its repository) rather than running from a "
+                        f"source tree")
     sources += [str(Path(f).resolve()) for f in extra_files]
     for source in sources:
         module = _load_source(source)
@@ -234,7 +251,7 @@ def discover(extra_files: Sequence[str] = ()) -> dict[str, tuple[str, Workload]]
         if isinstance(wl, Workload):
             found[wl.name] = (source, wl)
         elif source in extra_files or source.endswith(".py"):
-            raise UserError(f"suite file {source!r} defines no WORKLOAD = bench.Workload(...)")
+            raise UserError(f"suite file {source!r} defines no WORKLOAD = jitbench.Workload(...)")
     return found
 
 

@@ -93,7 +93,7 @@ class FrameworkSpec:
 
 def framework_specs() -> dict[str, FrameworkSpec]:
     """Every framework's declarations, by name (light: imports no framework)."""
-    return {name: importlib.import_module(f"bench.frameworks.{name}_modes").SPEC
+    return {name: importlib.import_module(f"jitbench.frameworks.{name}_modes").SPEC
             for name in FRAMEWORKS}
 
 
@@ -118,7 +118,7 @@ class Adapter(Protocol):
 
     def warmup_stages(self) -> tuple[list[Callable], list[Any]]:
         """(stages, numpy inputs) of a tiny function unrelated to any workload, which a worker
-        runs in each of its modes before its first group (``bench.run.startup``), e.g.
+        runs in each of its modes before its first group (``jitbench.run.startup``), e.g.
         ``([lambda x: jnp.sum(jnp.tanh(x @ x))], [np.ones((8, 8), np.float32)])``."""
 
     def sync(self, out: Any) -> None:
@@ -151,9 +151,9 @@ class Adapter(Protocol):
     def compiled_programs(self, stages: Sequence[Callable], mode: str, device: str,
                           placed: Sequence[Any], graph: bool = False) -> list[Any]:
         """The XLA programs one call of ``mode`` runs, after it ran (outside the timing), as
-        :class:`bench.xla.hlo_text.Program` (optimized HLO text, cost analysis where there is one,
+        :class:`jitbench.xla.hlo_text.Program` (optimized HLO text, cost analysis where there is one,
         XLA's Graphviz rendering with ``graph`` where there is one), one per stage in call
-        order; raises :class:`bench.xla.hlo_text.NoProgram` ("op-by-op: ...") where there is none:
+        order; raises :class:`jitbench.xla.hlo_text.NoProgram` ("op-by-op: ...") where there is none:
         ``compiled_programs([f], "jit", "cpu", placed)[0].hlo.startswith("HloModule")``."""
 
     def profile(self, call: Callable[[], Any], calls: int, out_dir: str) -> list[str]:
@@ -183,7 +183,7 @@ class Adapter(Protocol):
 
 def get_adapter(framework: str, log_path: str | None = None, **options) -> Adapter:
     """The adapter of ``framework``; ``options`` go to its constructor (JAX: ``own_process``)."""
-    module = importlib.import_module(f"bench.frameworks.{framework}_adapter")
+    module = importlib.import_module(f"jitbench.frameworks.{framework}_adapter")
     return module.Adapter(log_path=log_path, **options)
 
 

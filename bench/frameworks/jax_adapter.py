@@ -26,9 +26,9 @@ import jax  # noqa: E402  (this module is only imported inside a JAX worker)
 import jax.monitoring  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.frameworks import (PRECISION_ENV, Stepping, TrainStep, compose,  # noqa: E402
+from jitbench.frameworks import (PRECISION_ENV, Stepping, TrainStep, compose,  # noqa: E402
                               effective_precision, train_step_of)
-from bench.xla.hlo_text import NoProgram, Program  # noqa: E402
+from jitbench.xla.hlo_text import NoProgram, Program  # noqa: E402
 
 # JAX emits these while compiling; their count and durations are "what JIT really did".
 _EVENTS = {
@@ -77,7 +77,7 @@ class Adapter:
     framework = "jax"
 
     def __init__(self, log_path: str | None = None, own_process: bool = True):
-        """``own_process=False``: a user's own session (bench.measure, the jit_benchmark
+        """``own_process=False``: a user's own session (jitbench.measure, the jit_benchmark
         fixture): its float64 switch and its logging stay as the user set them, so
         recompile reasons are not collected there."""
         # float64 workloads must really run in float64 (JAX silently downcasts otherwise)
@@ -243,7 +243,7 @@ class Adapter:
         """The optimized HLO and XLA cost analysis of each stage's program, after the stages
         ran: ``jax.jit``'s cache serves them, ``aot`` its own executables (no new compile).
         Later stages are lowered on the previous one's output shapes, so nothing runs.
-        ``graph``: JAX renders none (``dot`` stays None; ``bench.xla.hlo_text.to_dot`` draws
+        ``graph``: JAX renders none (``dot`` stays None; ``jitbench.xla.hlo_text.to_dot`` draws
         one)."""
         if train_step_of(stages) is not None:
             raise NoProgram("a training step: its programs are not captured yet")
@@ -349,7 +349,7 @@ def _memory(compiled) -> int | None:
 
 def _static(stage) -> tuple[int, ...]:
     """The positions of a stage's static arguments (``stage.static_argnums``, see
-    ``bench.define.workload.static_args``): jax.jit compiles once per distinct value there."""
+    ``jitbench.define.workload.static_args``): jax.jit compiles once per distinct value there."""
     return tuple(getattr(stage, "static_argnums", ()))
 
 

@@ -1,6 +1,6 @@
 """JAX's modes, as data (imports no JAX; the adapter is ``jax_adapter.py``)."""
 
-from bench.frameworks import FrameworkSpec, ModeSpec
+from jitbench.frameworks import FrameworkSpec, ModeSpec
 
 SPEC = FrameworkSpec(
     name="jax",

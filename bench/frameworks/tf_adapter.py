@@ -25,7 +25,7 @@ import sys
 import time
 import weakref
 
-from bench.frameworks.tf_modes import CPU_GLOBAL_JIT
+from jitbench.frameworks.tf_modes import CPU_GLOBAL_JIT
 
 # Must be set before TensorFlow is imported (the worker imports this module first thing).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
@@ -52,7 +52,7 @@ def _runtime_started() -> bool:
 # Auto-clustering runs in the same process as graph mode, so the two are interleaved: this flag
 # lets CPU clusters form at all, and each call says whether it wants them (_call_options).
 # Without a global jit level (graph, xla) it changes nothing: no cluster forms. In a process
-# TensorFlow already runs in (pytest's jit_benchmark, bench.measure on tensors) it is too late:
+# TensorFlow already runs in (pytest's jit_benchmark, jitbench.measure on tensors) it is too late:
 # CPU auto-clustering would silently be graph mode there (Adapter.mode_problem says so).
 CPU_JIT_TOO_LATE = (CPU_GLOBAL_JIT not in os.environ.get("TF_XLA_FLAGS", "").split()
                     and _runtime_started())
@@ -65,10 +65,10 @@ import tensorflow as tf  # noqa: E402
 from tensorflow.core.protobuf import config_pb2  # noqa: E402
 from tensorflow.python.eager import context as tf_context  # noqa: E402
 
-from bench.frameworks import (PRECISION_ENV, Stepping, TrainStep, compose,  # noqa: E402
+from jitbench.frameworks import (PRECISION_ENV, Stepping, TrainStep, compose,  # noqa: E402
                               effective_precision, train_step_of)
-from bench.xla.dump_reader import DumpReader  # noqa: E402
-from bench.xla.hlo_text import NoProgram, Program  # noqa: E402
+from jitbench.xla.dump_reader import DumpReader  # noqa: E402
+from jitbench.xla.hlo_text import NoProgram, Program  # noqa: E402
 
 _COMPILED = re.compile(r"Compiled (\S+) \d+ times, compile time: (\d+) us")
 _BUILT = re.compile(r"Built (\d+) clusters, size (\d+) / (\d+)")

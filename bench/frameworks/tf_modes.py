@@ -1,6 +1,6 @@
 """TensorFlow's modes, as data (imports no TensorFlow; the adapter is ``tf_adapter.py``)."""
 
-from bench.frameworks import FrameworkSpec, ModeSpec
+from jitbench.frameworks import FrameworkSpec, ModeSpec
 
 # The TF worker runs with this flag (the adapter adds it before importing TensorFlow): CPU
 # clusters can form at all. Auto-clustering is then switched on per call, for its own

@@ -1,5 +1,5 @@
 """Every process jitbench starts, from one place: a worker (:func:`start`, which
-``bench.run.children.Worker`` drives: JSON lines in and out, a session of its own so a Ctrl-C
+``jitbench.run.children.Worker`` drives: JSON lines in and out, a session of its own so a Ctrl-C
 reaches the parent only and a timeout can kill the whole process group) and a short tool
 command (:func:`tool`: git, nvidia-smi, Graphviz' dot) with a timeout. Nothing else in
 ``bench`` calls ``subprocess``."""

@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.define.modes import MODES
-from bench.errors import UserError
-from bench.results.files import load_meta, read_rows
+from jitbench.define.modes import MODES
+from jitbench.errors import UserError
+from jitbench.results.files import load_meta, read_rows
 
 FORMAT = 1
 VALUES = ("ratio", "low", "high", "verdict", "median_s", "baseline_median_s", "compiles", "hlo")

@@ -1,8 +1,8 @@
 """``jitbench nightly --evaluate HISTORY``: how often each detector cries wolf on recorded
 nights of unchanged code, and how soon it sees a step planted into them.
 
-Replay: every series of the corpus (``bench.nightly.corpus``) is read night by night by each
-detector (``bench.analysis.detectors``). *False alerts*: alerts on the nights as recorded (the
+Replay: every series of the corpus (``jitbench.nightly.corpus``) is read night by night by each
+detector (``jitbench.analysis.detectors``). *False alerts*: alerts on the nights as recorded (the
 code did not change). *Detection*: a step of 5, 10, 20 and 30% is planted into one series at a
 time (its ratio and interval multiplied by 1 + step from night k on), at several nights k; a
 detection is an alert on night k or k+1 (within 2 nights), the delay is the first alert's
@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from bench.analysis.detectors import (DETECTORS, PAIRED_WINDOW, Detector, machine_levels,
+from jitbench.analysis.detectors import (DETECTORS, PAIRED_WINDOW, Detector, machine_levels,
                                       paired_night, previous_nights, reference_end,
                                       steady_nights)
-from bench.analysis.history import benjamini_hochberg
-from bench.errors import UserError
-from bench.nightly import corpus as corpus_mod
-from bench.nightly.runs import comparable, run_dirs
-from bench.results.files import load_meta
+from jitbench.analysis.history import benjamini_hochberg
+from jitbench.errors import UserError
+from jitbench.nightly import corpus as corpus_mod
+from jitbench.nightly.runs import comparable, run_dirs
+from jitbench.results.files import load_meta
 
 STEPS = (0.05, 0.10, 0.20, 0.30)
 SHIPPED = "paired"  # the detector the nightly uses, chosen by this evaluation (docs/nightly.md)
@@ -69,7 +69,7 @@ def arrays(corpus: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray, n
 def machine_steady(corpus: dict[str, Any]) -> np.ndarray:
     """Per night, whether the machine ran as usual (``detectors.steady_nights`` of the
     series' JIT-off medians), or the night has other framework versions than the night
-    before (as ``bench.analysis.machine.machine_state`` decides)."""
+    before (as ``jitbench.analysis.machine.machine_state`` decides)."""
     n = len(corpus["nights"])
     logs = [[math.log(v) if isinstance(v, (int, float)) and v > 0 else np.nan
              for v in (s.get("baseline_median_s") or [None] * n)]

@@ -1,7 +1,7 @@
 """``jitbench nightly``: run, add to the history, detect regressions, re-measure suspects,
 write the history page and a machine-readable summary; exit 1 on a confirmed regression.
 
-The statistics (which quantities, noise, thresholds, correction) are in ``bench.analysis.history``.
+The statistics (which quantities, noise, thresholds, correction) are in ``jitbench.analysis.history``.
 The
 re-measurement ("recheck") puts each suspect back in the context it had on the night: every case
 group its worker measured that night (same framework, worker group and device), in the night's
@@ -30,17 +30,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.analysis.detectors import MACHINE_BOUND
-from bench.analysis.history import (METRICS, Thresholds, detect_regressions, hlo_change,
+from jitbench.analysis.detectors import MACHINE_BOUND
+from jitbench.analysis.history import (METRICS, Thresholds, detect_regressions, hlo_change,
                                     points_table, visibility)
-from bench.analysis.machine import machine_speed, machine_state, waiting_nights
-from bench.define.workload import Case, group_cases
-from bench.errors import UserError
-from bench.nightly import corpus as corpus_mod
-from bench.nightly import evaluate
-from bench.nightly.runs import comparable, run_dirs
-from bench.results import meta as meta_mod
-from bench.results.files import load_meta, load_results, read_rows, rewrite
+from jitbench.analysis.machine import machine_speed, machine_state, waiting_nights
+from jitbench.define.workload import Case, group_cases
+from jitbench.errors import UserError
+from jitbench.nightly import corpus as corpus_mod
+from jitbench.nightly import evaluate
+from jitbench.nightly.runs import comparable, run_dirs
+from jitbench.results import meta as meta_mod
+from jitbench.results.files import load_meta, load_results, read_rows, rewrite
 
 SUMMARY_NAME = "nightly-summary.json"
 
@@ -113,7 +113,7 @@ class History:
     tests: Any  # history.detect_regressions of the latest run
     judged: list[str]  # the runs measured under the latest run's protocol, oldest first
     # the latest run's reference: ``judged`` but for the nights a moved machine left unjudged
-    # just before it (``bench.analysis.machine.waiting_nights``), the latest last
+    # just before it (``jitbench.analysis.machine.waiting_nights``), the latest last
     reference: list[str] = dataclasses.field(default_factory=list)
     waiting: list[str] = dataclasses.field(default_factory=list)
 
@@ -138,7 +138,7 @@ def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> H
 def night_cases(run_dir: Path) -> list[Case]:
     """The cases of a run in the order it measured them (cases.json; a merged run has none:
     then the order of its rows)."""
-    from bench.results.run_folder import load_run
+    from jitbench.results.run_folder import load_run
 
     try:
         return load_run(run_dir, quiet=True)[1]
@@ -150,8 +150,8 @@ def recheck_plan(cases: Sequence[Case], suspect_ids: set[str]) -> tuple[list[Cas
     """(cases to re-measure, control case ids): every case of the suspects' worker groups in
     the night's order, and the first JIT-off case among them that is not suspect (none when
     those workers measured no JIT-off mode)."""
-    from bench.define.modes import MODES
-    from bench.run.runner import worker_key
+    from jitbench.define.modes import MODES
+    from jitbench.run.runner import worker_key
 
     keys = {worker_key(c) for c in cases if c.case_id in suspect_ids}
     again = [c for c in cases if worker_key(c) in keys]
@@ -177,7 +177,7 @@ def _record(r: dict[str, Any]) -> dict[str, Any]:
 
 def summary(h: History, thresholds: Thresholds, suspects, confirmed,
             recheck: dict[str, Any] | None) -> dict[str, Any]:
-    def hlo(rec):  # did the compiled program change too? (bench.analysis.history.hlo_change)
+    def hlo(rec):  # did the compiled program change too? (jitbench.analysis.history.hlo_change)
         rec.update(hlo_change(h.df, h.judged, rec, thresholds.window))
         if rec["hlo_changed"] is not None and rec.get("text"):
             rec["text"] += ("; optimized HLO changed (fingerprint {hlo_reference_fingerprint} -> "
@@ -272,7 +272,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     tests, recheck facts)."""
     import pandas as pd
 
-    from bench.run import runner
+    from jitbench.run import runner
 
     latest_dir = results_root / h.order[-1]
     flagged = suspects.loc[suspects["regression"]]
@@ -322,7 +322,7 @@ EVALUATED_NIGHTS = 30  # the detectors' window: enough to judge them, cheap enou
 
 def evaluation(results_root: Path, h: History, threshold: float) -> dict[str, Any] | None:
     """Each detector replayed on this history's last ``EVALUATED_NIGHTS`` comparable nights
-    (``bench.nightly.evaluate``: false alerts, steps planted and found), for the history page
+    (``jitbench.nightly.evaluate``: false alerts, steps planted and found), for the history page
     and the summary; None before there is anything to judge."""
     if len(h.judged) <= evaluate.MIN_PREVIOUS:
         return None
@@ -343,9 +343,9 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
             recheck_decisive: bool = False, case_timeout: float = 1800.0, command=None,
             on_progress=None, run_id: str | None = None) -> dict[str, Any]:
     """One night: returns the summary (also written as JSON next to the history page)."""
-    from bench.report import write_report
-    from bench.report.history_page import write_history_page
-    from bench.run import runner
+    from jitbench.report import write_report
+    from jitbench.report.history_page import write_history_page
+    from jitbench.run import runner
 
     results_root, reports_root = Path(results_root), Path(reports_root)
     thresholds = thresholds or Thresholds()

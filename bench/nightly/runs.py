@@ -1,14 +1,14 @@
 """The run folders a nightly history is made of: which runs are under a results root, oldest
 first (:func:`run_dirs`), and which of them were measured the way the latest was, so that they
-can be compared with it (:func:`comparable`). Read by the nightly (``bench.nightly.night``)
-and by the detectors' evaluation (``bench.nightly.evaluate``)."""
+can be compared with it (:func:`comparable`). Read by the nightly (``jitbench.nightly.night``)
+and by the detectors' evaluation (``jitbench.nightly.evaluate``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from bench.results.files import load_meta
+from jitbench.results.files import load_meta
 
 
 def run_dirs(results_root: Path | str) -> list[Path]:

@@ -5,21 +5,21 @@ them, or ``[fn]`` for a user's own function) on one set of inputs, for one frame
 and device. It
 
 - places the numpy ``inputs`` on the device once (:attr:`Casework.placed`), for every mode;
-- builds each mode as a :class:`~bench.protocol.timing.Timed` the timing core can call with no
+- builds each mode as a :class:`~jitbench.protocol.timing.Timed` the timing core can call with no
 argument
   (:meth:`timed`), optionally wrapped by the caller (the worker marks which mode is running);
 - picks the JIT-off answer the JIT-on modes are compared with (:meth:`nojit`), in the order
-  ``bench.define.modes.baselines_for`` gives, computing one when no JIT-off mode ran;
+  ``jitbench.define.modes.baselines_for`` gives, computing one when no JIT-off mode ran;
 - checks an output (:meth:`check`) against the float64 ``reference`` (when there is one) and
   against that JIT-off answer, at the precision the products ran at (``precision``, with the
-  workload's ``reduction`` length; ``bench.protocol.correctness``): the row fields
+  workload's ``reduction`` length; ``jitbench.protocol.correctness``): the row fields
   ``max_abs_err``, ``max_rel_err``, ``norm_rel_err``, ``max_abs_err_vs_nojit``,
   ``max_rel_err_vs_nojit``, ``nojit_mode``, and the mismatch text.
 
 It measures nothing and writes no row: the caller times the :class:`Timed` modes
-(``bench.protocol.timing``) and builds the row (``bench.results.row``). For a registered workload,
+(``jitbench.protocol.timing``) and builds the row (``jitbench.results.row``). For a registered workload,
 :func:`workload_inputs` and :func:`workload_reference` make the inputs from the case's seed and
-the float64 reference; a user's function (``bench.userfn.as_workload``) brings its own inputs, some
+the float64 reference; a user's function (``jitbench.userfn.as_workload``) brings its own inputs, some
 of them maybe not arrays (``arrays_only``), and optionally a reference; its tolerance is set
 (``rtol``, ``atol``) once the JIT-off answer is known.
 """
@@ -29,11 +29,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping, Sequence
 
-from bench.define.modes import baselines_for
-from bench.define.workload import Case
-from bench.frameworks import Stepping
-from bench.protocol.correctness import JIT_ERROR_FACTOR, compare, far_above
-from bench.protocol.timing import Timed
+from jitbench.define.modes import baselines_for
+from jitbench.define.workload import Case
+from jitbench.frameworks import Stepping
+from jitbench.protocol.correctness import JIT_ERROR_FACTOR, compare, far_above
+from jitbench.protocol.timing import Timed
 
 
 def workload_inputs(workload, case: Case) -> list:
@@ -84,7 +84,7 @@ class Casework:
         numpy or framework arrays, as numpy first); others (a user's static arguments) are
         passed as they are. Otherwise every input is a numpy array. ``precision``: what the
         float32 products run at here (``adapter.matmul_precision``), ``reduction``: the
-        workload's reduction length (``bench.protocol.correctness.normwise_bound``)."""
+        workload's reduction length (``jitbench.protocol.correctness.normwise_bound``)."""
         self.adapter = adapter
         self.precision, self.reduction = precision, reduction
         self._nojit_err: tuple[int, float] | None = None
@@ -110,7 +110,7 @@ class Casework:
     def timed(self, mode: str, fn: Callable,
               wrap: Callable[[str, Callable, Sequence[Any]], Callable[[], Any]] | None = None
               ) -> Timed:
-        """``fn`` (a built mode) on the placed inputs, ready for ``bench.protocol.timing``;
+        """``fn`` (a built mode) on the placed inputs, ready for ``jitbench.protocol.timing``;
         ``wrap(mode, fn, placed)`` replaces the plain ``lambda: fn(*placed)``."""
         placed = self.placed
         call = wrap(mode, fn, placed) if wrap else (lambda: fn(*placed))
@@ -118,7 +118,7 @@ class Casework:
 
     def answer(self, fn: Callable, output: Any = None) -> Any:
         """What a built mode's answer is checked by: ``output`` (its first call's), or, for a
-        training step (:class:`~bench.frameworks.Stepping`), its output and shown state after
+        training step (:class:`~jitbench.frameworks.Stepping`), its output and shown state after
         ``check_steps`` steps from the initial state, run again here, untimed."""
         if isinstance(fn, Stepping):
             return fn.answer(*self.placed, to_numpy=self.adapter.to_numpy)

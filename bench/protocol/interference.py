@@ -1,9 +1,9 @@
 """The interference check: did interleaving a group's modes move one of them against the others?
 
-``bench.protocol.timing`` measures each mode alone twice after the interleaved phase (two rounds
+``jitbench.protocol.timing`` measures each mode alone twice after the interleaved phase (two rounds
 over
 the modes, ``alone_samples`` and ``alone_again_samples``); this module judges those blocks
-against the interleaved samples. Pure arithmetic on :class:`~bench.protocol.timing.ModeResult`,
+against the interleaved samples. Pure arithmetic on :class:`~jitbench.protocol.timing.ModeResult`,
 tested
 with made-up numbers (tests/test_timing.py).
 """
@@ -14,7 +14,7 @@ import math
 import statistics
 from typing import Any, Mapping, Sequence
 
-from bench.protocol.timing import ModeResult, robust_sigma
+from jitbench.protocol.timing import ModeResult, robust_sigma
 
 
 def _block_logs(samples: Sequence[float], k: int) -> list[float]:

@@ -1,6 +1,6 @@
 """Latency beside throughput: each call alone, the device synced after it.
 
-The timed samples (``bench.protocol.timing``) batch short calls so they pipeline, one sync per
+The timed samples (``jitbench.protocol.timing``) batch short calls so they pipeline, one sync per
 sample: a *throughput* time per call, what a loop that never waits for a result pays. A server
 answering one request, or a training loop reading its loss every step, waits for each call:
 its *synced* time includes the dispatch the device can no longer hide (nvbench's "cold" time,
@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from bench.protocol.samples import ModeResult, Notes, Timed
+from jitbench.protocol.samples import ModeResult, Notes, Timed
 
 N_BOOT = 1000
 

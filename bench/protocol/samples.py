@@ -1,7 +1,7 @@
 """One timed sample, and what the protocol keeps of each mode (:class:`ModeResult`).
 
-The phases that decide how many samples to take are ``bench.protocol.timing`` (fixed) and
-``bench.protocol.sequential`` (until the verdict is known); both take samples here.
+The phases that decide how many samples to take are ``jitbench.protocol.timing`` (fixed) and
+``jitbench.protocol.sequential`` (until the verdict is known); both take samples here.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class ModeResult:
     # sequential stopping: this mode's verdict against each baseline it was paired with
     # (baseline -> {"verdict", "speedup", "ci_low", "ci_high", "blocks", "rounds", "s"})
     verdicts: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
-    # latency: each call alone, synced after it (bench.protocol.latency)
+    # latency: each call alone, synced after it (jitbench.protocol.latency)
     synced_samples: list[float] = dataclasses.field(default_factory=list)
     synced_error: str | None = None
     first_notes: list[str] = dataclasses.field(default_factory=list)  # why the first call

@@ -50,9 +50,9 @@ import random
 import statistics
 from typing import Any, Callable, Sequence
 
-from bench.protocol.samples import Counters, ModeResult, Notes, Timed, _take_sample, _untimed
+from jitbench.protocol.samples import Counters, ModeResult, Notes, Timed, _take_sample, _untimed
 
-# ``p``: a bench.protocol.timing.Protocol (not imported: timing imports this module)
+# ``p``: a jitbench.protocol.timing.Protocol (not imported: timing imports this module)
 Protocol = Any
 
 # rounds after which the pairs are judged: 4, 8, 16, 32, 64, 128, ... (doubling: few looks,
@@ -220,7 +220,7 @@ def run_sequential(modes: list[Timed], results: dict[str, ModeResult], p: Protoc
                    clock: Callable[[], float], notes: Notes | None = None,
                    controls: Sequence[tuple[str, str]] = ()) -> None:
     """Phase 5 with sequential stopping (``p.precision`` set): rounds of blocks as the fixed
-    protocol's (``bench.protocol.timing``), the pairs judged at the looks; a mode stops when
+    protocol's (``jitbench.protocol.timing``), the pairs judged at the looks; a mode stops when
     no open pair needs it and it has ``min_samples``; the group stops when every mode has
     stopped or ``p.budget`` seconds are spent. Each JIT mode's verdicts go to its result's
     ``verdicts``. ``controls``: pairs judged the same way that keep no mode sampling (the

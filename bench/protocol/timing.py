@@ -15,12 +15,12 @@ For each mode of one case group:
    apart, not mixed into the statistics;
 6. **interference check**: when several modes were interleaved, two rounds of a short block
    of each mode alone (each after ``switch_calls`` untimed calls), so a row can say whether
-   interleaving moved its median (:func:`bench.protocol.interference.interference`). Both come after
+   interleaving moved its median (:func:`jitbench.protocol.interference.interference`). Both come after
    the interleaved phase: a block right after the warm-up caught TF's first while_loop
    function of a process in its slow first ~100 calls (rnn graph 1.1 ms, later 0.87 ms).
 
 Between 5 and 6, **synced calls**: rounds of one call per mode, each timed with its sync
-(the latency a caller waiting for every result pays; :mod:`bench.protocol.latency`).
+(the latency a caller waiting for every result pays; :mod:`jitbench.protocol.latency`).
 
 The core takes its clock and its compile counter as arguments, so the arithmetic is tested
 exactly with a fake clock (tests/test_timing.py).
@@ -35,8 +35,8 @@ import statistics
 import time
 from typing import Any, Callable, Sequence
 
-from bench.protocol.latency import run_synced
-from bench.protocol.samples import (  # noqa: F401  (Timed, ModeResult: re-exported)
+from jitbench.protocol.latency import run_synced
+from jitbench.protocol.samples import (  # noqa: F401  (Timed, ModeResult: re-exported)
     Counters,
     ModeResult,
     Notes,
@@ -107,7 +107,7 @@ class Protocol:
     # auto-clustering ratios fell inside the first group's A/A interval in 3-4 of 6 groups,
     # inside the band of all groups' A/A intervals in 6 of 6 (docs/protocol.md, "A/A control")
     aa_control: str = "every"
-    # sequential stopping (bench.protocol.sequential): each group samples until every pair's
+    # sequential stopping (jitbench.protocol.sequential): each group samples until every pair's
     # verdict is known at this precision (half-width of the interval, a fraction), or until
     # ``budget`` seconds of its timed phase are spent. None: the fixed protocol (min_time /
     # min_samples per mode), kept for comparison (``--precision off``)
@@ -117,7 +117,7 @@ class Protocol:
     tolerance: float = 0.05  # the "same" band: within +-5% of 1.00x
     confidence: float = 0.95
     # between-build standard deviation of a speedup's log, added to the blocks' error
-    # (bench.protocol.sequential). Identical builds side by side (A/A controls and 0-cluster
+    # (jitbench.protocol.sequential). Identical builds side by side (A/A controls and 0-cluster
     # auto-clustering rows, 60 pairs in 8 runs of matmul_relu/mmd quick, 2026-11-24): robust
     # sd of their log ratios 1.4% (TF) and 1.6% (JAX), of which the blocks explain ~1.2%
     # (docs/statistics.md, "Builds")
@@ -126,7 +126,7 @@ class Protocol:
     # "precise" (its interval is within +-precision whatever the verdict: the nightly, which
     # follows each ratio from night to night rather than its verdict)
     stop_when: str = "verdict"
-    # latency beside throughput (bench.protocol.latency): after the interleaved sampling,
+    # latency beside throughput (jitbench.protocol.latency): after the interleaved sampling,
     # rounds of one synced call per mode for this long, at least synced_min_rounds rounds
     synced_time: float = 0.3
     synced_min_rounds: int = 5
@@ -142,7 +142,7 @@ class Protocol:
     def rule(self):
         """The stopping rule of ``precision``, its error rate split over the looks a group
         can make before ``max_samples``, plus the final one at the budget."""
-        from bench.protocol.sequential import LOOK_ROUNDS, Rule
+        from jitbench.protocol.sequential import LOOK_ROUNDS, Rule
 
         per_turn = self.block_samples if self.interleave in ("block", "abba") else 1
         max_rounds = max(1, math.ceil(self.max_samples / per_turn))
@@ -330,7 +330,7 @@ def measure(modes: list[Timed], protocol: Protocol = Protocol(),
     if protocol.precision is None or not pairs:  # nothing to judge: the fixed protocol
         _interleaved(modes, results, protocol, counters, clock, notes)
     else:
-        from bench.protocol.sequential import run_sequential
+        from jitbench.protocol.sequential import run_sequential
 
         run_sequential(modes, results, protocol, pairs, counters, clock, notes, controls)
     controls_only = {c for c, _ in controls} - {m for pair in pairs for m in pair}

@@ -7,12 +7,12 @@ pytest-benchmark entry per mode.
         jit_benchmark(loss_fn, x, y, modes=["eager", "jit"], reference=loss_np)
 
 Installing jitbench registers it (``pytest11`` entry point ``jitbench`` ->
-``bench.pytest_plugin.plugin``, which imports this fixture). The modes are measured together with
+``jitbench.pytest_plugin.plugin``, which imports this fixture). The modes are measured together with
 the
-harness protocol (``bench.userfn.as_workload.run``: first call apart, warm-up until compiles stop,
+harness protocol (``jitbench.userfn.as_workload.run``: first call apart, warm-up until compiles stop,
 synced samples, modes interleaved); each mode's samples then become a pytest-benchmark entry
 named ``test_loss[<framework>-<mode>]``, grouped per test, with the same ``extra_info`` as
-jitbench's own suites (``bench.pytest_plugin.plugin.run_case``), so ``--benchmark-json``,
+jitbench's own suites (``jitbench.pytest_plugin.plugin.run_case``), so ``--benchmark-json``,
 ``--benchmark-compare``, ``--benchmark-histogram`` and ``jitbench report out.json`` read them.
 
 Sampling stops as in ``jitbench run``: when each JIT mode's verdict against its nearest JIT-off
@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from bench.errors import UserError
+from jitbench.errors import UserError
 
 
 def _entry_name(name: str, suffix: str) -> str:
@@ -46,7 +46,7 @@ def _entry_name(name: str, suffix: str) -> str:
 
 def protocol_from(config):
     """The harness protocol under pytest-benchmark's own options."""
-    from bench.protocol.timing import Protocol
+    from jitbench.protocol.timing import Protocol
 
     max_time = float(config.getoption("benchmark_max_time"))
     return Protocol(min_time=max_time, min_samples=int(config.getoption("benchmark_min_rounds")),
@@ -54,16 +54,16 @@ def protocol_from(config):
 
 
 def extra_info(row: dict[str, Any]) -> dict[str, Any]:
-    """The row's fields (``bench.results.row.extra_info_fields``) under the format's version, which
-    ``bench.results.pytest_import`` reads back into a row."""
-    from bench.results.pytest_import import EXTRA_INFO_SCHEMA
-    from bench.results.row import extra_info_fields
+    """The row's fields (``jitbench.results.row.extra_info_fields``) under the format's version, which
+    ``jitbench.results.pytest_import`` reads back into a row."""
+    from jitbench.results.pytest_import import EXTRA_INFO_SCHEMA
+    from jitbench.results.row import extra_info_fields
 
     return {"jitbench_schema": EXTRA_INFO_SCHEMA, **extra_info_fields(row)}
 
 
 class JitBenchmark:
-    """What a test gets from the ``jit_benchmark`` fixture: call it like ``bench.measure``."""
+    """What a test gets from the ``jit_benchmark`` fixture: call it like ``jitbench.measure``."""
 
     def __init__(self, benchmark, request):
         self._benchmark = benchmark
@@ -73,11 +73,11 @@ class JitBenchmark:
     def __call__(self, fn, *args, modes=None, framework=None, reference=None, rtol=None,
                  atol=None, flops=None, device=None, name=None, precision=None, budget=None):
         """Measure ``fn(*args)`` in ``modes`` (default: every mode this process can run) and
-        store one benchmark per mode; returns the ``bench.userfn.measure.Result``.
-        ``precision`` / ``budget``: as ``bench.measure``'s (sequential stopping; each JIT
+        store one benchmark per mode; returns the ``jitbench.userfn.measure.Result``.
+        ``precision`` / ``budget``: as ``jitbench.measure``'s (sequential stopping; each JIT
         entry's ``extra_info`` carries its ``verdict``)."""
-        from bench.userfn.as_workload import prepare, run
-        from bench.userfn.measure import Result, stopping
+        from jitbench.userfn.as_workload import prepare, run
+        from jitbench.userfn.measure import Result, stopping
 
         self._calls += 1
         problem = None
@@ -94,7 +94,7 @@ class JitBenchmark:
             pytest.skip(f"{why} (or leave {mode} out of modes)")
         bench = self._benchmark
         if bench.disabled:  # --benchmark-disable: one checked call of each mode
-            from bench.protocol.timing import Protocol
+            from jitbench.protocol.timing import Protocol
 
             protocol = Protocol(min_time=0.0, min_samples=1, max_samples=1, early_calls=1,
                                 warmup_min_calls=1, warmup_max_time=0.0)
@@ -150,7 +150,7 @@ class JitBenchmark:
 @pytest.fixture
 def jit_benchmark(benchmark, request):
     """Measure your own TF or JAX function in every JIT mode (see
-    ``bench.pytest_plugin.fixture``)."""
+    ``jitbench.pytest_plugin.fixture``)."""
     jb = JitBenchmark(benchmark, request)
     yield jb
     jb._close()

@@ -1,5 +1,5 @@
 """The pytest-benchmark front door: the registry's cases as ``pytest --benchmark-only`` tests,
-and (``bench.pytest_plugin.fixture``) the ``jit_benchmark`` fixture for a user's own functions.
+and (``jitbench.pytest_plugin.fixture``) the ``jit_benchmark`` fixture for a user's own functions.
 
 Installing jitbench registers this module in every project (``pytest11`` entry point
 ``jitbench``); ``suites/conftest.py`` registers it where that did not happen, and
@@ -14,7 +14,7 @@ Differences from ``jitbench run``, on purpose or by necessity:
 
 - One pytest process runs TensorFlow *and* JAX (``jitbench run`` gives each its own worker).
 - A mode whose declared environment (``Mode.env``) differs from this process's is skipped with
-  that reason (``bench.define.modes.environment_problem``), and so is one its adapter cannot run
+  that reason (``jitbench.define.modes.environment_problem``), and so is one its adapter cannot run
   here
   (``Adapter.mode_problem``: TF auto-clustering on CPU where TensorFlow started before the
   adapter could add its flag).
@@ -40,7 +40,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from bench.define.modes import (
+from jitbench.define.modes import (
     DEVICES,
     FRAMEWORKS,
     MODES,
@@ -49,12 +49,12 @@ from bench.define.modes import (
     environment_problem,
     modes_for,
 )
-from bench.define.workload import SIZE_SETS, Case, Filters, discover, expand, load_workload
-from bench.errors import UserError
-from bench.pytest_plugin.fixture import jit_benchmark  # noqa: F401  (the fixture, found by name)
-from bench.results import row as rows
-from bench.results.pytest_import import EXTRA_INFO_SCHEMA  # the reader owns the format's version
-from bench.xla import capture as insight
+from jitbench.define.workload import SIZE_SETS, Case, Filters, discover, expand, load_workload
+from jitbench.errors import UserError
+from jitbench.pytest_plugin.fixture import jit_benchmark  # noqa: F401  (the fixture, found by name)
+from jitbench.results import row as rows
+from jitbench.results.pytest_import import EXTRA_INFO_SCHEMA  # the reader owns the format's version
+from jitbench.xla import capture as insight
 
 SIZE_ENV = "JITBENCH_SIZE"
 FIXTURE = "jitbench_case"
@@ -97,7 +97,7 @@ def filters_from(config) -> Filters:
 @dataclasses.dataclass
 class _Group:
     """What the modes of one case group share: placed inputs, the reference
-    (``bench.protocol.case_setup.Casework``) and the JIT-off answers to check the JIT-on modes
+    (``jitbench.protocol.case_setup.Casework``) and the JIT-off answers to check the JIT-on modes
     with."""
 
     key: tuple
@@ -131,7 +131,7 @@ class _Session:
 
     def adapter(self, framework: str):
         if framework not in self.adapters:
-            from bench.frameworks import get_adapter
+            from jitbench.frameworks import get_adapter
 
             if not counts_in_process(framework):
                 # Nothing here reads TF's log (its counters need the worker's log file), so
@@ -168,7 +168,7 @@ def _add_markers(config, filters: Filters) -> None:
 
 
 def environment_skip(case: Case, env: dict[str, str]) -> str | None:
-    """Why this process cannot run ``case``'s mode (``bench.define.modes.environment_problem``, read
+    """Why this process cannot run ``case``'s mode (``jitbench.define.modes.environment_problem``, read
     from the environment pytest started with), or None."""
     why = environment_problem(case.framework, case.mode, env)
     return why and f"{why}; run `jitbench run --mode {case.mode}` (a worker of its own)"
@@ -242,7 +242,7 @@ def _dist_version(*names: str) -> str | None:
 def _gpus() -> tuple[dict[str, str], ...]:
     # nvidia-smi, not a framework: the hook also runs before any test, when
     # --benchmark-compare loads a saved run, and must give the same answer then and after
-    from bench.results.meta import gpus
+    from jitbench.results.meta import gpus
 
     return tuple(gpus())
 
@@ -251,7 +251,7 @@ def machine_info(env: dict[str, str]) -> dict[str, Any]:
     """What pytest-benchmark's machine_info lacks for a JIT comparison. Deterministic within a
     session (no framework import, the environment as pytest started) so that
     ``--benchmark-compare`` does not see a spurious machine change."""
-    from bench.results.meta import cpu_model
+    from jitbench.results.meta import cpu_model
 
     gpus = [dict(g) for g in _gpus()]
     return {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "gpus": gpus,
@@ -285,7 +285,7 @@ def _error_text(exc: BaseException, phase: str) -> str:
 def _prepare(state: _Session, case: Case, wl, adapter) -> _Group:
     """Inputs, reference and placement, shared by the modes of a group (kept one group at a
     time: a full-size case's inputs are large)."""
-    from bench.protocol.case_setup import (Casework, matmul_precision, workload_inputs,
+    from jitbench.protocol.case_setup import (Casework, matmul_precision, workload_inputs,
                                            workload_reference)
 
     if state.group is None or state.group.key != case.group_key:
@@ -322,8 +322,8 @@ def run_case(benchmark, case_id: str, config) -> None:
     steady-state, synced calls."""
     import statistics
 
-    from bench.protocol.latency import pipelined
-    from bench.protocol.timing import Protocol, first_and_warmup
+    from jitbench.protocol.latency import pipelined
+    from jitbench.protocol.timing import Protocol, first_and_warmup
 
     state: _Session = config.stash[_STATE]
     case = state.cases[case_id]
@@ -402,6 +402,6 @@ def run_case(benchmark, case_id: str, config) -> None:
                                         {k: after.get(k, 0) - before.get(k, 0) for k in after}))
         info["steady_state_compiles"] = bool(info.get("samples_compiles", 0))
     info.update(rows.expected_fields(case, wl))
-    # what XLA built (bench.xla.capture), after the timed calls, as in a worker's row
+    # what XLA built (jitbench.xla.capture), after the timed calls, as in a worker's row
     info.update(insight.programs_fields(adapter, case.mode, stages, case.device, work.placed,
                                         flops, insight.Options(), case_id))

@@ -10,9 +10,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from bench import analysis
-from bench.errors import UserError
-from bench.results.files import load_meta, load_results
+from jitbench import analysis
+from jitbench.errors import UserError
+from jitbench.results.files import load_meta, load_results
 
 
 @dataclasses.dataclass

@@ -1,12 +1,12 @@
-"""Render a ``bench.report.compare.Comparison``: terminal lines and a self-contained HTML page."""
+"""Render a ``jitbench.report.compare.Comparison``: terminal lines and a self-contained HTML page."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from bench.errors import UserError
-from bench.report import figures, fmt
+from jitbench.errors import UserError
+from jitbench.report import figures, fmt
 
 # flagged first, then what did not change, then what cannot be compared
 VERDICT_ORDER = ["regression", "newly failing", "improvement", "fixed", "unchanged",
@@ -80,7 +80,7 @@ def compare_lines(cmp) -> list[str]:
 
 
 def write_compare_page(cmp, out_dir: Path | str) -> Path:
-    from bench.report.html import _env
+    from jitbench.report.html import _env
 
     out_dir = Path(out_dir)
     html = _env().get_template("compare.html.j2").render(

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bench.define.modes import FRAMEWORKS, SPECS
+from jitbench.define.modes import FRAMEWORKS, SPECS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,7 +107,7 @@ class Drawing(Mapping):
         if self._workers > 1:
             from concurrent.futures import ProcessPoolExecutor
 
-            from bench.report.figures import pyplot
+            from jitbench.report.figures import pyplot
 
             pyplot()  # import matplotlib (Agg) once, before the workers fork
             self._pool = ProcessPoolExecutor(max_workers=self._workers, mp_context=_context(),

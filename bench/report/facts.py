@@ -1,4 +1,4 @@
-"""Everything the page says about a run, computed once: the ``bench.analysis`` DataFrames of
+"""Everything the page says about a run, computed once: the ``jitbench.analysis`` DataFrames of
 one run, and small helpers the sections share to turn them into template values."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from bench import analysis
+from jitbench import analysis
 
 
 class RunFacts:
-    """One run's rows (``df``), ``meta``, and what ``bench.analysis`` derives from them. Frames
+    """One run's rows (``df``), ``meta``, and what ``jitbench.analysis`` derives from them. Frames
     carry a ``work`` column (work per call, from ``analysis.size_order``) where sizes matter.
 
     What rests on the speedups' bootstrap (``sp`` and everything after it) is computed on

@@ -1,10 +1,10 @@
 """matplotlib plumbing shared by every figure: PNG data URIs (so the page stands alone), axes
 labelled in units, log axes, panel grids, one colour per mode; and the compare page's chart.
 
-Figure functions (here and in ``bench.report.sections``) take plain DataFrames and return a
-``data:`` URI, or None when there is nothing to draw, so ``bench.report.draw`` can run them in
+Figure functions (here and in ``jitbench.report.sections``) take plain DataFrames and return a
+``data:`` URI, or None when there is nothing to draw, so ``jitbench.report.draw`` can run them in
 worker processes. Every axis carries its unit; time axes are log-scaled and labelled in
-s / ms / µs. A mode's colour and short label are its declaration's (``bench.define.modes``).
+s / ms / µs. A mode's colour and short label are its declaration's (``jitbench.define.modes``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from bench.define.modes import MODES
-from bench.report import fmt
+from jitbench.define.modes import MODES
+from jitbench.report import fmt
 
 DPI = 100
 FULL_WIDTH_IN = 12.0  # ~1200 px at DPI 100: the page's content width at 1280 px

@@ -1,5 +1,5 @@
 """reports/index.html: the runs, per-series trends of the drift-proof quantities the nightly
-judges (bench.analysis.history), and the latest verdict."""
+judges (jitbench.analysis.history), and the latest verdict."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import os
 from pathlib import Path
 
-from bench.analysis.history import trend
-from bench.report import figures
-from bench.results.files import load_meta
+from jitbench.analysis.history import trend
+from jitbench.report import figures
+from jitbench.results.files import load_meta
 
 
 SPARK_W, SPARK_H = 120, 22
@@ -143,10 +143,10 @@ def _recheck_seconds(run_dir: Path) -> float | None:
 
 
 def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Path:
-    """``h``: bench.nightly.night.History; ``summary``: what nightly-summary.json holds."""
-    from bench.report.html import _env
+    """``h``: jitbench.nightly.night.History; ``summary``: what nightly-summary.json holds."""
+    from jitbench.report.html import _env
 
-    from bench.analysis.machine import machine_speed
+    from jitbench.analysis.machine import machine_speed
 
     runs = []
     before = dict(zip(h.order[1:], h.order))

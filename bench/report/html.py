@@ -1,9 +1,9 @@
 """Render a run (or a pytest-benchmark JSON) into reports/<run_id>/index.html.
 
-The page is its sections (``bench.report.sections``), in order: each turns the run's analysis
-(``bench.report.facts.RunFacts``) into plain values for its template block and names the
+The page is its sections (``jitbench.report.sections``), in order: each turns the run's analysis
+(``jitbench.report.facts.RunFacts``) into plain values for its template block and names the
 figures it shows; the figures of every section are drawn together, in parallel
-(``bench.report.draw``). The templates (jinja2, autoescaped) only lay values out. Nothing from
+(``jitbench.report.draw``). The templates (jinja2, autoescaped) only lay values out. Nothing from
 a run is ever marked safe: error messages carry <, >, & and quotes and are shown as text.
 """
 
@@ -12,19 +12,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench import analysis
-from bench.define.modes import FRAMEWORKS, nearest_baseline
-from bench.errors import UserError
-from bench.report import draw, fmt, sections
-from bench.report.facts import RunFacts
-from bench.results.files import load_meta, load_results
+from jitbench import analysis
+from jitbench.define.modes import FRAMEWORKS, nearest_baseline
+from jitbench.errors import UserError
+from jitbench.report import draw, fmt, sections
+from jitbench.report.facts import RunFacts
+from jitbench.results.files import load_meta, load_results
 
 
 def _env():
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("bench.report", "templates"),
+        loader=jinja2.PackageLoader("jitbench.report", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"], default=True),
         undefined=jinja2.StrictUndefined)
     env.filters.update(secs=fmt.secs, num=fmt.num, times=fmt.times, calls=fmt.calls,

@@ -1,5 +1,5 @@
 """The Recompilation block: what each mode compiled per new signature of a sweep, whether a
-revisit was free, and why it compiled (``bench.analysis.recompilation`` gives the data).
+revisit was free, and why it compiled (``jitbench.analysis.recompilation`` gives the data).
 
 :func:`block` is the HTML of the block (the run report's section and the page of
 ``jitbench sweep`` both show it); :func:`write_page` writes the page of a sweep run.
@@ -11,7 +11,7 @@ import html
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from bench.analysis.recompilation import summary, verdict
+from jitbench.analysis.recompilation import summary, verdict
 
 _CSS = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px}"
         "table{border-collapse:collapse;font-size:.9rem}td,th{padding:.2rem .6rem;"
@@ -54,7 +54,7 @@ def block(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def write_page(run_dir: Path, out_dir: Path) -> Path:
     """``out_dir/index.html``: the Recompilation block of the sweep in ``run_dir``."""
-    from bench.run.sweep import load
+    from jitbench.run.sweep import load
 
     rows = load(run_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """The row's fields: what each means (the docs' result-columns page is generated from here)
 and how a row read from disk is checked (``check``: a hand edit never crashes a reader).
 
-The row is built in ``bench.results.row``; its format history is there too.
+The row is built in ``jitbench.results.row``; its format history is there too.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-from bench.results.row import SCHEMA_VERSION
+from jitbench.results.row import SCHEMA_VERSION
 
 STATUSES = ("ok", "mismatch", "compile_error", "runtime_error", "timeout", "oom", "crashed",
             "skipped")
@@ -123,9 +123,9 @@ FAMILIES: dict[str, str] = {
         "control's, how they were paired, or why the control failed",
     r"(aa_)?verdict_(blocks|rounds|s)":
         "how the verdict was reached: blocks of the JIT mode (its units), rounds of blocks, "
-        "seconds of sampling until it was known (bench.protocol.sequential)",
+        "seconds of sampling until it was known (jitbench.protocol.sequential)",
     r"hlo_.+": "facts of the optimized HLO XLA built (programs, kernels, fusions, fingerprint, "
-               "files under the run folder; bench.xla.hlo_text)",
+               "files under the run folder; jitbench.xla.hlo_text)",
     r"xla_.+": "XLA's cost analysis of the compiled program (flops, bytes, intensity) and how "
                "its flop count compares with the workload's",
 }
@@ -144,6 +144,16 @@ OTHER_FIELDS: dict[str, str] = {
     "synced_vs_pipelined": "synced_speedup / the pipelined verdict_speedup: far below 1 where "
                            "dispatch dominates a synced call (JIT saves host time there)",
     "synced_error": "why the synced calls stopped (the pipelined samples stand)",
+    "gpu_sm_clock_mhz_start": "the GPU's SM clock before the group (NVML or nvidia-smi) [MHz]",
+    "gpu_sm_clock_mhz_end": "the GPU's SM clock after the group's samples [MHz]",
+    "gpu_mem_clock_mhz": "the GPU's memory clock after the group's samples [MHz]",
+    "gpu_temperature_c_start": "the GPU's temperature before the group [C]",
+    "gpu_temperature_c_end": "the GPU's temperature after the group's samples [C]",
+    "gpu_power_w": "the GPU's power draw after the group's samples [W]",
+    "gpu_utilization_pct": "the GPU's utilisation as the driver last sampled it [%]",
+    "gpu_throttled": "the SM clock fell more than 10% during the group, or the driver reported a "
+                     "thermal, power or hardware slowdown: its times are suspect",
+    "gpu_throttle_note": "what gpu_throttled saw",
     "compiled_memory_bytes": "XLA's memory analysis of the mode's compiled program: the bytes "
                              "its arguments, outputs, temporaries and generated code take on "
                              "the device (the largest program of a call; JAX JIT modes, every "
@@ -184,7 +194,7 @@ def columns_markdown() -> str:
     :data:`FAMILIES` (generated at build time: it cannot drift from the code)."""
     out = ["# Result columns", "",
            f"Every row of `results.jsonl` (`schema_version` {SCHEMA_VERSION}) and every column "
-           "of `bench.load_results`. Generated from `bench/results/fields.py`.", "",
+           "of `jitbench.load_results`. Generated from `bench/results/fields.py`.", "",
            "## Fields every reader relies on", "",
            "Checked when a run is read: a field of the wrong kind reads as missing, with a "
            "warning naming the file and line.", "", "| field | kind | meaning |", "|---|---|---|"]

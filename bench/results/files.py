@@ -1,6 +1,6 @@
 """Result files: writing rows as they come, loading runs into one tidy DataFrame.
 
-The row and its format history (``schema_version``) belong to ``bench.results.row``.
+The row and its format history (``schema_version``) belong to ``jitbench.results.row``.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from bench.errors import DataWarning, UserError
-from bench.results.fields import check
-from bench.results.row import SCHEMA_VERSION  # re-exported: readers import it from here
+from jitbench.errors import DataWarning, UserError
+from jitbench.results.fields import check
+from jitbench.results.row import SCHEMA_VERSION  # re-exported: readers import it from here
 
 # The columns every loaded DataFrame has, in this order (then any extra ones).
 COLUMNS = [
@@ -135,7 +135,7 @@ def read_rows(path: Path, *, as_written: bool = False) -> list[dict[str, Any]]:
     """Rows of one results.jsonl. A truncated last line (a run killed mid-write) is skipped
     with a warning naming file and line; a damaged line elsewhere, or a row of an unknown
     schema version, is refused with a UserError saying what to do. A row whose fields a hand
-    edit broke is kept, the broken fields read as missing (``bench.results.fields.check``),
+    edit broke is kept, the broken fields read as missing (``jitbench.results.fields.check``),
     with a warning naming file and line. ``as_written``: the rows exactly as on disk,
     unchecked, for a writer that copies them (``merge``, the compile-cache warm pass).
     """
@@ -208,7 +208,7 @@ def load_rows(paths: str | Path | Sequence[str | Path]) -> list[dict[str, Any]]:
     for p in paths:
         p = Path(p)
         if p.suffix == ".json" and p.is_file():
-            from bench.results.pytest_import import read_pytest_benchmark  # only when asked for
+            from jitbench.results.pytest_import import read_pytest_benchmark  # only when asked for
 
             rows.extend(read_pytest_benchmark(p))
             continue

@@ -17,7 +17,8 @@ import platform
 from pathlib import Path
 from typing import Any, Sequence
 
-from bench import launch
+from jitbench import launch
+from jitbench.protocol import gpu_state
 
 ENV_PREFIXES = ("TF_", "XLA_", "JAX_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "NVIDIA_")
 
@@ -80,7 +81,10 @@ def collect(run_id: str, command: Sequence[str], protocol, n_cases: int) -> dict
                     "cpu_count": os.cpu_count(),
                     "cpu_affinity": len(os.sched_getaffinity(0))
                     if hasattr(os, "sched_getaffinity") else None,
-                    "memory_gb": _memory_gb(), "gpus": gpus()},
+                    "memory_gb": _memory_gb(), "gpus": gpus(),
+                    # the GPU's clocks, temperature and power as the run began and ended
+                    # (jitbench.protocol.gpu_state; None without a readable GPU)
+                    "gpu_state_start": gpu_state.read(), "gpu_state_end": None},
         "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
         "git_commit": git_commit(),
         "frameworks": {},
@@ -95,7 +99,7 @@ def add_worker(meta: dict[str, Any], hello: dict[str, Any]) -> None:
     for d in hello.get("devices", []):
         if d not in meta["devices"]:
             meta["devices"].append(d)
-    # startup: the warm-up's first call per mode (bench.run.startup), the process start-up cost
+    # startup: the warm-up's first call per mode (jitbench.run.startup), the process start-up cost
     meta["workers"].append({k: hello.get(k) for k in ("pid", "framework", "env_group",
                                                        "startup")})
 
@@ -140,6 +144,8 @@ def finish(run_dir: Path, meta: dict[str, Any], status: str, elapsed_s: float,
         last.update(finished_at=_now(), status=status, elapsed_s=round(elapsed_s, 3))
     meta["status"] = status
     meta["finished_at"] = _now()
+    if (meta.get("machine") or {}).get("gpu_state_start"):
+        meta["machine"]["gpu_state_end"] = gpu_state.read()
     meta["elapsed_s"] = round(before + elapsed_s, 3)
     if interrupted_by:
         meta["interrupted_by"] = interrupted_by

@@ -1,8 +1,8 @@
 """pytest-benchmark JSON (``--benchmark-json FILE`` or a file of the ``--benchmark-autosave``
-folder) as jitbench result rows, so ``bench.load_results`` and ``jitbench report`` read it.
+folder) as jitbench result rows, so ``jitbench.load_results`` and ``jitbench report`` read it.
 
 Only benchmarks written by ``suites/test_bench.py`` are rows: their ``extra_info`` carries the
-case (see ``bench.pytest_plugin.plugin.run_case``). pytest-benchmark's statistics become the timing
+case (see ``jitbench.pytest_plugin.plugin.run_case``). pytest-benchmark's statistics become the timing
 columns; a "sample" is one round, i.e. the mean of ``iterations`` synced calls.
 
 Format history of that ``extra_info`` (its ``jitbench_schema`` key):
@@ -16,8 +16,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from bench.errors import UserError
-from bench.results.row import SCHEMA_VERSION
+from jitbench.errors import UserError
+from jitbench.results.row import SCHEMA_VERSION
 
 EXTRA_INFO_SCHEMA = 1
 

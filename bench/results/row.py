@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping, Sequence
 
-from bench.define.workload import Case
-from bench.protocol.latency import latency_fields
+from jitbench.define.workload import Case
+from jitbench.protocol.latency import latency_fields
 
 SCHEMA_VERSION = 1
 
@@ -50,11 +50,11 @@ def stamp(row: Mapping[str, Any], run_id: str, retried_after: str | None = None
 
 def expected_failure(case: Case, workload=None) -> str | None:
     """The workload's reason to expect ``case`` to fail, or None. ``workload``: the loaded
-    :class:`~bench.define.workload.Workload` when the caller has it (else it is loaded from
+    :class:`~jitbench.define.workload.Workload` when the caller has it (else it is loaded from
     ``case.source``; a workload that no longer loads expects nothing: the row is written
     anyway, the reason is extra information)."""
     if workload is None:
-        from bench.define.workload import load_workload
+        from jitbench.define.workload import load_workload
 
         try:
             workload = load_workload(case.source)
@@ -83,7 +83,7 @@ def expected_fields(case: Case, workload=None) -> dict[str, str]:
 # --------------------------------------------------------------------------- measured fields
 
 def timing_fields(result) -> dict[str, Any]:
-    """First call and warm-up of a :class:`~bench.protocol.timing.ModeResult` (outside the
+    """First call and warm-up of a :class:`~jitbench.protocol.timing.ModeResult` (outside the
     samples)."""
     fields = {"first_call_s": result.first_call_s, "early_calls_s": result.early_calls_s,
               "warmup_calls": result.warmup_calls, "warmup_s": result.warmup_s,
@@ -94,13 +94,13 @@ def timing_fields(result) -> dict[str, Any]:
 
 
 def interference_fields(results, protocol) -> dict[str, dict[str, Any]]:
-    """The interference check of a group's modes (``bench.protocol.interference``), per mode:
+    """The interference check of a group's modes (``jitbench.protocol.interference``), per mode:
     ``alone_median_s``, ``alone_samples`` and ``alone_again_samples`` (its two blocks alone,
     after the interleaved phase), ``interference`` (interleaved / alone, the drift all modes
     shared taken out), ``interference_shared``, ``interference_noise``,
     ``interference_flag``, and ``alone_error`` when a block failed; a mode that was not
     interleaved with another gets none of them."""
-    from bench.protocol.interference import interference
+    from jitbench.protocol.interference import interference
 
     fields = interference(results, protocol.interference_tolerance, protocol.interference_z)
     for mode, r in results.items():
@@ -111,7 +111,7 @@ def interference_fields(results, protocol) -> dict[str, dict[str, Any]]:
 
 def aa_fields(samples: Sequence[float], control) -> dict[str, Any]:
     """The A/A control, on the row of the mode it repeats: that mode built a second time and
-    timed like a JIT mode beside it (a :class:`~bench.protocol.timing.ModeResult`). ``aa_ratio``
+    timed like a JIT mode beside it (a :class:`~jitbench.protocol.timing.ModeResult`). ``aa_ratio``
     reads
     like a speedup (this mode's median / the control's); the interval is the analysis' job
     (``aa_samples`` against ``samples``)."""
@@ -157,7 +157,7 @@ def counter_fields(first: Mapping[str, float], warmup: Mapping[str, float],
 def sample_fields(samples: Sequence[float], flops: float | None) -> dict[str, Any]:
     """Statistics of the timed samples and the GFLOP/s their median gives (None without a
     FLOP count: a user's own function may not say)."""
-    from bench.protocol.timing import summarize
+    from jitbench.protocol.timing import summarize
 
     stats = summarize(list(samples))
     median = stats["median_s"]
@@ -174,7 +174,7 @@ _NOT_EXTRA = ("schema_version", "run_id", "samples", "n_samples", "median_s", "m
 
 
 def extra_info_fields(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A measured row as a pytest-benchmark entry's ``extra_info`` (``bench.results.pytest_import``
+    """A measured row as a pytest-benchmark entry's ``extra_info`` (``jitbench.results.pytest_import``
     reads it back, with pytest-benchmark's statistics as the timing columns)."""
     return {k: v for k, v in row.items() if k not in _NOT_EXTRA}
 
@@ -219,9 +219,9 @@ def group_rows(modes: Sequence[str], results: Mapping[str, Any], *,
                extra: Callable[[str, Any], Mapping[str, Any]] | None = None,
                precision: str | None = None) -> list[dict[str, Any]]:
     """The rows of one measured group, one per mode in ``modes``: what every front door that
-    measures a group in a process writes (a run's worker, ``bench.measure``).
+    measures a group in a process writes (a run's worker, ``jitbench.measure``).
 
-    ``results``: mode -> :class:`~bench.protocol.timing.ModeResult`; ``row(mode, **fields)``
+    ``results``: mode -> :class:`~jitbench.protocol.timing.ModeResult`; ``row(mode, **fields)``
     builds the mode's row (its identity and the front door's own stamps); ``check(mode,
     result)`` compares the output -> (the comparison with its ``fields``, the mismatch message
     or None); ``counters``: keep the adapter's compile counters (and what the mode did with

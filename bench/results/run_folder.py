@@ -1,8 +1,8 @@
 """A run folder on disk: its lock, ``cases.json`` (the cases it was asked to measure), and
 reading it back to resume it.
 
-A run folder holds ``meta.json`` (``bench.results.meta``), ``results.jsonl``
-(``bench.results.files``),
+A run folder holds ``meta.json`` (``jitbench.results.meta``), ``results.jsonl``
+(``jitbench.results.files``),
 ``cases.json``, ``logs/`` (one log per worker) and ``.lock`` while a jitbench process writes it.
 """
 
@@ -16,10 +16,10 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from bench.define.workload import Case
-from bench.errors import DataWarning, UserError
-from bench.results.files import load_meta, read_rows
-from bench.results.row import SCHEMA_VERSION
+from jitbench.define.workload import Case
+from jitbench.errors import DataWarning, UserError
+from jitbench.results.files import load_meta, read_rows
+from jitbench.results.row import SCHEMA_VERSION
 
 CASES_FILE = "cases.json"
 LOCK_FILE = ".lock"

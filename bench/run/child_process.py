@@ -1,6 +1,6 @@
-"""How every child process of jitbench starts: a run's workers (``bench.run.worker``), sweep
-workers (``bench.run.sweep``) and ``bench.measure``'s isolated workers
-(``bench.userfn.isolate``). The parent gives it :func:`env`; the child's first act is
+"""How every child process of jitbench starts: a run's workers (``jitbench.run.worker``), sweep
+workers (``jitbench.run.sweep``) and ``jitbench.measure``'s isolated workers
+(``jitbench.userfn.isolate``). The parent gives it :func:`env`; the child's first act is
 :func:`output_to_log`; when it dies, the parent reads :func:`log_tail`."""
 
 from __future__ import annotations
@@ -11,18 +11,27 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from bench.define.modes import MODES, framework_worker_env
+from jitbench.define.modes import MODES, framework_worker_env
 
-# the root of this copy of jitbench (bench/ and suites/): a child imports this very copy,
-# installed or not
-ROOT = str(Path(__file__).resolve().parents[2])
+
+def _own_copy() -> tuple[str, ...]:
+    """Where a child finds this very copy of jitbench: the folder holding the ``jitbench``
+    package of an ordinary install (site-packages, a ``pip install --target`` folder); nothing
+    for an editable install, whose package folder is the repository's ``bench/`` and which the
+    interpreter's own finder serves (putting the repository on the path would hand a user's
+    ``import bench`` to jitbench's folder)."""
+    package = Path(__file__).resolve().parents[1]
+    return (str(package.parent),) if package.name == "jitbench" else ()
+
+
+ROOT = _own_copy()
 LOG_TAIL_LINES = 20
 # lines XLA writes by the hundred that say nothing about why a child died
 _TAIL_NOISE = ("mark_for_compilation_pass", "device_compilation_profiler")
 
 
 def env(framework: str, mode_env: Mapping[str, str],
-        import_paths: Sequence[str] = (ROOT,)) -> dict[str, str]:
+        import_paths: Sequence[str] = ROOT) -> dict[str, str]:
     """The environment of a child measuring ``framework`` in a mode group whose environment is
     ``mode_env``: this process's, without any other mode's variables (they must not leak into
     this group), with the framework's worker settings (its log goes to a file: compile counts)

@@ -1,7 +1,7 @@
 """The parent side of worker processes: start one, send it case groups, read its rows, and
 say how it died (its exit, the mode it was in, the last lines of its log) when it does.
 
-The child side, and the protocol between them, is ``bench.run.worker``.
+The child side, and the protocol between them, is ``jitbench.run.worker``.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import weakref
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from bench import launch
-from bench.define.workload import Case
-from bench.protocol.timing import Protocol
-from bench.run import child_process
+from jitbench import launch
+from jitbench.define.workload import Case
+from jitbench.protocol.timing import Protocol
+from jitbench.run import child_process
 
 STARTUP_TIMEOUT_S = 300.0
 
@@ -39,7 +39,7 @@ class JobFailed(Exception):
 
 
 class WorkerFailed(Exception):
-    """A worker died or hung. ``where``: what it last said it was doing (``bench.run.worker``);
+    """A worker died or hung. ``where``: what it last said it was doing (``jitbench.run.worker``);
     ``exit``: how it ended; ``starting``: it never said hello."""
 
     def __init__(self, status: str, message: str, where: dict | None = None,
@@ -65,7 +65,7 @@ class WorkerFailed(Exception):
 
     def row_fields(self, mode: str, log_path: Path) -> dict[str, Any]:
         """What the row of a case in mode ``mode`` of the failed group says about it (for
-        ``bench.results.row.failure``)."""
+        ``jitbench.results.row.failure``)."""
         fields = dict(error_type="Worker" + self.status.title(), error_phase=self.phase,
                       worker_exit=self.exit, worker_pid=self.pid, worker_log=str(log_path))
         if self.signal_name:
@@ -100,7 +100,7 @@ def live_workers() -> list["Worker"]:
 
 
 class Worker:
-    """A child process running ``python -m bench.run.worker``; JSON lines in and out.
+    """A child process running ``python -m jitbench.run.worker``; JSON lines in and out.
 
     It runs in a session of its own, so the Ctrl-C a user types reaches the runner only: the
     runner decides what to keep and kills the worker itself."""
@@ -109,7 +109,7 @@ class Worker:
                  where_path: Path | None = None, critical=contextlib.nullcontext,
                  import_paths: Sequence[str] | None = None, cwd: str | None = None,
                  startup_timeout: float = STARTUP_TIMEOUT_S):
-        """``env``: the mode group's variables (``bench.run.child_process.env`` adds the
+        """``env``: the mode group's variables (``jitbench.run.child_process.env`` adds the
         rest); ``import_paths``: put first on the child's PYTHONPATH (default: this copy of
         jitbench); ``cwd``: the child's working folder."""
         self.framework = framework
@@ -126,7 +126,7 @@ class Worker:
         except OSError:
             self.log_offset = 0
         with critical():  # a Ctrl-C must not land between the fork and owning the child
-            self.proc = launch.start([sys.executable, "-m", "bench.run.worker", framework,
+            self.proc = launch.start([sys.executable, "-m", "jitbench.run.worker", framework,
                                       str(self.log_path), str(self.where_path)], full_env, cwd)
             _LIVE.add(self)
         self._lines: queue.Queue[str | None] = queue.Queue()
@@ -194,7 +194,7 @@ class Worker:
 
     def run_job(self, msg: Mapping[str, Any], timeout: float, doing: str,
                 limit: str = "--case-timeout") -> Iterable[dict[str, Any]]:
-        """Send one job (``bench.run.worker``'s protocol) and yield its rows as they come;
+        """Send one job (``jitbench.run.worker``'s protocol) and yield its rows as they come;
         :class:`WorkerFailed` if the worker dies or the job outlasts ``timeout`` seconds (the
         worker's process group is killed; ``limit`` names the setting in the message),
         :class:`JobFailed` if the worker says it could not do the job."""
@@ -238,7 +238,7 @@ class Worker:
     def run_group(self, cases: Sequence[Case], protocol: Protocol, timeout: float,
                   insight: Mapping[str, Any] | None = None) -> Iterable[dict[str, Any]]:
         """Rows of the group as the worker sends them; WorkerFailed if it dies or hangs.
-        ``insight``: the worker's ``bench.xla.capture.Options`` (HLO dumps, profiles)."""
+        ``insight``: the worker's ``jitbench.xla.capture.Options`` (HLO dumps, profiles)."""
         msg = {"group": [c.to_dict() for c in cases], "protocol": dataclasses.asdict(protocol)}
         if insight:
             msg["insight"] = dict(insight)
@@ -281,6 +281,6 @@ class Worker:
 
 
 def _read_where(path: Path) -> dict | None:
-    from bench.run.worker import read_where  # the worker module owns the format
+    from jitbench.run.worker import read_where  # the worker module owns the format
 
     return read_where(path)

@@ -25,9 +25,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from bench.define.modes import MODES
-from bench.protocol.timing import Protocol
-from bench.run.options import RunOptions
+from jitbench.define.modes import MODES
+from jitbench.protocol.timing import Protocol
+from jitbench.run.options import RunOptions
 
 
 # first call, one more call, one sample: enough to read a first call, nothing more
@@ -48,10 +48,10 @@ def warm_pass(run_dir: Path, options: RunOptions,
     fields to the run's rows (results.jsonl rewritten in place, atomically). Returns the
     number of rows that gained them. A group whose warm worker fails keeps its cold row and
     says why (``warm_error``)."""
-    from bench.define.workload import Case, group_cases
-    from bench.results.files import read_rows, rewrite
-    from bench.run.groups import GroupLoop
-    from bench.run.startup import worker_env as warmup_env
+    from jitbench.define.workload import Case, group_cases
+    from jitbench.results.files import read_rows, rewrite
+    from jitbench.run.groups import GroupLoop
+    from jitbench.run.startup import worker_env as warmup_env
 
     path = run_dir / "results.jsonl"
     rows = read_rows(path, as_written=True)  # written back: as they are on disk

@@ -1,7 +1,7 @@
 """The one loop that runs case groups on worker processes.
 
-Used by the run itself (``bench.run.runner``), the calibration (``bench.run.calibration``) and
-the compile cache's warm pass (``bench.run.compile_cache``): each gives its groups, its
+Used by the run itself (``jitbench.run.runner``), the calibration (``jitbench.run.calibration``) and
+the compile cache's warm pass (``jitbench.run.compile_cache``): each gives its groups, its
 protocol and what to do with a row or a failure; this loop owns the workers.
 
 - Groups that share a worker key (framework, worker group, device) share a worker process,
@@ -21,10 +21,10 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from bench.define.modes import MODES
-from bench.define.workload import Case
-from bench.protocol.timing import Protocol
-from bench.run.children import Worker, WorkerFailed, live_workers
+from jitbench.define.modes import MODES
+from jitbench.define.workload import Case
+from jitbench.protocol.timing import Protocol
+from jitbench.run.children import Worker, WorkerFailed, live_workers
 
 Key = tuple[str, str, str]
 

@@ -15,11 +15,11 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from bench.errors import UserError
-from bench.frameworks import MATMUL_PRECISIONS, PRECISION_ENV
-from bench.protocol.timing import Protocol
+from jitbench.errors import UserError
+from jitbench.frameworks import MATMUL_PRECISIONS, PRECISION_ENV
+from jitbench.protocol.timing import Protocol
 
-COMPILE_CACHE_CHOICES = ("off", "cold", "warm")  # bench.run.compile_cache says what each does
+COMPILE_CACHE_CHOICES = ("off", "cold", "warm")  # jitbench.run.compile_cache says what each does
 COMPILE_CACHE_ENV = "JITBENCH_COMPILE_CACHE"  # read by the adapters before the framework starts
 COMPILE_CACHE_FOLDER = "compile-cache"  # under the run folder
 
@@ -29,7 +29,7 @@ class RunOptions:
     protocol: Protocol = Protocol()
     case_timeout: float = 1800.0  # seconds a group may take before its worker is killed
     calibrate: bool = False  # measure the machine's peak and dispatch floors first
-    compile_cache: str = "off"  # off | cold | warm (bench.run.compile_cache)
+    compile_cache: str = "off"  # off | cold | warm (jitbench.run.compile_cache)
     dump_hlo: bool = False  # keep each JIT mode's optimized HLO under <run>/cases/
     profile: bool = False  # keep a profiler trace of each mode under <run>/cases/
     # float32 matrix products: the framework's default (TF32 on recent GPUs) or "highest"
@@ -90,6 +90,6 @@ class RunOptions:
         return env
 
     def capture(self, run_dir: Path) -> dict[str, Any]:
-        """The capture options the workers get (``bench.xla.capture``)."""
+        """The capture options the workers get (``jitbench.xla.capture``)."""
         return {"dump_hlo": self.dump_hlo, "profile": self.profile,
                 "folder": str(Path(run_dir).resolve() / "cases")}

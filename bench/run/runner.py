@@ -7,7 +7,7 @@ a later case crashes the worker, hangs, or the run is interrupted.
 
 When a worker dies (signal, abort, exit) or a group exceeds ``case_timeout``, the worker is
 killed and replaced. The mode the worker was in (it says so in a shared file, see
-``bench.run.worker``) gets the ``crashed`` / ``timeout`` row, with the signal and the last lines of
+``jitbench.run.worker``) gets the ``crashed`` / ``timeout`` row, with the signal and the last lines of
 the worker's log; the group's other modes are measured again in a fresh worker, without it.
 A failure outside any one mode (setup, worker start) is the row of every case of the group.
 
@@ -15,9 +15,9 @@ Ctrl-C, SIGTERM and SIGHUP stop the run between two rows: workers are killed, me
 ``interrupted``, and :func:`resume` (``jitbench run --resume RUN_DIR``) measures only the cases
 that have no row yet. A run folder holds ``cases.json``, the cases it was asked to measure.
 
-Its parts: what the run was asked to do (``bench.run.options``), the loop that runs groups on
-worker processes (``bench.run.groups``), signals (``bench.run.signals``), the run folder
-(``bench.results.run_folder``), the row (``bench.results.row``); this module orders them.
+Its parts: what the run was asked to do (``jitbench.run.options``), the loop that runs groups on
+worker processes (``jitbench.run.groups``), signals (``jitbench.run.signals``), the run folder
+(``jitbench.results.run_folder``), the row (``jitbench.results.row``); this module orders them.
 """
 
 from __future__ import annotations
@@ -29,24 +29,24 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from bench.define.modes import MODES
-from bench.define.workload import Case, group_cases
-from bench.errors import Interrupted, UserError
-from bench.protocol.timing import Protocol
-from bench.results import meta as meta_mod
-from bench.results import row as rows
-from bench.results import run_folder as rundir
-from bench.results.files import ResultWriter, repair_tail
+from jitbench.define.modes import MODES
+from jitbench.define.workload import Case, group_cases
+from jitbench.errors import Interrupted, UserError
+from jitbench.protocol.timing import Protocol
+from jitbench.results import meta as meta_mod
+from jitbench.results import row as rows
+from jitbench.results import run_folder as rundir
+from jitbench.results.files import ResultWriter, repair_tail
 
 # re-exported: the CLI, nightly and the tests use them as runner.*
-from bench.results.run_folder import check_writable, load_run, new_run_id, pending_cases  # noqa: F401
-from bench.run import compile_cache as compile_cache_mod
-from bench.run import startup as warmup
-from bench.run.children import WorkerFailed
-from bench.run.groups import GroupLoop, Key, worker_key  # noqa: F401  (worker_key: re-exported)
-from bench.run.options import RunOptions
-from bench.run.progress import Progress
-from bench.run.signals import StopOnSignals
+from jitbench.results.run_folder import check_writable, load_run, new_run_id, pending_cases  # noqa: F401
+from jitbench.run import compile_cache as compile_cache_mod
+from jitbench.run import startup as warmup
+from jitbench.run.children import WorkerFailed
+from jitbench.run.groups import GroupLoop, Key, worker_key  # noqa: F401  (worker_key: re-exported)
+from jitbench.run.options import RunOptions
+from jitbench.run.progress import Progress
+from jitbench.run.signals import StopOnSignals
 
 
 @dataclasses.dataclass
@@ -82,11 +82,11 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         calibrate: bool = False, compile_cache: str = "off", dump_hlo: bool = False,
         profile: bool = False, matmul_precision: str = "default") -> Path:
     """Measure ``cases``; return the run folder holding results.jsonl and meta.json.
-    The keywords are the fields of :class:`bench.run.options.RunOptions`: ``calibrate``: first
-    measure the machine's matmul peak and each mode's dispatch floor (bench.run.calibration,
+    The keywords are the fields of :class:`jitbench.run.options.RunOptions`: ``calibrate``: first
+    measure the machine's matmul peak and each mode's dispatch floor (jitbench.run.calibration,
     ~10 s) into meta["calibration"]. ``compile_cache``: off, cold or warm
-    (``bench.run.compile_cache``). ``dump_hlo`` / ``profile``: keep each JIT mode's optimized
-    HLO / a profiler trace of each mode under ``cases/`` (``bench.xla.capture``).
+    (``jitbench.run.compile_cache``). ``dump_hlo`` / ``profile``: keep each JIT mode's optimized
+    HLO / a profiler trace of each mode under ``cases/`` (``jitbench.xla.capture``).
     ``matmul_precision``: default (the frameworks' own: TF32 on recent GPUs) or highest.
 
     Raises :class:`Interrupted` (a KeyboardInterrupt) on Ctrl-C / SIGTERM / SIGHUP, after
@@ -121,7 +121,7 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
 
         def calibration_hook() -> None:
             if calibrate:  # once per run, before any case; kept in meta.json, not results
-                from bench.run import calibration
+                from jitbench.run import calibration
                 meta["calibration"] = calibration.measure(cases, run_dir / "logs",
                                                           on_progress)
                 meta_mod.write(run_dir, meta)
@@ -228,7 +228,7 @@ def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case]) -> None:
                     f"{first.size}")
 
     def on_row(row: dict[str, Any], retried: str | None) -> None:
-        # the worker wrote the whole row (bench.results.row); the run adds its id
+        # the worker wrote the whole row (jitbench.results.row); the run adds its id
         ex.write(rows.stamp(row, ex.run_id, retried))
 
     def on_failure(case: Case, exc: WorkerFailed, log: Path, retried: str | None) -> None:

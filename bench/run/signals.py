@@ -7,7 +7,7 @@ import signal
 import threading
 from typing import Any, Iterator
 
-from bench.errors import Interrupted
+from jitbench.errors import Interrupted
 
 STOP_SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None),
                                  getattr(signal, "SIGHUP", None)) if s is not None)

@@ -19,7 +19,7 @@ import os
 import time
 from typing import Any, Callable, Mapping
 
-from bench.define.modes import MODES, modes_for
+from jitbench.define.modes import MODES, modes_for
 
 ENV = "JITBENCH_WARMUP"  # {"device": "cpu", "modes": ["eager", ...]} as JSON
 CALLS = 3  # per mode: the first (timed, reported) and two more, untimed

@@ -1,6 +1,6 @@
 """Recompile sweeps: when does a mode compile, and why (``jitbench sweep``).
 
-A workload declares :class:`~bench.define.workload.Sweep`\\ s: an ordered list of call signatures.
+A workload declares :class:`~jitbench.define.workload.Sweep`\\ s: an ordered list of call signatures.
 For each sweep, framework, device and mode, one function is built once and called with each
 signature in turn, then with each again (``revisit``). Every call is one row of
 ``sweep.jsonl``:
@@ -15,9 +15,9 @@ compile events; TF: XLA's log and ``experimental_get_tracing_count``), ``reasons
 framework said about why it traced or compiled (JAX's explained cache misses).
 
 Parent side: :func:`plan` (which jobs), :func:`run` (one worker process per framework and
-worker group, started like every child of jitbench: ``bench.run.children.Worker``, its log
+worker group, started like every child of jitbench: ``jitbench.run.children.Worker``, its log
 under the run folder, a job that outlasts its timeout killed). Worker side: :func:`worker_job`
-(the handler ``bench.run.worker`` calls), :func:`run_job`. The summary per mode is ``bench.analysis.recompilation``.
+(the handler ``jitbench.run.worker`` calls), :func:`run_job`. The summary per mode is ``jitbench.analysis.recompilation``.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from bench.define.modes import MODES
-from bench.define.workload import Filters, Sweep, Workload, discover, load_workload
-from bench.errors import UserError
-from bench.run.children import JobFailed, Worker, WorkerFailed
+from jitbench.define.modes import MODES
+from jitbench.define.workload import Filters, Sweep, Workload, discover, load_workload
+from jitbench.errors import UserError
+from jitbench.run.children import JobFailed, Worker, WorkerFailed
 
 SWEEP_VERSION = 1
 MAX_REASONS = 3  # per call, the first few
@@ -168,7 +168,7 @@ def _job_row(job: SweepJob, mode: str, **fields: Any) -> dict[str, Any]:
 
 
 def worker_job(adapter, msg: dict[str, Any]) -> list[dict[str, Any]]:
-    """The handler a worker (``bench.run.worker``) runs for ``{"sweep": {...}}``."""
+    """The handler a worker (``jitbench.run.worker``) runs for ``{"sweep": {...}}``."""
     return run_job(adapter, SweepJob(**{**msg["sweep"], "modes": tuple(msg["sweep"]["modes"])}))
 
 

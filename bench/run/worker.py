@@ -1,8 +1,8 @@
 """A worker process: one framework, one environment, many jobs. Every child jitbench starts
-is one of these (``bench.run.children.Worker`` starts it): a run's case groups, a recompile
-sweep's jobs (``bench.run.sweep``), ``bench.measure(..., isolate=True)`` (``bench.userfn.isolate``).
+is one of these (``jitbench.run.children.Worker`` starts it): a run's case groups, a recompile
+sweep's jobs (``jitbench.run.sweep``), ``jitbench.measure(..., isolate=True)`` (``jitbench.userfn.isolate``).
 
-    python -m bench.run.worker FRAMEWORK LOG_PATH [WHERE_PATH]
+    python -m jitbench.run.worker FRAMEWORK LOG_PATH [WHERE_PATH]
 
 Protocol (JSON lines): the parent writes one job per line on stdin; the worker answers on its
 *original* stdout with ``{"type": "hello", ...}`` once, then for each job its rows
@@ -43,15 +43,16 @@ import time
 import traceback
 from typing import Any
 
-from bench.define.modes import nearest_baseline, verdict_pairs
-from bench.define.workload import Case, load_workload
-from bench.protocol import case_setup as casework
-from bench.protocol import machine_load as noise
-from bench.protocol.timing import Protocol, Timed, measure
-from bench.results import row as rows
-from bench.run import child_process
-from bench.run import startup as warmup
-from bench.xla import capture as insight
+from jitbench.define.modes import nearest_baseline, verdict_pairs
+from jitbench.define.workload import Case, load_workload
+from jitbench.protocol import case_setup as casework
+from jitbench.protocol import gpu_state
+from jitbench.protocol import machine_load as noise
+from jitbench.protocol.timing import Protocol, Timed, measure
+from jitbench.results import row as rows
+from jitbench.run import child_process
+from jitbench.run import startup as warmup
+from jitbench.xla import capture as insight
 
 WHERE_SIZE = 256
 
@@ -201,8 +202,8 @@ AA_SUFFIX = "~aa"  # the A/A control of mode m is timed as "m~aa"
 
 def _pairs(framework: str, modes: list[str], timed: list[str]
            ) -> dict[str, list[tuple[str, str]]]:
-    """``pairs`` (``bench.define.modes.verdict_pairs``) and ``controls``: the A/A control
-    against the mode it repeats, judged alike (``bench.protocol.timing.measure``)."""
+    """``pairs`` (``jitbench.define.modes.verdict_pairs``) and ``controls``: the A/A control
+    against the mode it repeats, judged alike (``jitbench.protocol.timing.measure``)."""
     base = nearest_baseline(framework)
     return {"pairs": verdict_pairs(framework, modes),
             "controls": [(base + AA_SUFFIX, base)] if base + AA_SUFFIX in timed else []}
@@ -214,8 +215,8 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
     """Measure the modes of one case group; one row per case, whatever happens. ``aa``: also
     time the framework's nearest JIT-off mode a second time, built afresh and interleaved
     like a JIT mode (the A/A control), when the group has that mode; its fields go on that
-    mode's row (``bench.results.row.aa_fields``). ``options``: what to keep of XLA's programs and
-    profiles beyond the always-on facts (``bench.xla.capture``)."""
+    mode's row (``jitbench.results.row.aa_fields``). ``options``: what to keep of XLA's programs and
+    profiles beyond the always-on facts (``jitbench.xla.capture``)."""
     where = where or Where(None)
     where.set(None, "setup: loading the workload, making inputs and the reference, "
                     "building the modes")
@@ -247,7 +248,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         work = casework.Casework(adapter, first.framework, first.device, inputs, reference,
                                  rtol, atol, precision=precision,
                                  reduction=wl.reduction_length(first.params, first.variant))
-        built = {case.mode: stages() for case in cases}  # kept: bench.xla.capture asks for them
+        built = {case.mode: stages() for case in cases}  # kept: jitbench.xla.capture asks for them
         fns = {case.mode: work.build(built[case.mode], case.mode) for case in cases}
         timed = [work.timed(case.mode, _slowed_for_tests(case, fns[case.mode], adapter.sync),
                             marked)
@@ -262,12 +263,15 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
                     error_phase="setup") for c in cases]
 
     snap = noise.snapshot()
+    gpu_before = gpu_state.read() if first.device == "gpu" else None  # device 0: the worker's
     # compile_notes: why the framework compiled (JAX's explained cache misses), per mode
     results = measure(timed, protocol, counters=adapter.counters,
                       notes=getattr(adapter, "compile_notes", None),
                       **_pairs(first.framework, [c.mode for c in cases],
                                [t.name for t in timed]))
     machine = noise.between(snap, noise.snapshot())
+    if gpu_before:
+        machine.update(gpu_state.group_fields(gpu_before, gpu_state.read()))
     peak_mem, process_mem = _peak_memory(adapter, timed, results, first.device)
     answers = _answers(work, fns, results, where)
 
@@ -323,7 +327,7 @@ def resolve(target: str):
 def _run_handler(adapter, msg: dict, where: Where, send) -> None:
     """A job other than a case group: its handler's rows, then ``group_done`` (see the module
     docstring); a bug of the handler's becomes an ``error`` reply with its traceback."""
-    from bench.errors import UserError
+    from jitbench.errors import UserError
 
     where.set(None, f"job {msg['handler']}")
     try:
@@ -364,16 +368,16 @@ def main(argv: list[str]) -> int:
         proto.write(json.dumps(msg, default=str) + "\n")
         proto.flush()
 
-    from bench.frameworks import get_adapter
+    from jitbench.frameworks import get_adapter
 
     # "0": the job is a user's function, whose session settings (JAX's float64 switch, its
-    # logging) must stay as a user's process has them (bench.userfn.isolate)
+    # logging) must stay as a user's process has them (jitbench.userfn.isolate)
     own = os.environ.get(OWN_PROCESS_ENV, "1") != "0"
     adapter = get_adapter(framework, log_path=log_path, own_process=own)
     adapter.counters()  # skip the import-time log lines
     startup = None
     asked = warmup.requested()
-    if asked:  # one-time start-up, paid here rather than by the first case (bench.run.startup)
+    if asked:  # one-time start-up, paid here rather than by the first case (jitbench.run.startup)
         where.set(None, "warm-up: a tiny function in each mode, before any case")
         startup = warmup.run(adapter, *asked)
     send({"type": "hello", "pid": os.getpid(), "framework": framework,

@@ -1,1 +1,1 @@
-"""A user's own function: ``bench.measure`` and its isolated workers."""
+"""A user's own function: ``jitbench.measure`` and its isolated workers."""

@@ -1,17 +1,17 @@
-"""A user's own function measured like a workload: the part shared by ``bench.measure`` (the
-Python API, ``bench.userfn.measure``), the ``jit_benchmark`` pytest fixture
-(``bench.pytest_plugin.fixture``) and
-``bench.userfn.isolate``'s workers.
+"""A user's own function measured like a workload: the part shared by ``jitbench.measure`` (the
+Python API, ``jitbench.userfn.measure``), the ``jit_benchmark`` pytest fixture
+(``jitbench.pytest_plugin.fixture``) and
+``jitbench.userfn.isolate``'s workers.
 
 ``prepare`` checks what the user passed (framework from the inputs, modes, tolerances) and
 raises one ``UserError`` naming the problem; ``run`` times the modes with
-``bench.protocol.timing.measure``
+``jitbench.protocol.timing.measure``
 (first call apart, warm-up until compiles stop, synced samples, modes interleaved) on a
-``bench.protocol.case_setup.Casework`` (inputs placed once, modes built, every JIT-on output
+``jitbench.protocol.case_setup.Casework`` (inputs placed once, modes built, every JIT-on output
 checked against
 the JIT-off one and against ``reference`` when given) and writes the rows with
-``bench.results.row``,
-like a ``jitbench run`` worker's, so ``bench.results.files.to_frame`` and ``bench.analysis`` read
+``jitbench.results.row``,
+like a ``jitbench run`` worker's, so ``jitbench.results.files.to_frame`` and ``jitbench.analysis`` read
 them.
 
 The framework is told from the inputs' type names: nothing here imports TensorFlow or JAX;
@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench.define.modes import (
+from jitbench.define.modes import (
     FRAMEWORKS,
     MODES,
     SPECS,
@@ -38,11 +38,11 @@ from bench.define.modes import (
     modes_for,
     verdict_pairs,
 )
-from bench.define.workload import Case
-from bench.errors import UserError
-from bench.protocol.case_setup import Casework, is_array, matmul_precision
-from bench.protocol.timing import Protocol, measure
-from bench.results import row as rows
+from jitbench.define.workload import Case
+from jitbench.errors import UserError
+from jitbench.protocol.case_setup import Casework, is_array, matmul_precision
+from jitbench.protocol.timing import Protocol, measure
+from jitbench.results import row as rows
 
 NAMES = {fw: SPECS[fw].title for fw in FRAMEWORKS}
 # Top-level module of an input's type -> framework (type names only: no import needed)
@@ -60,7 +60,7 @@ _ADAPTERS: dict[str, Any] = {}
 
 def use_adapter(framework: str, adapter) -> None:
     """Make ``adapter`` this process's adapter for ``framework`` (a worker's, made with its
-    log before anything else: ``bench.userfn.isolate``)."""
+    log before anything else: ``jitbench.userfn.isolate``)."""
     _ADAPTERS[framework] = adapter
 
 
@@ -69,7 +69,7 @@ def adapter_for(framework: str, log_path: str | None = None):
     JAX adapter registers a compile listener; ``log_path`` counts on that first call only). It
     leaves JAX's float64 switch as the user's session has it."""
     if framework not in _ADAPTERS:
-        from bench.frameworks import get_adapter
+        from jitbench.frameworks import get_adapter
 
         if not counts_in_process(framework) and log_path is None:
             # nothing here reads TF's log: keep its INFO lines out of the user's terminal,
@@ -156,7 +156,7 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
     """Check the user's arguments; one ``UserError`` naming the problem. ``here``: it runs in
     this process, so its adapter is made (the framework the inputs belong to), the device
     chosen, and the modes this process cannot run (``env``: its environment as it started;
-    ``os.environ`` by default) skipped; ``here=False`` (``bench.userfn.isolate``'s caller) checks
+    ``os.environ`` by default) skipped; ``here=False`` (``jitbench.userfn.isolate``'s caller) checks
     only the arguments."""
     if not callable(fn):
         raise UserError(f"the function to measure is not callable: {fn!r}")
@@ -203,7 +203,7 @@ def choose_device(device: str | None, adapter) -> str:
 
 
 def case_of(spec: Spec, mode: str, device: str | None = None) -> Case:
-    """The :class:`~bench.define.workload.Case` a row of ``spec`` is about: the function's name as
+    """The :class:`~jitbench.define.workload.Case` a row of ``spec`` is about: the function's name as
     the workload, its input shapes as the size and (with their element count: the report
     orders sizes by a number when ``flops`` is not given) as the params, the first array's
     dtype."""
@@ -221,7 +221,7 @@ def case_of(spec: Spec, mode: str, device: str | None = None) -> Case:
 def _tolerance(spec: Spec, dtype: str, nojit) -> tuple[float, float]:
     import numpy as np
 
-    from bench.protocol.correctness import flatten
+    from jitbench.protocol.correctness import flatten
 
     rtol = spec.rtol if spec.rtol is not None else RTOL.get(dtype, DEFAULT_RTOL)
     if spec.atol is not None:
@@ -235,7 +235,7 @@ def run(spec: Spec, protocol: Protocol | None = None,
         counts: bool | None = None) -> list[dict[str, Any]]:
     """Measure a ``prepare``-d ``spec`` in this process; one row per requested mode (skipped
     ones included). ``counts``: keep the adapter's compile counters (default: where they work
-    in a process the adapter does not own, ``bench.define.modes.counts_in_process``).
+    in a process the adapter does not own, ``jitbench.define.modes.counts_in_process``).
 
     Raises ``UserError`` when the function fails with JIT off: then the function itself is
     broken. A failure with JIT on only is a result (a row with its status and error).

@@ -1,12 +1,12 @@
-"""``bench.measure(..., isolate=True)``: the measurement in worker processes.
+"""``jitbench.measure(..., isolate=True)``: the measurement in worker processes.
 
 One worker per environment the requested modes need (``Mode.worker_group``; today one per
-framework), started like every child of jitbench (``bench.run.children.Worker``: its log, its
+framework), started like every child of jitbench (``jitbench.run.children.Worker``: its log, its
 start-up timeout, its process group killed on a timeout), which imports the adapter before the
 framework starts (so TF auto-clustering's flag takes effect) and runs :func:`worker_job`. A
 crash of the function ends the worker, not the caller's session: its modes come back as
 ``crashed`` rows carrying the end of the log; a function that outlasts ``timeout`` seconds as
-``timeout`` rows (``bench.results.row``, like the runner's).
+``timeout`` rows (``jitbench.results.row``, like the runner's).
 
 The worker imports the function by ``module:qualname``, so a lambda, a nested function or one
 defined in ``__main__`` (a notebook) is refused with a ``UserError`` saying so. Inputs travel as
@@ -23,12 +23,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.define.modes import MODES
-from bench.errors import UserError
-from bench.protocol.timing import Protocol
-from bench.results import row as rows
-from bench.run.children import JobFailed, Worker, WorkerFailed
-from bench.run.worker import OWN_PROCESS_ENV, resolve
+from jitbench.define.modes import MODES
+from jitbench.errors import UserError
+from jitbench.protocol.timing import Protocol
+from jitbench.results import row as rows
+from jitbench.run.children import JobFailed, Worker, WorkerFailed
+from jitbench.run.worker import OWN_PROCESS_ENV, resolve
 
 DEFAULT_TIMEOUT_S = 1800.0  # per worker: starting it, then measuring its modes
 
@@ -68,8 +68,8 @@ def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops
                      protocol: Protocol, timeout: float | None = None) -> list[dict[str, Any]]:
     """Rows of every requested mode, each group of modes measured in a worker of its own, which
     gets ``timeout`` seconds (default :data:`DEFAULT_TIMEOUT_S`) to start and to measure."""
-    from bench.protocol.case_setup import is_array
-    from bench.userfn.as_workload import prepare
+    from jitbench.protocol.case_setup import is_array
+    from jitbench.userfn.as_workload import prepare
 
     timeout = DEFAULT_TIMEOUT_S if timeout is None else timeout
     target = importable_name(fn)
@@ -98,7 +98,7 @@ def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops
 def _in_worker(spec, group_modes: list[str], job_path: Path, log_path: Path,
                timeout: float) -> list[dict[str, Any]]:
     """One worker's rows; ``crashed`` or ``timeout`` rows for its modes when it fails."""
-    from bench.userfn.as_workload import case_of
+    from jitbench.userfn.as_workload import case_of
 
     env = dict(MODES[(spec.framework, group_modes[0])].env, **{OWN_PROCESS_ENV: "0"})
     worker = None
@@ -132,9 +132,9 @@ def _np(a):
 
 
 def worker_job(adapter, msg: dict[str, Any]) -> list[dict[str, Any]]:
-    """The worker's side (``bench.run.worker`` calls it with its adapter): the pickled job's
+    """The worker's side (``jitbench.run.worker`` calls it with its adapter): the pickled job's
     function prepared and measured in this process; a ``UserError`` goes back to the caller."""
-    from bench.userfn.as_workload import prepare, run, use_adapter
+    from jitbench.userfn.as_workload import prepare, run, use_adapter
 
     job = pickle.loads(Path(msg["job_path"]).read_bytes())
     use_adapter(job["framework"], adapter)  # made before the function's module is imported

@@ -1,10 +1,10 @@
-"""``bench.measure``: what JIT does to your own function, from a notebook or a script.
+"""``jitbench.measure``: what JIT does to your own function, from a notebook or a script.
 
-    import bench
-    r = bench.measure(loss_fn, x, y, modes=["eager", "jit"])   # framework from the inputs
+    import jitbench
+    r = jitbench.measure(loss_fn, x, y, modes=["eager", "jit"])   # framework from the inputs
     r.summary()   # 'jit is 12.3× faster than eager [11.8–12.9] (pipelined; each call synced:
                   #  3.1× [2.9–3.3]); compile 210 ms; pays off ...'
-    r.table()     # the columns of bench.load_results, one row per mode
+    r.table()     # the columns of jitbench.load_results, one row per mode
     r             # in Jupyter: the summary and a small table
 
 In-process by default, so its limits are the process's: TF auto-clustering on CPU needs
@@ -22,38 +22,38 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from bench.errors import UserError
-from bench.protocol.timing import Protocol
+from jitbench.errors import UserError
+from jitbench.protocol.timing import Protocol
 
 SUMMARY_COLUMNS = ["mode", "jit", "status", "first_call_s", "median_s", "iqr_s", "n_samples",
                    "max_rel_err_vs_nojit", "error"]
 
 
 class Result:
-    """Rows of one ``bench.measure`` call (one per mode), with the report's statistics."""
+    """Rows of one ``jitbench.measure`` call (one per mode), with the report's statistics."""
 
     def __init__(self, rows: list[dict[str, Any]], run_id: str = "measure"):
-        from bench.results.row import stamp
+        from jitbench.results.row import stamp
 
         self.rows = [stamp(r, r.get("run_id") or run_id) for r in rows]
 
     def table(self):
-        """A pandas DataFrame with the columns of ``bench.load_results``."""
-        from bench.results.files import to_frame
+        """A pandas DataFrame with the columns of ``jitbench.load_results``."""
+        from jitbench.results.files import to_frame
 
         return to_frame(self.rows)
 
     def speedups(self):
-        """``bench.analysis.speedups`` of the table: every JIT-on mode against every JIT-off one,
+        """``jitbench.analysis.speedups`` of the table: every JIT-on mode against every JIT-off one,
         with the bootstrap interval and break-even calls."""
-        from bench import analysis
+        from jitbench import analysis
 
         return analysis.speedups(self.table())
 
     def summary(self) -> str:
         """One sentence per JIT-on mode against its nearest JIT-off mode, then any failures."""
-        from bench import analysis
-        from bench.report import fmt
+        from jitbench import analysis
+        from jitbench.report import fmt
 
         sp = self.speedups()
         by_mode = {row["mode"]: row for row in self.rows}
@@ -106,7 +106,7 @@ class Result:
         return ". ".join(parts) if parts else "nothing measured"
 
     def __repr__(self) -> str:
-        return f"<bench.Result: {self.summary()}>"
+        return f"<jitbench.Result: {self.summary()}>"
 
     def _repr_html_(self) -> str:
         df = self.table()
@@ -130,7 +130,7 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
       of the inputs; every mode is checked against it. JIT-on outputs are always checked
       against the JIT-off output (``rtol``, ``atol``; defaults by dtype).
     - ``flops``: work of one call, for GFLOP/s. ``device``: "cpu" or "gpu" (default: gpu where
-      the framework sees one). ``protocol``: a ``bench.protocol.timing.Protocol`` (time per mode,
+      the framework sees one). ``protocol``: a ``jitbench.protocol.timing.Protocol`` (time per mode,
       ...).
     - ``precision``: sample until each JIT mode's verdict against its nearest JIT-off mode is
       known to +-``precision`` (default 0.05), or ``"off"``: the fixed protocol (``protocol``'s
@@ -141,18 +141,18 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
       function that outlasts it comes back as ``timeout`` rows, its worker killed. In this
       process nothing can stop a function that hangs: ``timeout`` needs ``isolate=True``.
 
-    Raises ``bench.UserError`` naming the problem: inputs of mixed frameworks, an unknown mode,
+    Raises ``jitbench.UserError`` naming the problem: inputs of mixed frameworks, an unknown mode,
     a function that fails with JIT off. A mode that fails only with JIT on is a row of the
     result (its status and error), never an exception.
     """
-    from bench.userfn.as_workload import prepare, run
+    from jitbench.userfn.as_workload import prepare, run
 
     protocol = stopping(protocol or Protocol(), precision, budget)
     if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0
                                     and math.isfinite(timeout)):
         raise UserError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
     if isolate:
-        from bench.userfn.isolate import measure_isolated
+        from jitbench.userfn.isolate import measure_isolated
 
         return Result(measure_isolated(fn, args, modes=modes, framework=framework,
                                        reference=reference, rtol=rtol, atol=atol, flops=flops,
@@ -160,24 +160,24 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
                                        timeout=timeout))
     if timeout is not None:
         raise UserError("timeout needs isolate=True: a function that hangs in this process "
-                        "cannot be stopped; bench.measure(..., isolate=True, timeout=...) "
+                        "cannot be stopped; jitbench.measure(..., isolate=True, timeout=...) "
                         "measures it in a worker that can be killed")
     spec = prepare(fn, args, framework=framework, modes=modes, reference=reference, rtol=rtol,
                    atol=atol, flops=flops, device=device, name=name)
     for mode, why in spec.skipped.items():
-        spec.skipped[mode] = f"{why}; bench.measure(..., isolate=True) gives it one"
+        spec.skipped[mode] = f"{why}; jitbench.measure(..., isolate=True) gives it one"
     return Result(run(spec, protocol))
 
 
 def stopping(protocol: Protocol, precision: float | str | None = None,
              budget: float | None = None) -> Protocol:
-    """``protocol`` with the sequential-stopping knobs of ``bench.measure`` and the
+    """``protocol`` with the sequential-stopping knobs of ``jitbench.measure`` and the
     ``jit_benchmark`` fixture: ``precision`` a fraction in (0, 1) or ``"off"`` (the fixed
-    protocol), ``budget`` seconds > 0; None keeps ``protocol``'s. Raises ``bench.UserError``
+    protocol), ``budget`` seconds > 0; None keeps ``protocol``'s. Raises ``jitbench.UserError``
     naming a bad value and the valid ones."""
     import dataclasses
 
-    from bench.errors import UserError
+    from jitbench.errors import UserError
 
     changes: dict[str, Any] = {}
     if precision is not None:

@@ -4,7 +4,7 @@ Called by the worker after a group's timed samples (never inside them), per mode
 
 - **always** (cheap): the optimized HLO of the programs the mode runs
   (``adapter.compiled_programs``), summarized into row fields by
-  :func:`bench.xla.hlo_text.summarize`
+  :func:`jitbench.xla.hlo_text.summarize`
   (``hlo_programs``, ``hlo_kernels``, ``hlo_fusions``, ``hlo_elementwise_fused``,
   ``hlo_fingerprint``, ...) and XLA's cost analysis next to the workload's formula
   (``xla_flops``, ``xla_bytes_accessed``, ``xla_flops_ratio``, ``xla_flops_mismatch``). A mode
@@ -29,8 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import launch
-from bench.xla import hlo_text as hlo
+from jitbench import launch
+from jitbench.xla import hlo_text as hlo
 
 PROFILE_CALLS = 5
 DOT_TIMEOUT_S = 60.0
@@ -68,7 +68,7 @@ def cost_fields(cost: Mapping[str, float] | None, formula_flops: float | None,
                 note: str = "") -> dict[str, Any]:
     """XLA's cost analysis next to the workload's formula FLOPs. XLA's counts are known to be
     wrong in places, so they are a cross-check, flagged when more than
-    :data:`bench.xla.hlo_text.FLOPS_MISMATCH` apart."""
+    :data:`jitbench.xla.hlo_text.FLOPS_MISMATCH` apart."""
     if cost is None:
         return {"cost_note": note or "no XLA cost analysis for this mode"}
     out: dict[str, Any] = {"xla_flops": cost["flops"],

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import MutableMapping
 from pathlib import Path
 
-from bench.xla.hlo_text import Program
+from jitbench.xla.hlo_text import Program
 
 _MODULE = re.compile(r"^module_(\d+)\.(.+?)\.(?:\w+_)?after_optimizations\.txt$")
 _DUMP_TO = re.compile(r"--xla_dump_to=(\S+)")

@@ -4,7 +4,7 @@ row saying so, and the next group gets a fresh worker."""
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 
 def inputs(p, dtype, rng):

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 
 def inputs(p, dtype, rng):

@@ -4,7 +4,7 @@ measured again in a fresh worker, ok."""
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 HANG_S = 300
 

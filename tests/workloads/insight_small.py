@@ -4,7 +4,7 @@ The test copies this file with ``tanh`` swapped for ``sin`` to see the fingerpri
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 
 def inputs(p, dtype, rng):

@@ -11,8 +11,8 @@ So it is a ``runtime_error`` of the program in every mode, not an XLA compile er
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
-from suites.mmd import _bandwidths, flops, inputs, reference, tf_mmd
+from jitbench.define.workload import Workload
+from jitbench.suites.mmd import _bandwidths, flops, inputs, reference, tf_mmd
 
 
 def tf_stages(p, dtype, variant):

@@ -4,7 +4,7 @@ a 30% slowdown of one JIT mode stands well above the run-to-run noise of its spe
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 GRID = {"quick": [dict(n=n) for n in (128, 256)]}
 

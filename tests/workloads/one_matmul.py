@@ -3,7 +3,7 @@ the compilation cache and of first-call anatomy start few workers."""
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 
 def inputs(p, dtype, rng):

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 HUGE = 2 ** 40  # float32 elements: 4 TiB
 

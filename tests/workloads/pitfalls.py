@@ -14,7 +14,7 @@ Their rows carry ``steady_state_compiles`` and JAX's own reason in ``recompile_r
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 
 def inputs(p, dtype, rng):

@@ -10,7 +10,7 @@ loop's gradient accumulator, whose size XLA needs to know statically.
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 
 def inputs(p, dtype, rng):

@@ -3,7 +3,7 @@ be a ``crashed`` row naming SIGSEGV, and ``eager`` (same group) must still be me
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 
 def inputs(p, dtype, rng):

@@ -3,7 +3,7 @@ robustness tests' "the other cases are still ok" and the interrupt / resume test
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 GRID = {"quick": [dict(n=n) for n in (4, 8, 16, 32, 64, 128)]}
 

@@ -2,15 +2,15 @@
 shows them in ``order``. A new section is one new module here plus its template block
 ``bench/report/templates/section_<name>.html.j2``::
 
-    from bench.report.sections import Section, register
+    from jitbench.report.sections import Section, register
 
-    def _data(run, images):          # run: bench.report.facts.RunFacts
+    def _data(run, images):          # run: jitbench.report.facts.RunFacts
         return {"n": len(run.df)}    # the block reads it as d.n
 
     register(Section(name="rowcount", title="Row count", order=45, data=_data))
 
 A section that cannot say anything without some part of a run declares it in ``needs``
-(``bench.report.facts``: ``PAIRS``, ``CALIBRATION``); where the run lacks it,
+(``jitbench.report.facts``: ``PAIRS``, ``CALIBRATION``); where the run lacks it,
 the page shows the section's title and that need's one-line reason, and its ``data`` and
 ``figures`` are never called.
 """
@@ -37,7 +37,7 @@ class Section:
     ``data(run, images)`` returns the values its template block reads (as ``d``); ``images``
     holds the figures it asked for, by key, as data URIs (None: nothing to draw).
     ``needs``: what the run must hold for the section to say anything (see the module's
-    docstring). ``figures(run)`` returns the figures it shows as ``{key: bench.report.draw.Job}``;
+    docstring). ``figures(run)`` returns the figures it shows as ``{key: jitbench.report.draw.Job}``;
     they
     are drawn for every section together, in parallel. ``nav(d)`` gives its links in the page's
     navigation bar as (anchor, text); by default one link, ``(name, title)``.
@@ -49,7 +49,7 @@ class Section:
     data: Callable[[Any, Mapping[str, str | None]], dict[str, Any]]
     figures: Callable[[Any], Mapping[str, Any]] = _no_figures
     nav: Callable[[dict[str, Any]], list[tuple[str, str]]] | None = None
-    needs: tuple[Any, ...] = ()  # bench.report.facts.Need: what the run must hold
+    needs: tuple[Any, ...] = ()  # jitbench.report.facts.Need: what the run must hold
 
     @property
     def template(self) -> str:

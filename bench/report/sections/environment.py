@@ -6,8 +6,8 @@ import json
 import shlex
 from typing import Any
 
-from bench.define.modes import MODES
-from bench.report.sections import Section, register
+from jitbench.define.modes import MODES
+from jitbench.report.sections import Section, register
 
 
 def _environment(meta: dict[str, Any]) -> list[tuple[str, str]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.report.facts import text_or
-from bench.report.sections import Section, register
+from jitbench.report.facts import text_or
+from jitbench.report.sections import Section, register
 
 
 def _data(run, images) -> dict[str, Any]:

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.analysis.first_call import anatomy, cache_effect
-from bench.report.draw import Job
-from bench.report.sections import Section, register
+from jitbench.analysis.first_call import anatomy, cache_effect
+from jitbench.report.draw import Job
+from jitbench.report.sections import Section, register
 
 SEGMENTS = (("trace", "#9ecae1"), ("lower", "#6baed6"), ("lookup", "#fdae6b"),
             ("compile", "#e6550d"), ("run", "#74c476"))
@@ -18,7 +18,7 @@ MAX_BARS = 40
 
 def draw_anatomy(records: list[dict[str, Any]]) -> str | None:
     """Stacked horizontal bars, one per JIT row (and one per warm first call), in ms."""
-    from bench.report.figures import FULL_WIDTH_IN, pyplot, text, to_data_uri
+    from jitbench.report.figures import FULL_WIDTH_IN, pyplot, text, to_data_uri
 
     bars = []
     for r in records[:MAX_BARS]:
@@ -49,8 +49,8 @@ def _figures(run) -> dict[str, Job]:
 
 
 def _data(run, images) -> dict[str, Any]:
-    from bench.report.recompilation import block
-    from bench.run.sweep import load
+    from jitbench.report.recompilation import block
+    from jitbench.run.sweep import load
 
     run_dir = run.meta.get("run_dir")
     sweep_html = block(load(Path(run_dir))) if run_dir else ""

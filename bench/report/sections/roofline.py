@@ -1,7 +1,7 @@
 """Inside the compiled program: a roofline per workload (both measured ceilings, every mode a
 point), what XLA built for each JIT row (programs, kernels, fusions, fingerprint, links to the
 HLO and profiler traces kept with --dump-hlo / --profile), and XLA's FLOPs against the
-formula's (definitions: ``bench.analysis.roofline``)."""
+formula's (definitions: ``jitbench.analysis.roofline``)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bench.analysis.roofline import ceilings, flops_check, roofline
-from bench.define.modes import FRAMEWORKS, SPECS
-from bench.report import fmt
-from bench.report.draw import Job
-from bench.report.facts import isnan, records, text_or
-from bench.report.sections import Section, register
+from jitbench.analysis.roofline import ceilings, flops_check, roofline
+from jitbench.define.modes import FRAMEWORKS, SPECS
+from jitbench.report import fmt
+from jitbench.report.draw import Job
+from jitbench.report.facts import isnan, records, text_or
+from jitbench.report.sections import Section, register
 
 MAX_WORKLOADS = 12  # figures; the table lists every row
 
@@ -24,7 +24,7 @@ def draw_roofline(name: str, points: list[dict[str, Any]], ceil: list[dict[str, 
                   ) -> str | None:
     """Log-log GFLOP/s against FLOP/byte: the peak (flat) and bandwidth (slope 1) ceilings of
     each device, one point per row (colour: mode; marker: framework)."""
-    from bench.report import figures as F
+    from jitbench.report import figures as F
 
     pts = [p for p in points if p["intensity"] > 0 and p["gflops"] > 0]
     if not pts:

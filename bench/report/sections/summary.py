@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from bench import analysis
-from bench.report import figures as F
-from bench.report import fmt
-from bench.report.draw import Deferred, Job
-from bench.report.facts import PAIRS, nearest_only
-from bench.report.sections import Section, register
+from jitbench import analysis
+from jitbench.report import figures as F
+from jitbench.report import fmt
+from jitbench.report.draw import Deferred, Job
+from jitbench.report.facts import PAIRS, nearest_only
+from jitbench.report.sections import Section, register
 
 
 def _findings(sp, gm, cross, facts, summ, no_pairs: str | None = None) -> list[str]:

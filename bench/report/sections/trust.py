@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bench import analysis
-from bench.report import fmt
-from bench.report.sections import Section, register
+from jitbench import analysis
+from jitbench.report import fmt
+from jitbench.report.sections import Section, register
 
 
 def _controls(run) -> list[dict[str, Any]]:

@@ -1,6 +1,6 @@
 """The five figures of a workload's section: speedup and time against size, the raw samples,
 compile cost against steady state, amortized cost per call. Each takes plain DataFrames (a
-workload's slice of ``bench.report.facts.RunFacts``) and returns a data URI or None."""
+workload's slice of ``jitbench.report.facts.RunFacts``) and returns a data URI or None."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-from bench.report import figures as F
-from bench.report import fmt
+from jitbench.report import figures as F
+from jitbench.report import fmt
 
 
 def speedup_vs_size(sp, crossings) -> str | None:

@@ -7,14 +7,14 @@ import functools
 import shlex
 from typing import Any
 
-from bench import analysis
-from bench.define.modes import FRAMEWORKS, MODES, modes_for
-from bench.errors import UserError
-from bench.report import fmt
-from bench.report.draw import Deferred, Job
-from bench.report.facts import isnan, nearest_only, text_or
-from bench.report.sections import Section, register
-from bench.report.sections import workload_figures as W
+from jitbench import analysis
+from jitbench.define.modes import FRAMEWORKS, MODES, modes_for
+from jitbench.errors import UserError
+from jitbench.report import fmt
+from jitbench.report.draw import Deferred, Job
+from jitbench.report.facts import isnan, nearest_only, text_or
+from jitbench.report.sections import Section, register
+from jitbench.report.sections import workload_figures as W
 
 DEFAULT_MIN_TIME = 0.5  # `jitbench run --min-time` default: not repeated in commands
 
@@ -54,7 +54,7 @@ def reproduce_command(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
 def _descriptions(df) -> dict[str, tuple[str, str]]:
     """workload -> (description, what one call is: "step" for a training step, else
     "call"), from its suite file where it is still there."""
-    from bench.define.workload import load_workload
+    from jitbench.define.workload import load_workload
 
     out = {}
     if "workload" not in df or "source" not in df:  # rows edited by hand may lack either
@@ -142,7 +142,7 @@ def _mode_row(r: dict[str, Any], sp_rows: list[dict[str, Any]]) -> dict[str, Any
         "speedups": _speedup_cells(sp_rows),
         "gflops": fmt.num(r.get("gflops"), ".3g"),
         "peak_pct": fmt.pct(r.get("fraction_of_peak")),
-        "bound_pct": fmt.pct(r.get("fraction_of_bound")),  # bench.analysis.roofline
+        "bound_pct": fmt.pct(r.get("fraction_of_bound")),  # jitbench.analysis.roofline
         "synced": fmt.secs(r.get("synced_median_s")) if not isnan(r.get("synced_median_s"))
         else None,
         "synced_speedup": (f"{fmt.times(r['synced_speedup'])} "

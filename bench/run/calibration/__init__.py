@@ -22,17 +22,17 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from bench.define.modes import MODES
-from bench.define.workload import Case, group_cases
-from bench.protocol.timing import Protocol
-from bench.results import row as rows_mod
-from bench.run.groups import GroupLoop
-from bench.run.progress import Progress
+from jitbench.define.modes import MODES
+from jitbench.define.workload import Case, group_cases
+from jitbench.protocol.timing import Protocol
+from jitbench.results import row as rows_mod
+from jitbench.run.groups import GroupLoop
+from jitbench.run.progress import Progress
 
 CALIBRATION_VERSION = 2  # 2: "bandwidth" added
 
-SOURCES = ("bench.run.calibration.peak_matmul", "bench.run.calibration.dispatch",
-           "bench.run.calibration.bandwidth")
+SOURCES = ("jitbench.run.calibration.peak_matmul", "jitbench.run.calibration.dispatch",
+           "jitbench.run.calibration.bandwidth")
 
 # Short: these settle fast and only need a few percent of precision. The fixed protocol
 # (no verdicts: nothing is compared), no A/A control, no interference check: with the run's
@@ -53,7 +53,7 @@ def _floor_from(framework: str, mode: str) -> str | None:
 
 
 def _load(source: str):
-    from bench.define.workload import load_workload
+    from jitbench.define.workload import load_workload
 
     return load_workload(source)
 
@@ -89,7 +89,7 @@ def numpy_peak(n: int | None = None, reps: int = 7,
     """float32 n×n×n matmul in numpy, timed in this process over ``reps`` calls."""
     import numpy as np
 
-    from bench.run.calibration import peak_matmul
+    from jitbench.run.calibration import peak_matmul
 
     n = n or peak_matmul.N
     rng = np.random.default_rng(0)
@@ -168,7 +168,7 @@ def summarize(rows: Sequence[dict[str, Any]], numpy_entry: dict[str, Any] | None
 def _bandwidth_entry(r: dict[str, Any]) -> dict[str, Any]:
     """One ``bandwidth`` entry of :func:`summarize` from a triad row: bytes the triad must move
     (STREAM's count) over the fastest call, and over the median."""
-    from bench.run.calibration.bandwidth import bytes_moved
+    from jitbench.run.calibration.bandwidth import bytes_moved
 
     ok = r.get("status") == "ok"
     moved = bytes_moved(r["params"]) if isinstance(r.get("params"), dict) else None
@@ -207,7 +207,7 @@ def measure(cases: Sequence[Case], log_dir: Path | str,
         say(f"{framework} {device}: {group[0].workload.removeprefix('calibration_')} of "
             f"{', '.join(sorted({c.mode for c in group}))}")
 
-    try:  # a row per case, whole (bench.results.row), or the failure's row
+    try:  # a row per case, whole (jitbench.results.row), or the failure's row
         loop.run(group_cases(cal), on_row=lambda row, _: rows.append(row),
                  on_failure=lambda c, exc, log, _: rows.append(
                      rows_mod.failure(c, exc.status, str(exc))),

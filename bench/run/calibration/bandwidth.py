@@ -14,7 +14,7 @@ not from what a mode really moved.
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 N = 1 << 23
 SCALAR = 3.0

@@ -7,7 +7,7 @@ launch. Results near this floor measure the framework, not the computation.
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 
 def inputs(p, dtype, rng):

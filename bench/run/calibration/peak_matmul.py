@@ -8,7 +8,7 @@ a CPU and quick enough (~2 GFLOP per call) to keep the calibration within second
 
 from __future__ import annotations
 
-from bench.define.workload import Workload
+from jitbench.define.workload import Workload
 
 N = 1024
 

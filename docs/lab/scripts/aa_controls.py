@@ -11,11 +11,11 @@ excludes 1.
 import json
 import sys
 
-import bench
-from bench import analysis as A
+import jitbench
+from jitbench import analysis as A
 
 for run in sys.argv[1:]:
-    df = bench.load_results(run)
+    df = jitbench.load_results(run)
     meta = json.load(open(run + "/meta.json"))
     scheme = meta.get("protocol", {}).get("interleave")
     bands = A.aa_bands(A.aa_controls(df))

@@ -2,9 +2,9 @@
 
     python docs/lab/scripts/first_call_position.py [--repeats 3] [--out /tmp/first_call_position]
 
-Each repeat makes two runs of the same cases with the Python API (``bench.run.runner.run``): in
+Each repeat makes two runs of the same cases with the Python API (``jitbench.run.runner.run``): in
 one, the probe case is the first group of its worker; in the other, it comes after the other
-groups. The worker warms up every mode before its first group (``bench.run.startup``), so the
+groups. The worker warms up every mode before its first group (``jitbench.run.startup``), so the
 probe's
 first call should be the same in both positions: the script prints, for TF eager, TF xla and
 JAX jit, the first call as first group and as a later group, their ratio, whether the
@@ -24,9 +24,9 @@ from pathlib import Path
 
 from scipy.stats import mannwhitneyu
 
-from bench.define.workload import Filters, expand
-from bench.protocol.timing import Protocol
-from bench.run import runner
+from jitbench.define.workload import Filters, expand
+from jitbench.protocol.timing import Protocol
+from jitbench.run import runner
 
 PROBE = ("matmul_relu", "split", "256x256x256")  # workload, variant, size label
 OTHERS = [("matmul_relu", "fused"), ("mmd", "default")]  # run before it in the later position

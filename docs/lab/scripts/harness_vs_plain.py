@@ -10,7 +10,7 @@ measured the same way), so a reader sees how far apart two *identical* measureme
    Two processes started seconds apart are not interleaved: their ratio carries the machine's
    drift between them, and the plain B / plain A control shows how much.
 2. **interleaved**: in one process, the harness's own pieces (the worker's adapter builds the
-   mode on placed inputs; ``bench.protocol.timing.measure`` runs the protocol: first call, warm-up,
+   mode on placed inputs; ``jitbench.protocol.timing.measure`` runs the protocol: first call, warm-up,
    ``loops`` calibration, samples) alternating round by round with two plain loops over an
    independently built ``jax.jit`` / ``tf.function(jit_compile=True)``, the order rotated every
    round. Drift hits all three alike, so what is left of harness / plain is the harness's own
@@ -53,7 +53,7 @@ TURN_TIME = 0.25
 SESSION = r"""
 import json, statistics, sys, time
 import numpy as np
-from bench.define.workload import discover, Filters, expand
+from jitbench.define.workload import discover, Filters, expand
 suite, fw, mode, variant, dtype, size, rounds = sys.argv[1:8]
 rounds, seconds = int(rounds), float(sys.argv[8])
 case = next(c for c in expand(Filters(suite=(suite,), framework=(fw,), mode=(mode,),
@@ -87,9 +87,9 @@ if not rounds:
     print(json.dumps({"plain": plain()}))
     sys.exit()
 
-from bench.protocol import case_setup as casework
-from bench.frameworks import get_adapter
-from bench.protocol.timing import Protocol, measure
+from jitbench.protocol import case_setup as casework
+from jitbench.frameworks import get_adapter
+from jitbench.protocol.timing import Protocol, measure
 adapter = get_adapter(fw)
 work = casework.Casework(adapter, fw, "cpu", xs)
 timed = work.timed(mode, work.build(wl.builder(fw)(case.params, dtype, variant), mode))
@@ -116,7 +116,7 @@ def session(case, rounds: int) -> list[dict[str, float]]:
 
 def harness_run(case, out: Path) -> float:
     suite, fw, mode, variant, dtype, size = case
-    subprocess.run([sys.executable, "-m", "bench", "run", "--suite", suite, "--framework", fw,
+    subprocess.run([sys.executable, "-m", "jitbench", "run", "--suite", suite, "--framework", fw,
                     "--mode", mode, "--variant", variant, "--dtype", dtype, "--device", "cpu",
                     "--out", str(out), "--no-report", "--no-calibrate", "--min-time",
                     str(MIN_TIME)], check=True, capture_output=True)

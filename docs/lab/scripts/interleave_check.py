@@ -27,7 +27,7 @@ BASE = ["--suite", "rnn", "--variant", "forward", "--framework", "tf", "--device
 
 
 def _run(out: Path, run_id: str, scheme: str, extra: list[str]) -> list[dict]:
-    cmd = [sys.executable, "-m", "bench", "run", *BASE, "--interleave", scheme, "--out",
+    cmd = [sys.executable, "-m", "jitbench", "run", *BASE, "--interleave", scheme, "--out",
            str(out), "--run-id", run_id, *extra]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     rows = (out / run_id / "results.jsonl").read_text().splitlines()

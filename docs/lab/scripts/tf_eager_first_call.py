@@ -3,7 +3,7 @@
     python docs/lab/scripts/tf_eager_first_call.py
 
 One fresh process per scenario and repeat, built like a jitbench TF worker (the adapter,
-``bench.run.startup``, ``place``/``reset``/``build`` as ``bench.run.worker.run_group`` calls them):
+``jitbench.run.startup``, ``place``/``reset``/``build`` as ``jitbench.run.worker.run_group`` calls them):
 the first eager call of matmul_relu split 256^3 after nothing / the worker's warm-up / the
 warm-up plus an eager matmul_relu fused group at 64^3 or 256^3 (kernel cache cleared after it,
 as between groups). Measured here (3 processes each): 26.3-28.0 ms / 5.9-7.7 ms / 1.65-1.94 ms
@@ -20,8 +20,8 @@ CODE = r'''
 import sys, time, json
 sys.path.insert(0, sys.argv[2])
 import numpy as np
-from bench.frameworks import get_adapter
-from bench.run import startup as warmup
+from jitbench.frameworks import get_adapter
+from jitbench.run import startup as warmup
 from suites import matmul_relu as MR
 scenario = sys.argv[1]
 ad = get_adapter("tf", None)

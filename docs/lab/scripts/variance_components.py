@@ -42,11 +42,11 @@ CASES = ["tf:matmul_relu:fused:0:xla:graph",  # ~50 us a call, XLA no help (0.93
 
 
 def child(spec: str, builds: int, blocks: int, samples: int, order: str = "sequential") -> dict:
-    from bench.define.workload import Case, load_workload
-    from bench.frameworks import get_adapter
-    from bench.protocol import case_setup as casework
-    from bench.protocol.samples import ModeResult, _take_sample, _untimed
-    from bench.protocol.timing import Protocol, first_and_warmup
+    from jitbench.define.workload import Case, load_workload
+    from jitbench.frameworks import get_adapter
+    from jitbench.protocol import case_setup as casework
+    from jitbench.protocol.samples import ModeResult, _take_sample, _untimed
+    from jitbench.protocol.timing import Protocol, first_and_warmup
 
     fw, workload, variant, index, jit, base = spec.split(":")
     source = f"suites.{workload}"
@@ -144,7 +144,7 @@ def main(argv=None) -> int:
         print(json.dumps(child(args.child, args.builds, args.blocks, args.samples,
                                args.order)))
         return 0
-    from bench.run.child_process import env
+    from jitbench.run.child_process import env
 
     print(f"{'case':44} {'speedup':>8} {'sample':>7} {'block':>7} {'build':>7} {'process':>7}"
           f"   (sd of the log ratio, %; processes x builds x blocks x samples)")

@@ -1,0 +1,92 @@
+"""The working side of ``jitbench doctor``: a tiny real run (the smallest float32 matmul+relu,
+fused, every mode) per installed framework and requested device, through the same workers and
+protocol as ``jitbench run``, then checks on its rows."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from jitbench.define.workload import Filters, expand
+from jitbench.doctor import Check
+from jitbench.frameworks import framework_specs
+from jitbench.protocol.timing import Protocol
+from jitbench.results.files import load_meta, read_rows
+from jitbench.run import runner
+
+BUDGET_S = 1.0  # of interleaved sampling per group: enough for verdicts on a 64^3 matmul
+MEMORY_RANGE = (32 * 1024, 16 * 2 ** 20)  # a 64^3 float32 program's compiled memory, bytes
+
+
+def installed() -> list[str]:
+    """The frameworks whose package is installed (found, not imported)."""
+    return [name for name, spec in framework_specs().items()
+            if importlib.util.find_spec(spec.module) is not None]
+
+
+def checks(devices: list[str], out_root: Path) -> tuple[list[Check], Path | None]:
+    """The checks of a tiny run into ``out_root``, and its run folder (None if nothing ran)."""
+    frameworks = installed()
+    if not frameworks:
+        return [Check("frameworks", "fail", "neither TensorFlow nor JAX is installed",
+                      "pip install jitbench's dependencies (make install)")], None
+    cases = expand(Filters(suite=("matmul_relu",), variant=("fused",), dtype=("float32",),
+                           framework=tuple(frameworks), device=tuple(devices)))
+    smallest = cases[0].size
+    cases = [c for c in cases if c.size == smallest]
+    run_dir = runner.run(cases, out_root, protocol=Protocol(budget=BUDGET_S),
+                         command=["jitbench", "doctor"], run_id="doctor")
+    rows = read_rows(run_dir / "results.jsonl")
+    meta = load_meta(run_dir)
+    versions = meta.get("frameworks") or {}
+    seen = sorted({f"{d.get('framework')} {d.get('device')}" for d in meta.get("devices") or []})
+    out = [Check("frameworks", "ok", ", ".join(f"{k} {v}" for k, v in versions.items())
+                 or ", ".join(frameworks)),
+           Check("devices the frameworks see", "ok", ", ".join(seen) or "none reported")]
+    for fw in frameworks:
+        for device in devices:
+            mine = [r for r in rows if r["framework"] == fw and r["device"] == device]
+            out += _group_checks(fw, device, mine)
+    return out, run_dir
+
+
+def _group_checks(fw: str, device: str, rows: list[dict[str, Any]]) -> list[Check]:
+    where = f"{fw} on {device}"
+    skipped = [r for r in rows if r["status"] == "skipped"]
+    if skipped:
+        return [Check(f"{where}: device", "fail" if device == "gpu" else "warn",
+                      skipped[0].get("error") or "skipped",
+                      "install the framework's CUDA build (pip install -e '.[cuda]')"
+                      if device == "gpu" else "")]
+    out = [Check(f"{where}: device", "ok", f"{len(rows)} modes ran")]
+    bad = [r for r in rows if r["status"] != "ok"]
+    precision = ", ".join(sorted({str(r.get("matmul_precision")) for r in rows}))
+    out.append(Check(f"{where}: answers", "fail" if bad else "ok",
+                     "; ".join(f"{r['mode']} {r['status']}: {str(r.get('error'))[:160]}"
+                               for r in bad) or
+                     f"every mode matches the float64 reference at {precision}",
+                     "see the run's rows and docs/failures.md" if bad else ""))
+    aa = [r.get("aa_verdict") for r in rows if r.get("aa_verdict")]
+    wrong = [v for v in aa if v in ("faster", "slower")]
+    out.append(Check(f"{where}: identical programs", "warn" if wrong else "ok",
+                     f"A/A control {', '.join(aa) or 'not measured'}",
+                     "the machine is noisy right now: identical programs were judged "
+                     "different; measure again when it is quiet" if wrong else ""))
+    fast = [r for r in rows if r.get("synced_median_s") and r.get("median_s")
+            and r["synced_median_s"] < 0.8 * r["median_s"]]
+    out.append(Check(f"{where}: sync", "fail" if fast else "ok",
+                     "; ".join(f"{r['mode']}: synced {r['synced_median_s']:.3g} s < pipelined "
+                               f"{r['median_s']:.3g} s" for r in fast) or
+                     "each call synced takes at least as long as a pipelined one",
+                     "the device sync does not wait for the work: times are dispatch only"
+                     if fast else ""))
+    sizes = {r["mode"]: r["compiled_memory_bytes"] for r in rows
+             if r.get("compiled_memory_bytes")}
+    if sizes:
+        off = {m: b for m, b in sizes.items() if not MEMORY_RANGE[0] <= b <= MEMORY_RANGE[1]}
+        out.append(Check(f"{where}: memory per mode", "warn" if off else "ok",
+                         ", ".join(f"{m} {b / 1024:.0f} KiB" for m, b in sizes.items()),
+                         "XLA's memory analysis is off for a 64^3 matmul: report it" if off
+                         else ""))
+    return out

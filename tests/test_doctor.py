@@ -1,0 +1,65 @@
+"""``jitbench doctor``: a verdict per check, from a tiny real run on the CPU and the machine's
+own state; bad input named with exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from jitbench.doctor import Check, worst
+from jitbench.doctor.machine import _frequency_scaling
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_doctor_on_the_cpu_gives_a_verdict_per_check_within_two_minutes(tmp_path):
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "jitbench", "doctor", "--device", "cpu",
+                           "--json", "--keep", str(tmp_path)], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert time.monotonic() - started < 120
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert all(c["verdict"] in ("ok", "warn", "fail") for c in checks.values())
+    assert report["verdict"] in ("ok", "warn"), report
+    for fw in ("tf", "jax"):
+        assert checks[f"{fw} on cpu: answers"]["verdict"] == "ok", report
+        assert "float32" in checks[f"{fw} on cpu: answers"]["detail"], report
+        assert checks[f"{fw} on cpu: sync"]["verdict"] == "ok", report
+    assert checks["jax on cpu: memory per mode"]["verdict"] == "ok", report
+    assert "cpu load" in checks and "settings that change numbers" in checks
+    rows = (tmp_path / "doctor" / "results.jsonl").read_text().splitlines()
+    assert len(rows) == 7  # tf: 4 modes, jax: 3, of the smallest fused matmul+relu
+
+
+def test_an_unknown_device_is_named_with_exit_2():
+    done = subprocess.run([sys.executable, "-m", "jitbench", "doctor", "--device", "tpu"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 2
+    assert "unknown device 'tpu'; valid: cpu, gpu" in done.stderr
+
+
+@pytest.mark.unit
+def test_the_worst_verdict_decides_and_a_bad_verdict_is_refused():
+    assert worst([Check("a", "ok", ""), Check("b", "warn", "")]) == "warn"
+    assert worst([Check("a", "fail", ""), Check("b", "warn", "")]) == "fail"
+    assert worst([]) == "ok"
+    with pytest.raises(ValueError, match="valid: ok, warn, fail"):
+        Check("a", "fine", "")
+
+
+@pytest.mark.unit
+def test_a_governor_other_than_performance_is_a_warning(tmp_path):
+    for i, gov in enumerate(("powersave", "performance")):
+        path = tmp_path / f"cpu{i}" / "cpufreq" / "scaling_governor"
+        path.parent.mkdir(parents=True)
+        path.write_text(gov + "\n")
+    c = _frequency_scaling(tmp_path)
+    assert c.verdict == "warn" and "performance, powersave" in c.detail
+    assert _frequency_scaling(tmp_path / "nothing").verdict == "ok"
