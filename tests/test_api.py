@@ -140,6 +140,39 @@ def test_measure_tf_default_modes_and_autoclustering_after_tensorflow_started():
     assert [(m, s) for m, s, _ in out["rows"]] == [("graph", "ok"), ("autoclustering", "ok")]
 
 
+USER_TF_ON_A_GPU_MACHINE = """
+import numpy as np, tensorflow as tf, jitbench
+from jitbench.protocol.timing import Protocol
+
+x = tf.constant(np.ones((8, 8), np.float32))  # the user's TensorFlow runtime has started
+gpu = tf.config.PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")
+listed = tf.config.list_physical_devices
+tf.config.list_physical_devices = lambda kind=None: (
+    [gpu] if kind == "GPU" else listed(kind) + ([gpu] if kind is None else []))
+
+
+def refuse(*args, **kwargs):  # what TensorFlow says once its runtime has started
+    raise RuntimeError("Physical devices cannot be modified after being initialized")
+
+
+tf.config.experimental.set_memory_growth = refuse
+r = jitbench.measure(lambda a, b: tf.nn.relu(a @ b), x, x, modes=["graph", "xla"],
+                     device="cpu", protocol=Protocol(min_time=0.02, min_samples=5, budget=1.0))
+print(sorted(row["status"] for row in r.rows))
+"""
+
+
+def test_a_users_started_tensorflow_on_a_gpu_machine_is_measured_not_reconfigured():
+    """On a machine listing a GPU, with the user's TensorFlow runtime already started,
+    jitbench.measure on tf.Tensor inputs measures: the adapter never asks TensorFlow to change
+    its devices (memory growth), which TensorFlow refuses once started."""
+    pytest.importorskip("tensorflow")
+    done = subprocess.run([sys.executable, "-c", USER_TF_ON_A_GPU_MACHINE],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "['ok', 'ok']", done.stdout[-2000:]
+
+
 def test_isolate_runs_autoclustering_in_its_own_worker_with_tf_counters():
     tf = pytest.importorskip("tensorflow")
 

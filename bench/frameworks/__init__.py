@@ -22,6 +22,9 @@ FRAMEWORKS = ("tf", "jax")  # each has <name>_modes.py and <name>_adapter.py bes
 # --matmul-precision: what a worker sets its framework's float32 matrix products to before any
 # case; "default" leaves the framework's own default (TF32 on Ampere and later GPUs)
 PRECISION_ENV = "JITBENCH_MATMUL_PRECISION"
+# which device of its kind a worker measures on (0: the first GPU; a machine with several
+# GPUs gives each worker its own); every input, constant and state of its cases goes there
+DEVICE_INDEX_ENV = "JITBENCH_DEVICE_INDEX"
 MATMUL_PRECISIONS = ("default", "highest")
 TF32_MIN_COMPUTE_CAPABILITY = 8.0  # TF32 tensor cores: Ampere (sm_80) and later
 
@@ -175,10 +178,26 @@ class Adapter(Protocol):
         """Peak device memory since :meth:`reset_peak_memory` (or, where it cannot reset, of
         the whole process); None where unknown (CPU)."""
 
+    def device_scope(self, device: str) -> Any:
+        """A context manager under which arrays a workload's builder makes (its constants) land
+        on the worker's ``device`` (of index ``JITBENCH_DEVICE_INDEX``), not on the framework's
+        default device: ``with adapter.device_scope("cpu"): stages = builder(...)``."""
+
     def matmul_precision(self, device: str, dtype: str) -> str:
         """What ``dtype`` matrix products run at on ``device`` in this process, from the
         framework's setting and the device (:func:`effective_precision`): ``"tf32"`` for
         float32 on an H100 at the frameworks' default, ``"float32"`` on a CPU."""
+
+
+def device_index(environ: Mapping[str, str] | None = None) -> int:
+    """The worker's device index (:data:`DEVICE_INDEX_ENV`, default 0)."""
+    import os
+
+    text = (os.environ if environ is None else environ).get(DEVICE_INDEX_ENV, "0")
+    try:
+        return max(0, int(text))
+    except ValueError:
+        return 0
 
 
 def get_adapter(framework: str, log_path: str | None = None, **options) -> Adapter:

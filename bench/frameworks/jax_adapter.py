@@ -27,7 +27,7 @@ import jax.monitoring  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jitbench.frameworks import (PRECISION_ENV, Stepping, TrainStep, compose,  # noqa: E402
-                              effective_precision, train_step_of)
+                              device_index, effective_precision, train_step_of)
 from jitbench.xla.hlo_text import NoProgram, Program  # noqa: E402
 
 # JAX emits these while compiling; their count and durations are "what JIT really did".
@@ -143,8 +143,19 @@ class Adapter:
             return True, ""
         return False, f"JAX sees no {device} device (backends: {jax.default_backend()})"
 
+    def _device(self, device: str):
+        """The worker's device of kind ``device`` (``JITBENCH_DEVICE_INDEX``, else the
+        first)."""
+        devs = self._devices(device)
+        return devs[min(device_index(), len(devs) - 1)]
+
+    def device_scope(self, device: str):
+        """``jax.default_device``: a builder's ``jnp.asarray`` constants land on the worker's
+        device."""
+        return jax.default_device(self._device(device))
+
     def place(self, arrays, device: str):
-        dev = self._devices(device)[0]
+        dev = self._device(device)
         placed = [jax.device_put(a, dev) for a in arrays]
         jax.block_until_ready(placed)
         return placed
@@ -174,7 +185,7 @@ class Adapter:
             fn = _aot(step)
         else:
             raise ValueError(f"unknown JAX mode {mode!r}")
-        dev = self._devices(device)[0]
+        dev = self._device(device)
         state = None
 
         def restart():

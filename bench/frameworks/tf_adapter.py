@@ -66,7 +66,7 @@ from tensorflow.core.protobuf import config_pb2  # noqa: E402
 from tensorflow.python.eager import context as tf_context  # noqa: E402
 
 from jitbench.frameworks import (PRECISION_ENV, Stepping, TrainStep, compose,  # noqa: E402
-                              effective_precision, train_step_of)
+                              device_index, effective_precision, train_step_of)
 from jitbench.xla.dump_reader import DumpReader  # noqa: E402
 from jitbench.xla.hlo_text import NoProgram, Program  # noqa: E402
 
@@ -187,7 +187,12 @@ class Adapter:
 
     @staticmethod
     def _tf_device(device: str) -> str:
-        return "/GPU:0" if device == "gpu" else "/CPU:0"
+        """``/GPU:i`` or ``/CPU:i``, i the worker's device index (``JITBENCH_DEVICE_INDEX``)."""
+        return f"/{'GPU' if device == 'gpu' else 'CPU'}:{device_index()}"
+
+    def device_scope(self, device: str):
+        """``tf.device``: a builder's ``tf.constant`` constants land on the worker's device."""
+        return tf.device(self._tf_device(device))
 
     def device_available(self, device: str) -> tuple[bool, str]:
         kind = "GPU" if device == "gpu" else "CPU"
@@ -379,8 +384,8 @@ class Adapter:
         in use); the bytes in use then (inputs, kept outputs, variables), or None on CPU."""
         if device != "gpu":
             return None
-        tf.config.experimental.reset_memory_stats("GPU:0")
-        return int(tf.config.experimental.get_memory_info("GPU:0")["current"])
+        tf.config.experimental.reset_memory_stats(f"GPU:{device_index()}")
+        return int(tf.config.experimental.get_memory_info(f"GPU:{device_index()}")["current"])
 
     @staticmethod
     def matmul_precision(device: str, dtype: str) -> str:
@@ -391,7 +396,7 @@ class Adapter:
         keeps no such statistics."""
         if device != "gpu":
             return None
-        return int(tf.config.experimental.get_memory_info("GPU:0")["peak"])
+        return int(tf.config.experimental.get_memory_info(f"GPU:{device_index()}")["peak"])
 
 
 def _tf_precision(device: str, dtype: str) -> str:

@@ -189,6 +189,15 @@ class Casework:
         return self._nojit_err[1]
 
 
+def on_device(adapter, device: str):
+    """The adapter's ``device_scope(device)`` (a workload's builder called under it puts its
+    constants on the worker's device), or a no-op where the adapter has none."""
+    import contextlib
+
+    scope = getattr(adapter, "device_scope", None)
+    return scope(device) if scope is not None else contextlib.nullcontext()
+
+
 def matmul_precision(adapter, device: str, dtype: str) -> str | None:
     """What ``dtype`` products run at on ``device`` (``adapter.matmul_precision``), or None
     where the adapter cannot tell (then outputs are checked at the dtype's own precision)."""

@@ -322,6 +322,7 @@ def run_case(benchmark, case_id: str, config) -> None:
     steady-state, synced calls."""
     import statistics
 
+    from jitbench.protocol.case_setup import on_device
     from jitbench.protocol.latency import pipelined
     from jitbench.protocol.timing import Protocol, first_and_warmup
 
@@ -341,7 +342,8 @@ def run_case(benchmark, case_id: str, config) -> None:
     try:
         group = _prepare(state, case, wl, adapter)
         adapter.reset()  # this mode's first call pays its own compilation
-        stages = wl.builder(case.framework)(case.params, case.dtype, case.variant)
+        with on_device(adapter, case.device):  # the builder's constants on that device
+            stages = wl.builder(case.framework)(case.params, case.dtype, case.variant)
         built = group.work.build(stages, case.mode)
         timed = group.work.timed(case.mode, built)
     except Exception as exc:  # noqa: BLE001 -- the workload's setup: this case fails

@@ -31,6 +31,7 @@ from typing import Any, Callable, Sequence
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Filters, Sweep, Workload, discover, load_workload
 from jitbench.errors import UserError
+from jitbench.protocol.case_setup import on_device
 from jitbench.run.children import JobFailed, Worker, WorkerFailed
 
 SWEEP_VERSION = 1
@@ -132,7 +133,9 @@ def run_job(adapter, job: SweepJob) -> list[dict[str, Any]]:
     for mode in job.modes:
         adapter.reset()
         params0, dtype0 = point(0)
-        fn = adapter.build(builder(params0, dtype0, variant), mode, job.device)
+        with on_device(adapter, job.device):
+            built = builder(params0, dtype0, variant)
+        fn = adapter.build(built, mode, job.device)
         for step, (i, revisit) in enumerate(calls(sw)):
             params, dtype = point(i)
             inputs = wl.inputs(params, dtype, np.random.default_rng(0))

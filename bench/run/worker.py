@@ -233,8 +233,9 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
     if not available:
         return [row(c, status="skipped", error=why) for c in cases]
 
-    def stages():
-        return wl.builder(first.framework)(first.params, first.dtype, first.variant)
+    def stages():  # its constants on the worker's device, not the framework's default one
+        with casework.on_device(adapter, first.device):
+            return wl.builder(first.framework)(first.params, first.dtype, first.variant)
 
     def marked(mode, fn, placed):
         return _marked(where, fn, placed, mode)
