@@ -35,7 +35,8 @@ def mode(name, clock, call_s, sync_s, log):
 
 
 def results_for(*names):
-    return {n: ModeResult(n, samples=[1.0]) for n in names}
+    """Modes that batched their calls (loops > 1): the synced phase calls them."""
+    return {n: ModeResult(n, samples=[1.0], loops=4) for n in names}
 
 
 def test_rounds_alternate_the_modes_and_stop_at_the_time_limit_after_the_minimum():
@@ -75,6 +76,18 @@ def test_a_mode_that_raises_keeps_its_samples_and_says_why():
     run_synced(modes, res, time_limit=1.0, min_rounds=3, max_rounds=100, clock=clock)
     assert res["bad"].synced_error.startswith("RuntimeError: device lost")
     assert res["bad"].samples == [1.0] and len(res["ok"].synced_samples) >= 3
+
+
+def test_a_mode_timed_one_call_a_sample_gives_its_samples_and_is_not_called_again():
+    clock, log = Clock(), []
+    modes = [mode("eager", clock, 2e-3, 1e-4, log), mode("jit", clock, 1e-4, 1e-4, log)]
+    res = results_for("eager", "jit")
+    res["eager"] = ModeResult("eager", samples=[2.1e-3, 2.0e-3, 2.2e-3], loops=1)
+    run_synced(modes, res, time_limit=1e-3, min_rounds=3, max_rounds=100, clock=clock)
+    assert res["eager"].synced_samples == [2.1e-3, 2.0e-3, 2.2e-3] and "eager" not in log
+    assert len(res["jit"].synced_samples) >= 3 and res["jit"].synced_in_rounds
+    f = latency_fields("jit", res, "eager")
+    assert f["synced_speedup"] == pytest.approx(2.1e-3 / 2e-4)  # unpaired: each side alone
 
 
 def test_synced_speedup_is_the_ratio_of_medians_with_an_interval_around_it():

@@ -7,11 +7,14 @@ its *synced* time includes the dispatch the device can no longer hide (nvbench's
 without the cache flush). The two differ most where a call is short and its dispatch long:
 JIT saves host time there, and the pipelined ratio overstates what a synced caller gains.
 
-After a group's interleaved sampling, :func:`run_synced` calls every mode that has samples
-once per round, in turn, each call timed with its sync (``synced_samples``): the rounds pair
-the modes in time, so :func:`synced_speedup` takes the ratio of their medians with an
-interval from resampling whole rounds. It stops after ``Protocol.synced_time`` seconds, never
-before ``synced_min_rounds`` rounds.
+A mode whose samples are one call each (``loops`` 1: a call of a millisecond or more) was
+already timed that way: each sample is one call with the sync after it, so its samples are its
+synced calls. After a group's interleaved sampling, :func:`run_synced` calls every mode that
+batched its calls (``loops`` > 1) once per round, in turn, each call timed with its sync: the
+rounds pair those modes in time, so :func:`synced_speedup` takes the ratio of their medians
+with an interval from resampling whole rounds (or, against a mode whose synced calls are its
+samples, each side resampled on its own). It stops after ``Protocol.synced_time`` seconds,
+never before ``synced_min_rounds`` rounds.
 """
 
 from __future__ import annotations
@@ -34,9 +37,17 @@ def run_synced(modes: Sequence[Timed], results: Mapping[str, ModeResult], time_l
     pipelined phase). A mode that raises here keeps its other results (``synced_error``).
     ``notes``: the framework's reasons for compiling, drained after each call into the mode
     that caused them (a mode recompiling every call must not lend its reasons to the next)."""
-    live = [t for t in modes if t.name in results and results[t.name].ok
-            and (results[t.name].samples or results[t.name].compiling_samples)]
-    if not live or time_limit <= 0:
+    live = []
+    for t in modes:
+        r = results.get(t.name)
+        if r is None or not r.ok or not (r.samples or r.compiling_samples) or time_limit <= 0:
+            continue
+        if r.loops <= 1:  # its samples are single synced calls already
+            r.synced_samples = list(r.samples or r.compiling_samples)
+        else:
+            r.synced_in_rounds = True
+            live.append(t)
+    if not live:
         return
     for t in list(live):
         try:
@@ -79,17 +90,24 @@ def pipelined(t: Timed, calls: int, samples: int,
 
 
 def synced_speedup(baseline: Sequence[float], jit: Sequence[float],
-                   confidence: float = 0.95, seed: int = 0) -> dict[str, float] | None:
-    """median(baseline) / median(jit) of two modes' synced calls taken in the same rounds,
-    with a ``confidence`` interval from resampling the rounds (both calls of a round go
-    together, so drift during the phase moves both); None with fewer than 3 rounds."""
-    n = min(len(baseline), len(jit))
-    if n < 3:
+                   confidence: float = 0.95, seed: int = 0,
+                   paired: bool = True) -> dict[str, float] | None:
+    """median(baseline) / median(jit) of two modes' synced calls, with a ``confidence``
+    interval: ``paired`` (taken in the same rounds) by resampling the rounds, both calls of a
+    round together, so drift during the phase moves both; otherwise each side on its own. None
+    with fewer than 3 calls on a side."""
+    if min(len(baseline), len(jit)) < 3:
         return None
-    b, j = np.asarray(baseline[:n], float), np.asarray(jit[:n], float)
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(N_BOOT, n))
-    ratios = np.median(b[idx], axis=1) / np.median(j[idx], axis=1)
+    if paired:
+        n = min(len(baseline), len(jit))
+        b, j = np.asarray(baseline[:n], float), np.asarray(jit[:n], float)
+        idx = jdx = rng.integers(0, n, size=(N_BOOT, n))
+    else:
+        b, j = np.asarray(baseline, float), np.asarray(jit, float)
+        idx = rng.integers(0, len(b), size=(N_BOOT, len(b)))
+        jdx = rng.integers(0, len(j), size=(N_BOOT, len(j)))
+    ratios = np.median(b[idx], axis=1) / np.median(j[jdx], axis=1)
     alpha = (1.0 - confidence) / 2
     lo, hi = np.quantile(ratios, [alpha, 1.0 - alpha])
     return {"speedup": float(np.median(b) / np.median(j)), "ci_low": float(lo),
@@ -113,7 +131,8 @@ def latency_fields(mode: str, results: Mapping[str, ModeResult], baseline: str |
     base = results.get(baseline) if baseline else None
     if base is None or baseline == mode or not base.synced_samples:
         return out
-    s = synced_speedup(base.synced_samples, r.synced_samples, confidence)
+    s = synced_speedup(base.synced_samples, r.synced_samples, confidence,
+                       paired=base.synced_in_rounds and r.synced_in_rounds)
     if s is None:
         return out
     out.update(synced_speedup=s["speedup"], synced_ci_low=s["ci_low"],

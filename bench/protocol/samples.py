@@ -54,6 +54,7 @@ class ModeResult:
     # latency: each call alone, synced after it (jitbench.protocol.latency)
     synced_samples: list[float] = dataclasses.field(default_factory=list)
     synced_error: str | None = None
+    synced_in_rounds: bool = False  # its synced calls were taken in rounds with the others
     first_notes: list[str] = dataclasses.field(default_factory=list)  # why the first call
     later_notes: list[str] = dataclasses.field(default_factory=list)  # ...and later ones
 
