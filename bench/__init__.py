@@ -22,7 +22,8 @@ def load_results(path_or_paths):
 
 
 def measure(fn, *args, **options):
-    """What JIT does to ``fn(*args)``: see ``jitbench.userfn.measure.measure`` (deferred import, like
+    """What JIT does to ``fn(*args)``: see ``jitbench.userfn.measure.measure`` (deferred import,
+    like
     ``load_results``; it imports only the framework the inputs already belong to)."""
     from jitbench.userfn.measure import measure as _measure
 

@@ -1,5 +1,6 @@
 """pytest-benchmark entry point of jitbench's own suites. The hooks live in
-``jitbench.pytest_plugin.plugin``, which installing jitbench registers in every project (``pytest11``
+``jitbench.pytest_plugin.plugin``, which installing jitbench registers in every project
+(``pytest11``
 entry point ``jitbench``); here it is registered only where that did not happen (jitbench run
 from a source tree, ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), never twice. See README, "Using with
 pytest"."""

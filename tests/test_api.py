@@ -16,7 +16,7 @@ import pytest
 
 import jitbench
 from jitbench.errors import UserError
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 from jitbench.results.files import COLUMNS
 
 QUICK = Protocol(min_time=0.02, min_samples=5, warmup_max_time=1.0, budget=1.0)
@@ -82,7 +82,7 @@ import json, sys
 import numpy as np
 import tensorflow as tf
 import jitbench
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 
 
 def tf_deep(w, x):  # enough ops for TF's minimum cluster size
@@ -142,7 +142,7 @@ def test_measure_tf_default_modes_and_autoclustering_after_tensorflow_started():
 
 USER_TF_ON_A_GPU_MACHINE = """
 import numpy as np, tensorflow as tf, jitbench
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 
 x = tf.constant(np.ones((8, 8), np.float32))  # the user's TensorFlow runtime has started
 gpu = tf.config.PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")

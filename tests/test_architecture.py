@@ -160,3 +160,54 @@ def test_every_module_lies_in_a_layer():
 def test_the_top_of_bench_is_its_face_and_packages_by_job():
     top = sorted(p.name for p in BENCH.glob("*.py"))
     assert top == ["__init__.py", "__main__.py", "errors.py"], top
+
+
+@pytest.mark.unit
+def test_no_module_imports_another_modules_private_names():
+    """A helper shared across modules is public in the module that owns it."""
+    private = []
+    for path in [*BENCH.rglob("*.py"), *SUITES.rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jitbench"):
+                private += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}"
+                            for a in node.names
+                            if a.name.startswith("_") and not a.name.startswith("__")]
+    assert private == [], private
+
+
+def _changes_a_meta(node: ast.AST) -> bool:
+    """An assignment into, or a mutating call on, something named ``meta`` or ``*_meta``
+    (``meta["x"] = ...``, ``ex.meta.update(...)``, ``meta.setdefault(...)``)."""
+    def is_meta(name: str) -> bool:  # ``metas``: a list of them, not one
+        return "meta" in name and not name.endswith("metas")
+
+    def named_meta(expr) -> bool:
+        while isinstance(expr, (ast.Subscript, ast.Attribute)):
+            if isinstance(expr, ast.Attribute) and is_meta(expr.attr):
+                return True
+            expr = expr.value
+        return isinstance(expr, ast.Name) and is_meta(expr.id)
+
+    if isinstance(node, (ast.Assign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(t, ast.Subscript) and named_meta(t.value) for t in targets)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return (node.func.attr in ("update", "setdefault", "pop", "append", "clear")
+                and named_meta(node.func.value))
+    return False
+
+
+@pytest.mark.unit
+def test_nothing_outside_results_changes_a_runs_meta():
+    """jitbench.results.record.RunRecord owns a run's meta.json; everything else reads it."""
+    offenders = []
+    for path in BENCH.rglob("*.py"):
+        if path.is_relative_to(BENCH / "results"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if _changes_a_meta(node):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == [], offenders
+    # the check itself sees such a change
+    assert _changes_a_meta(ast.parse('meta["calibration"] = 1').body[0])
+    assert _changes_a_meta(ast.parse("ex.meta.update(a=1)").body[0].value)

@@ -100,7 +100,7 @@ def test_a_real_calibration_of_jax(tmp_path):
 
 
 def test_a_run_with_calibration_keeps_it_in_meta_and_the_report_uses_it(tmp_path):
-    from jitbench.protocol.timing import Protocol
+    from jitbench.protocol.settings import Protocol
     from jitbench.report import write_report
     from jitbench.run import runner
 

@@ -56,7 +56,8 @@ def test_every_group_control_is_numbers_or_says_why_not(text, rows):
 def test_identical_program_counts_agree_with_the_rows(text, rows):
     counts = Counter(rows["aa_verdict"].dropna())
     wrong = counts["faster"] + counts["slower"]
-    band = re.search(r"\((\d+) groups: (\d+) called faster or slower, (\d+) unresolved", trust(text))
+    band = re.search(r"\((\d+) groups: (\d+) called faster or slower, (\d+) unresolved",
+                     trust(text))
     assert band and [int(g) for g in band.groups()] == [sum(counts.values()), wrong,
                                                         counts["unresolved"]]
     tile = re.search(r"A/A controls: (\d+) unresolved \((\d+) called faster or slower\)", text)

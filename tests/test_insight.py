@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from jitbench.define.workload import Filters, expand
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 from jitbench.run import runner
 from jitbench.xla import capture as insight
 

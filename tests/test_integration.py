@@ -15,7 +15,7 @@ import pytest
 
 import jitbench
 from jitbench.define.workload import Filters, discover, expand
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 from jitbench.results.files import COLUMNS, SCHEMA_VERSION
 from jitbench.run import runner
 

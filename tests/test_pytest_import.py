@@ -1,4 +1,5 @@
-"""pytest-benchmark JSON -> jitbench rows (jitbench.results.pytest_import), on hand-written files."""
+"""pytest-benchmark JSON -> jitbench rows (jitbench.results.pytest_import), on hand-written
+files."""
 
 from __future__ import annotations
 

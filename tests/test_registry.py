@@ -114,7 +114,8 @@ def test_a_workload_is_one_file(tmp_path):
 
 
 def test_import_bench_imports_no_framework():
-    code = ("import jitbench, jitbench.define.workload, jitbench.cli.main, jitbench.run.runner, sys; "
+    code = ("import jitbench, jitbench.define.workload, jitbench.cli.main, jitbench.run.runner, "
+            "sys; "
             "assert 'tensorflow' not in sys.modules and 'jax' not in sys.modules, "
             "[m for m in sys.modules if m.startswith(('tensorflow', 'jax'))]")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -2,7 +2,8 @@
 an older schema, a hand-edited row, an empty run, a pytest-benchmark JSON with no jitbench
 extra_info. ``report``, ``compare``, ``nightly --no-run`` and ``load_results`` either work
 (a warning naming file and line) or exit 2 with one line; never a traceback, never a row lost
-or rewritten. In-process (``jitbench.cli.main.main``), on the recorded runs of tests/fixtures/compare:
+or rewritten. In-process (``jitbench.cli.main.main``), on the recorded runs of
+tests/fixtures/compare:
 no framework is imported."""
 
 from __future__ import annotations
@@ -154,3 +155,23 @@ def test_merge_copies_a_hand_edited_row_as_it_is(tmp_path):
     merged = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert [dict(r, run_id=None) for r in merged] == [dict(r, run_id=None) for r in edited]
     assert merged[1]["median_s"] == "fast" and "mode" not in merged[0]
+
+
+@pytest.mark.unit
+def test_a_merge_keeps_every_shards_machine_and_says_when_they_differ():
+    from jitbench.results.meta import merged
+
+    def meta(shard, gpu, driver="580.1"):
+        return {"run_id": "night", "shard": shard, "status": "complete",
+                "started_at": f"2026-01-0{shard[0]}", "finished_at": f"2026-01-0{shard[0]}",
+                "machine": {"cpu_model": "Xeon", "cpu_count": 16,
+                            "gpus": [{"name": gpu, "driver_version": driver}]}}
+
+    same = merged([meta("1/2", "H200"), meta("2/2", "H200")], "night", 10)
+    assert "machine_note" not in same and same["n_cases"] == 10
+    assert [s["shard"] for s in same["shard_machines"]] == ["1/2", "2/2"]
+    other = merged([meta("1/2", "H200"), meta("2/2", "H100")], "night", 10)
+    assert "2 different machines" in other["machine_note"]
+    assert other["shard_machines"][1]["machine"]["gpus"][0]["name"] == "H100"
+    assert "different" in merged([meta("1/2", "H200"), meta("2/2", "H200", "570")], "n",
+                                 1)["machine_note"]

@@ -20,6 +20,7 @@ import math
 import random
 import statistics
 
+import numpy as np
 import pytest
 
 from jitbench.protocol import sequential as seq
@@ -231,3 +232,24 @@ def test_a_sample_of_short_calls_lasts_sample_min_time_under_sequential_stopping
     p = Protocol(precision=precision, sample_min_time=0.001)
     r = first_and_warmup(clock.mode("m", itertools.repeat(1e-4)), p, lambda: {}, clock)
     assert r.loops == loops
+
+
+def test_the_precise_rule_samples_on_after_the_verdict_until_the_interval_is_narrow():
+    """One round loop, three stopping rules (fixed: tests/test_timing.py): with the same noisy
+    2x pair, "verdict" stops at the first look that calls it faster, "precise" samples on
+    until the interval is within +-precision."""
+    def run(stop_when):
+        rng = np.random.default_rng(3)
+        clock = Steps()
+        p = Protocol(alone_samples=0, synced_time=0, switch_calls=0, block_time=0.25,
+                     build_sigma=0.0, budget=1000.0, precision=0.01, stop_when=stop_when)
+        base = clock.mode("off", 0.07 * rng.lognormal(0, 0.05, 100_000))
+        jit = clock.mode("on", 0.035 * rng.lognormal(0, 0.05, 100_000))
+        return measure([base, jit], p, clock=clock, pairs=[("on", "off")])["on"].verdicts["off"]
+
+    verdict, precise = run("verdict"), run("precise")
+    assert verdict["verdict"] == precise["verdict"] == "faster"
+    assert verdict["rounds"] == seq.LOOK_ROUNDS[0]
+    assert precise["rounds"] > verdict["rounds"]
+    assert math.sqrt(precise["ci_high"] / precise["ci_low"]) - 1 <= 0.01
+    assert math.sqrt(verdict["ci_high"] / verdict["ci_low"]) - 1 > 0.01

@@ -14,7 +14,7 @@ import pytest
 import jitbench
 from jitbench import analysis
 from jitbench.define.workload import Filters, expand
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 from jitbench.run import runner
 
 FAST = Protocol(min_time=0.02, min_samples=5, max_samples=20, max_time=1.0,

@@ -1,5 +1,6 @@
 """Analysis: pure functions from result DataFrames (``jitbench.results.files.load_results``) to
-DataFrames. Nothing here prints, plots or reads files; ``jitbench.report`` renders what this returns.
+DataFrames. Nothing here prints, plots or reads files; ``jitbench.report`` renders what this
+returns.
 
 Definitions used everywhere (the report quotes them):
 
@@ -42,7 +43,8 @@ from jitbench.analysis.compare import (
     regressions_over,
     run_to_run_spread,
 )
-from jitbench.analysis.control import AA_VERDICTS, SCATTER_Z, aa_bands, aa_controls, aa_scatter, in_band, widen
+from jitbench.analysis.control import (AA_VERDICTS, SCATTER_Z, aa_bands, aa_controls, aa_scatter,
+                                       in_band, widen)
 from jitbench.analysis.costs import amortized_cost, amortized_curves, break_even_calls
 from jitbench.analysis.roofline import bandwidth_gbps, ceilings, flops_check, roofline
 from jitbench.analysis.sizes import SERIES_KEYS, crossovers, size_order
@@ -66,7 +68,8 @@ from jitbench.analysis.values import CASE_KEYS, ROW_KEYS, group_records
 
 __all__ = [
     "CASE_KEYS", "COMPARE_NOISE_FLOOR", "CONFIDENCE", "DISPATCH_BOUND_SHARE", "FEW_SAMPLES",
-    "AA_VERDICTS", "NO_JIT", "SCATTER_Z", "aa_bands", "aa_controls", "aa_scatter", "in_band", "widen",
+    "AA_VERDICTS", "NO_JIT", "SCATTER_Z", "aa_bands", "aa_controls", "aa_scatter", "in_band",
+    "widen",
     "MIN_ROWS_FOR_SPREAD", "NOISE_FLOOR", "NOISY_REL_IQR", "NOISY_STEAL_PCT", "N_BOOT",
     "QUIET_REL_IQR", "QUIET_STEAL_PCT", "ROW_KEYS", "SERIES_KEYS", "SPREAD_Z",
     "amortized_cost", "amortized_curves", "bandwidth_gbps", "ceilings", "flops_check",

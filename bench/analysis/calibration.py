@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from jitbench.analysis.values import ROW_KEYS, _median, _num, _pd
+from jitbench.analysis.values import ROW_KEYS, row_median, as_number, pandas_module
 
 # A mode whose dispatch floor is above this share of its median is "dispatch-bound": its time
 # says more about the framework's per-call overhead than about the computation.
@@ -21,7 +21,7 @@ def calibration_frames(calibration: Mapping[str, Any] | None):
     median_s, status, error.
     floors: framework, mode, device, floor_s, status ("ok" | "derived" | failure), note.
     """
-    pd = _pd()
+    pd = pandas_module()
     cal = calibration or {}
     peaks = pd.DataFrame(list(cal.get("peak", [])),
                          columns=["source", "framework", "mode", "device", "gflops",
@@ -38,7 +38,7 @@ def calibration_frames(calibration: Mapping[str, Any] | None):
 def peak_gflops(calibration: Mapping[str, Any] | None):
     """Best measured float32 matmul GFLOP/s per device: the max over numpy and every framework
     mode. Columns: device, peak_gflops, peak_source."""
-    pd = _pd()
+    pd = pandas_module()
     peaks, _ = calibration_frames(calibration)
     ok = peaks[(peaks["status"] == "ok") & (peaks["gflops"] > 0)]
     out = []
@@ -57,7 +57,7 @@ def efficiency(df, calibration: Mapping[str, Any] | None):
     Columns: ROW_KEYS, gflops, peak_gflops, fraction_of_peak, dispatch_floor_s, floor_share,
     dispatch_bound. The float32 peak is used for every dtype (float64 rows read against it).
     """
-    pd = _pd()
+    pd = pandas_module()
     peaks = peak_gflops(calibration)
     _, floors = calibration_frames(calibration)
     floors = floors[floors["status"].isin(["ok", "derived"])]
@@ -66,12 +66,12 @@ def efficiency(df, calibration: Mapping[str, Any] | None):
                 for r in floors.to_dict("records")}
     out = []
     for r in df.to_dict("records"):
-        med = _median(r)
-        gf = _num(r.get("gflops"))
-        if math.isnan(gf) and med > 0 and _num(r.get("flops")) > 0:
-            gf = _num(r.get("flops")) / med / 1e9
+        med = row_median(r)
+        gf = as_number(r.get("gflops"))
+        if math.isnan(gf) and med > 0 and as_number(r.get("flops")) > 0:
+            gf = as_number(r.get("flops")) / med / 1e9
         peak = peak_of.get(r["device"], math.nan)
-        floor = _num(floor_of.get((r["framework"], r["mode"], r["device"])))
+        floor = as_number(floor_of.get((r["framework"], r["mode"], r["device"])))
         share = floor / med if med > 0 and not math.isnan(floor) else math.nan
         out.append(dict({k: r.get(k) for k in ROW_KEYS}, run_id=r.get("run_id"), gflops=gf,
                         peak_gflops=peak,

@@ -14,7 +14,7 @@ from jitbench.analysis.stats import (
     is_significant,
     noise_verdict,
 )
-from jitbench.analysis.values import ROW_KEYS, _median, _pd, _samples
+from jitbench.analysis.values import ROW_KEYS, row_median, pandas_module, samples_array
 from jitbench.protocol.timing import robust_sigma
 
 COMPARE_NOISE_FLOOR = 0.05  # a change inside ±5% between two runs is never flagged
@@ -63,7 +63,7 @@ def compare_runs(a, b, *, noise_floor: float = COMPARE_NOISE_FLOOR,
     Columns: ROW_KEYS, status_a, status_b, median_a_s, median_b_s, ratio, change_pct, ci_low,
     ci_high, ci_low_samples, ci_high_samples, significant, verdict, noise_a, noise_b, error_b.
     """
-    pd = _pd()
+    pd = pandas_module()
 
     def index(df):
         out = {}
@@ -86,8 +86,8 @@ def compare_runs(a, b, *, noise_floor: float = COMPARE_NOISE_FLOOR,
         if ra is None or rb is None:
             rec["verdict"] = "only in B" if ra is None else "only in A"
         elif rec["status_a"] == "ok" and rec["status_b"] == "ok":
-            ma, mb = _median(ra), _median(rb)
-            lo, hi = bootstrap_ratio_ci(_samples(rb.get("samples")), _samples(ra.get("samples")),
+            ma, mb = row_median(ra), row_median(rb)
+            lo, hi = bootstrap_ratio_ci(samples_array(rb.get("samples")), samples_array(ra.get("samples")),
                                         confidence=confidence, n_boot=n_boot, seed=seed)
             rec.update(median_a_s=ma, median_b_s=mb, ratio=mb / ma if ma > 0 else math.nan,
                        ci_low_samples=lo, ci_high_samples=hi, verdict="unchanged")

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from jitbench.analysis.stats import CONFIDENCE, N_BOOT, bootstrap_ratio_ci
-from jitbench.analysis.values import _num, _pd, _samples
+from jitbench.analysis.values import as_number, pandas_module, samples_array
 from jitbench.protocol.timing import robust_sigma
 
 CONTROL_COLUMNS = ["framework", "device", "mode", "workload", "variant", "dtype", "size",
@@ -43,7 +43,7 @@ def aa_controls(df, *, confidence: float = CONFIDENCE, n_boot: int = N_BOOT, see
     page's counts agree. Otherwise (rows from before the blocks, a pytest-benchmark import)
     a bootstrap of the samples (``interval_from`` "bootstrap"), verdict faster / slower / same
     by whether its interval excludes 1. ``significant``: the verdict is faster or slower."""
-    pd = _pd()
+    pd = pandas_module()
     out = []
     has = [c for c in ("aa_samples", "aa_error", "aa_verdict") if c in df.columns]
     if not has:
@@ -55,12 +55,12 @@ def aa_controls(df, *, confidence: float = CONFIDENCE, n_boot: int = N_BOOT, see
         base = dict(framework=r.get("framework"), device=r.get("device"), mode=r.get("mode"),
                     workload=r.get("workload"), variant=r.get("variant"), dtype=r.get("dtype"),
                     size=r.get("size"), pairing=r.get("aa_pairing") or "", n_samples=0)
-        a, b = _samples(r.get("samples")), _samples(r.get("aa_samples"))
+        a, b = samples_array(r.get("samples")), samples_array(r.get("aa_samples"))
         error = _text(r.get("aa_error"))
         verdict = _text(r.get("aa_verdict"))
         if error is None and verdict in AA_VERDICTS:
-            lo, hi = _num(r.get("aa_verdict_ci_low")), _num(r.get("aa_verdict_ci_high"))
-            out.append(dict(base, ratio=_num(r.get("aa_verdict_speedup")), ci_low=lo,
+            lo, hi = as_number(r.get("aa_verdict_ci_low")), as_number(r.get("aa_verdict_ci_high"))
+            out.append(dict(base, ratio=as_number(r.get("aa_verdict_speedup")), ci_low=lo,
                             ci_high=hi, significant=verdict in ("faster", "slower"),
                             verdict=verdict, interval_from="blocks",
                             n_samples=int(min(len(a), len(b))), error=None))
@@ -146,7 +146,7 @@ def aa_bands(controls):
     group's own interval inside it), ``n_significant`` how many were called faster or slower,
     ``n_<verdict>`` how many got each verdict (:data:`AA_VERDICTS`). A JIT mode that
     compiled nothing (the same program as its baseline) should land inside its band."""
-    pd = _pd()
+    pd = pandas_module()
     ok = controls[controls["error"].isna()] if not controls.empty else controls
     if ok.empty:
         return pd.DataFrame([], columns=BAND_COLUMNS)

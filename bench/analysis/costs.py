@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from jitbench.analysis.values import CASE_KEYS, _calls, _median, _num, _pd
+from jitbench.analysis.values import CASE_KEYS, call_times, row_median, as_number, pandas_module
 from jitbench.define.modes import MODES
 
 
@@ -17,7 +17,7 @@ def amortized_cost(first_call_s: float, early_calls_s: Sequence[float], median_s
     """Total seconds of the first N calls (vectorised over ``n_calls`` ≥ 1): the first call,
     then the measured calls 2..k+1, then the median for every further call."""
     n = np.asarray(n_calls, dtype=float)
-    early = np.asarray(_calls(early_calls_s), dtype=float)
+    early = np.asarray(call_times(early_calls_s), dtype=float)
     cum = np.concatenate([[0.0], np.cumsum(early)])  # cum[j] = sum of the first j early calls
     j = np.clip(n - 1, 0, early.size).astype(int)
     return first_call_s + cum[j] + np.maximum(n - 1 - early.size, 0) * median_s
@@ -29,13 +29,13 @@ def break_even_calls(on: Mapping[str, Any], off: Mapping[str, Any]) -> float:
     ``on`` / ``off`` carry first_call_s, early_calls_s (optional) and median_s. Returns 1.0 when
     JIT is never behind, ``inf`` when it is not faster per call, NaN when a time is missing.
     """
-    f_on, f_off = _num(on.get("first_call_s")), _num(off.get("first_call_s"))
-    t_on, t_off = _median(on), _median(off)
+    f_on, f_off = as_number(on.get("first_call_s")), as_number(off.get("first_call_s"))
+    t_on, t_off = row_median(on), row_median(off)
     if any(math.isnan(x) for x in (f_on, f_off, t_on, t_off)):
         return math.nan
     if t_on >= t_off:
         return math.inf
-    e_on, e_off = _calls(on.get("early_calls_s")), _calls(off.get("early_calls_s"))
+    e_on, e_off = call_times(on.get("early_calls_s")), call_times(off.get("early_calls_s"))
     k = 1 + max(len(e_on), len(e_off))  # from call k on, both totals grow linearly
 
     def diff(n):  # JIT total − baseline total after n calls
@@ -57,7 +57,7 @@ def amortized_curves(df, sp, n_calls: Sequence[int] | None = None):
     Long format: CASE_KEYS, mode, jit, n_calls, total_s, per_call_s (= total_s / n_calls).
     ``n_calls`` defaults to a log grid from 1 to 10× the largest finite break-even (≥ 1000).
     """
-    pd = _pd()
+    pd = pandas_module()
     if n_calls is None:
         be = sp["break_even_calls"] if len(sp) else pd.Series(dtype=float)
         be = be[np.isfinite(be)]
@@ -74,7 +74,7 @@ def amortized_curves(df, sp, n_calls: Sequence[int] | None = None):
         key = tuple(r[k] for k in CASE_KEYS) + (r["mode"],)
         if key not in wanted:
             continue
-        f, t = _num(r.get("first_call_s")), _median(r)
+        f, t = as_number(r.get("first_call_s")), row_median(r)
         if math.isnan(f) or math.isnan(t):
             continue
         total = amortized_cost(f, r.get("early_calls_s"), t, n)

@@ -12,14 +12,14 @@ import math
 from typing import Any
 
 from jitbench.analysis.costs import break_even_calls
-from jitbench.analysis.values import _num
+from jitbench.analysis.values import as_number
 from jitbench.define.modes import MODES
 
 PARTS = ("trace", "lower", "compile", "run")
 
 
 def _z(v) -> float:
-    v = _num(v)
+    v = as_number(v)
     return 0.0 if math.isnan(v) else v
 
 
@@ -36,14 +36,14 @@ def anatomy(df) -> list[dict[str, Any]]:
     out = []
     ok = df[(df["status"] == "ok") & df["jit"].astype(bool)]
     for r in ok.to_dict("records"):
-        first = _num(r.get("first_call_s"))
+        first = as_number(r.get("first_call_s"))
         if math.isnan(first):
             continue
         parts = {p: _z(r.get(f"first_{p}_s")) for p in PARTS[:3]}
         rec = dict(label=_label(r), framework=r["framework"], mode=r["mode"],
                    first_call_s=first, **parts,
                    run=max(first - sum(parts.values()), 0.0))
-        warm = _num(r.get("first_call_warm_s"))
+        warm = as_number(r.get("first_call_warm_s"))
         if not math.isnan(warm):
             lookup = _z(r.get("warm_cache_retrieval_s"))
             w = dict(trace=_z(r.get("warm_trace_s")), lower=_z(r.get("warm_lower_s")),
@@ -66,23 +66,23 @@ def cache_effect(df) -> list[dict[str, Any]]:
     out = []
     for (key, mode), r in by_mode.items():
         spec = MODES.get((r["framework"], mode))
-        if not spec or not spec.jit or math.isnan(_num(r.get("first_call_warm_s"))):
+        if not spec or not spec.jit or math.isnan(as_number(r.get("first_call_warm_s"))):
             continue
         base = by_mode.get((key, spec.baseline))
-        cold, warm = _num(r.get("first_call_cold_s", r.get("first_call_s"))), \
-            _num(r["first_call_warm_s"])
+        cold, warm = as_number(r.get("first_call_cold_s", r.get("first_call_s"))), \
+            as_number(r["first_call_warm_s"])
         rec = dict(label=_label(r), framework=r["framework"], mode=mode, cold_s=cold,
                    warm_s=warm, saved=(1 - warm / cold) if cold > 0 else math.nan,
                    cache_hits=int(_z(r.get("cache_hits"))), baseline=spec.baseline,
                    break_even_cold=math.nan, break_even_warm=math.nan)
         if base is not None:
-            b_warm = _num(base.get("first_call_warm_s"))
+            b_warm = as_number(base.get("first_call_warm_s"))
             rec["break_even_cold"] = break_even_calls(
-                dict(r, first_call_s=cold), dict(base, first_call_s=_num(
+                dict(r, first_call_s=cold), dict(base, first_call_s=as_number(
                     base.get("first_call_cold_s", base.get("first_call_s")))))
             rec["break_even_warm"] = break_even_calls(
                 dict(r, first_call_s=warm),
                 dict(base, first_call_s=b_warm if not math.isnan(b_warm)
-                     else _num(base.get("first_call_s"))))
+                     else as_number(base.get("first_call_s"))))
         out.append(rec)
     return sorted(out, key=lambda d: (d["label"], d["framework"], d["mode"]))

@@ -1,4 +1,5 @@
-"""Recompile sweeps (``sweep.jsonl``, see ``jitbench.run.sweep``) -> what each mode does per signature.
+"""Recompile sweeps (``sweep.jsonl``, see ``jitbench.run.sweep``) -> what each mode does per
+signature.
 
 Data only: one dict per (workload, sweep, framework, mode), the sentences are the renderer's.
 """

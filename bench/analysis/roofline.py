@@ -16,7 +16,8 @@ Definitions (the report quotes them):
   achieved GFLOP/s / bound; the bound is ``memory`` when bandwidth × intensity < peak, else
   ``compute``.
 - **FLOP check**: XLA's FLOPs / formula FLOPs per JIT row; off by more than 10%
-  (``jitbench.xla.hlo_text.FLOPS_MISMATCH``) is flagged. XLA counts transcendentals apart and is known
+  (``jitbench.xla.hlo_text.FLOPS_MISMATCH``) is flagged. XLA counts transcendentals apart and is
+  known
   to
   miscount some ops: a cross-check, never a replacement of the formula.
 """
@@ -28,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jitbench.analysis.calibration import peak_gflops
-from jitbench.analysis.values import ROW_KEYS, _median, _num, _pd, _truthy
+from jitbench.analysis.values import ROW_KEYS, row_median, as_number, pandas_module, truthy
 from jitbench.define.modes import FRAMEWORKS
 from jitbench.xla.hlo_text import FLOPS_MISMATCH
 
@@ -39,9 +40,9 @@ _CASE = ["workload", "variant", "size", "dtype", "device"]
 def bandwidth_gbps(calibration: Mapping[str, Any] | None):
     """Best measured triad GB/s per device. Columns: device, bandwidth_gbps,
     bandwidth_source ("jax jit", ...)."""
-    pd = _pd()
+    pd = pandas_module()
     entries = [e for e in (calibration or {}).get("bandwidth", [])
-               if e.get("status") == "ok" and _num(e.get("gbps")) > 0]
+               if e.get("status") == "ok" and as_number(e.get("gbps")) > 0]
     best: dict[str, dict[str, Any]] = {}
     for e in entries:
         if e["device"] not in best or e["gbps"] > best[e["device"]]["gbps"]:
@@ -64,7 +65,7 @@ def ceilings(calibration: Mapping[str, Any] | None):
 def _doubtful(r) -> bool:
     """XLA's FLOPs of this row are off the formula's: its byte count is doubtful too (XLA
     counts a while loop's body once, whatever the trip count)."""
-    ratio = _num(r.get("xla_flops_ratio"))
+    ratio = as_number(r.get("xla_flops_ratio"))
     return bool(not math.isnan(ratio) and abs(ratio - 1) > FLOPS_MISMATCH)
 
 
@@ -78,7 +79,7 @@ def _case_bytes(df) -> dict[tuple, tuple[float, str, bool]]:
     recs = sorted(df.to_dict("records"), key=lambda r: (order.get(r.get("framework"), 99),
                                                         str(r.get("mode"))))
     for r in recs:
-        b = _num(r.get("xla_bytes_accessed"))
+        b = as_number(r.get("xla_bytes_accessed"))
         key = tuple(r.get(k) for k in _CASE)
         if b > 0 and key not in out:
             out[key] = (b, f"{r['framework']} {r['mode']}", _doubtful(r))
@@ -90,19 +91,19 @@ def roofline(df, calibration: Mapping[str, Any] | None):
     intensity_doubtful (the bytes come from a cost analysis whose FLOPs are off the formula),
     gflops (achieved, formula FLOPs / median), bound_gflops, fraction_of_bound, bound
     ("memory" | "compute"; None where a ceiling or the bytes are missing)."""
-    pd = _pd()
+    pd = pandas_module()
     ceil = {r["device"]: r for r in ceilings(calibration).to_dict("records")}
     case_bytes = _case_bytes(df)
     out = []
     for r in df.to_dict("records"):
-        own = _num(r.get("xla_bytes_accessed"))
+        own = as_number(r.get("xla_bytes_accessed"))
         nbytes, source, doubtful = (own, "own", _doubtful(r)) if own > 0 else case_bytes.get(
             tuple(r.get(k) for k in _CASE), (math.nan, None, False))
-        flops, med = _num(r.get("flops")), _median(r)
+        flops, med = as_number(r.get("flops")), row_median(r)
         intensity = flops / nbytes if nbytes > 0 and flops > 0 else math.nan
         gf = flops / med / 1e9 if med > 0 and flops > 0 else math.nan
         c = ceil.get(r.get("device"), {})
-        peak, bw = _num(c.get("peak_gflops")), _num(c.get("bandwidth_gbps"))
+        peak, bw = as_number(c.get("peak_gflops")), as_number(c.get("bandwidth_gbps"))
         bound, kind = math.nan, None
         if not (math.isnan(intensity) or math.isnan(peak) or math.isnan(bw)):
             bound = min(peak, bw * intensity)
@@ -119,21 +120,21 @@ def roofline(df, calibration: Mapping[str, Any] | None):
 def flops_check(df):
     """JIT rows that have XLA's FLOP count, next to the formula's. Columns: ROW_KEYS, flops,
     xla_flops, xla_transcendentals, xla_bytes_accessed, xla_flops_ratio, mismatch."""
-    pd = _pd()
+    pd = pandas_module()
     cols = ROW_KEYS + ["flops", "xla_flops", "xla_transcendentals", "xla_bytes_accessed",
                        "xla_flops_ratio", "mismatch"]
     if "xla_flops" not in df.columns:
         return pd.DataFrame([], columns=cols)
     out = []
     for r in df.to_dict("records"):
-        xf = _num(r.get("xla_flops"))
-        if math.isnan(xf) or not _truthy(r.get("jit")):
+        xf = as_number(r.get("xla_flops"))
+        if math.isnan(xf) or not truthy(r.get("jit")):
             continue
-        flops = _num(r.get("flops"))
+        flops = as_number(r.get("flops"))
         ratio = xf / flops if flops > 0 else math.nan
         out.append(dict({k: r.get(k) for k in ROW_KEYS}, flops=flops, xla_flops=xf,
-                        xla_transcendentals=_num(r.get("xla_transcendentals")),
-                        xla_bytes_accessed=_num(r.get("xla_bytes_accessed")),
+                        xla_transcendentals=as_number(r.get("xla_transcendentals")),
+                        xla_bytes_accessed=as_number(r.get("xla_bytes_accessed")),
                         xla_flops_ratio=ratio,
                         mismatch=bool(not math.isnan(ratio)
                                       and abs(ratio - 1) > FLOPS_MISMATCH)))

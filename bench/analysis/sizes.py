@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from jitbench.analysis.stats import geomean
-from jitbench.analysis.values import _num, _pd, group_records
+from jitbench.analysis.values import as_number, pandas_module, group_records
 
 
 def _params_work(params) -> float:
@@ -24,11 +24,11 @@ def _params_work(params) -> float:
 def size_order(df):
     """Work per call of each (workload, variant, size): the row's ``flops``, else the product of
     its numeric params. Columns: workload, variant, size, work, rank (0 = smallest)."""
-    pd = _pd()
+    pd = pandas_module()
     rows = {}
     for r in df.to_dict("records"):
         key = (r["workload"], r.get("variant"), r["size"])
-        w = _num(r.get("flops"))
+        w = as_number(r.get("flops"))
         if math.isnan(w) or w <= 0:
             w = _params_work(r.get("params"))
         if key not in rows or (math.isnan(rows[key]) and not math.isnan(w)):
@@ -55,7 +55,7 @@ def crossovers(sp, order=None):
     (log-log interpolated work per call where the speedup is 1), direction
     ("JIT wins above" | "JIT wins below"), summary (one sentence).
     """
-    pd = _pd()
+    pd = pandas_module()
     sp = sp.drop(columns=["work"], errors="ignore")
     if order is not None and len(order):
         sp = sp.merge(order[["workload", "variant", "size", "work"]],

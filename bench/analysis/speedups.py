@@ -15,7 +15,7 @@ from jitbench.analysis.stats import (
     is_significant,
     noise_verdict,
 )
-from jitbench.analysis.values import CASE_KEYS, _median, _num, _pd, _samples, group_records
+from jitbench.analysis.values import CASE_KEYS, row_median, as_number, pandas_module, samples_array, group_records
 from jitbench.define.modes import FRAMEWORKS, MODES, baselines_for, modes_for, nearest_baseline
 
 # the verdict of a JIT-on row whose framework says it compiled nothing (``jit_happened`` False,
@@ -26,7 +26,8 @@ NO_JIT = "no JIT happened"
 
 def is_nearest(framework, baseline) -> bool:
     """``baseline`` is the JIT-off mode that differs from the framework's JIT modes by the JIT
-    switch alone (``jitbench.define.modes.nearest_baseline``); the headline tiles use these pairs."""
+    switch alone (``jitbench.define.modes.nearest_baseline``); the headline tiles use these
+    pairs."""
     return framework in FRAMEWORKS and nearest_baseline(framework) == baseline
 
 
@@ -47,7 +48,7 @@ def _pairs(df):
                 continue
             for base in baselines_for(framework):
                 b = by_mode.get(base)
-                if b is not None and _median(r) > 0 and _median(b) > 0:
+                if b is not None and row_median(r) > 0 and row_median(b) > 0:
                     yield keys, mode, r, base, b
 
 
@@ -69,21 +70,21 @@ def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFID
     significantly slower ("never"), NaN where there is no significant difference ("unclear").
     Rows with status ``mismatch`` never get a speedup: a wrong answer is not a speedup.
     """
-    pd = _pd()
+    pd = pandas_module()
     out = []
     for keys, mode, r, base, b in _pairs(df):
         framework = keys["framework"]
-        t_on, t_off = _median(r), _median(b)
+        t_on, t_off = row_median(r), row_median(b)
         ratio = t_off / t_on
-        blocks = r.get("verdict_baseline") == base and _num(r.get("verdict_ci_low")) > 0
+        blocks = r.get("verdict_baseline") == base and as_number(r.get("verdict_ci_low")) > 0
         if blocks:  # the worker's sequential verdict: blocks and builds (protocol.sequential)
-            ratio = _num(r.get("verdict_speedup"))
-            lo, hi = _num(r.get("verdict_ci_low")), _num(r.get("verdict_ci_high"))
+            ratio = as_number(r.get("verdict_speedup"))
+            lo, hi = as_number(r.get("verdict_ci_low")), as_number(r.get("verdict_ci_high"))
             verdict = r.get("verdict")
             sig = verdict in ("faster", "slower")
         else:
-            lo, hi = bootstrap_ratio_ci(_samples(b.get("samples")),
-                                        _samples(r.get("samples")),
+            lo, hi = bootstrap_ratio_ci(samples_array(b.get("samples")),
+                                        samples_array(r.get("samples")),
                                         confidence=confidence, n_boot=n_boot, seed=seed)
             sig = is_significant(ratio, lo, hi, noise_floor)
             verdict = ("faster" if ratio > 1 else "slower") if sig else "no difference"
@@ -93,7 +94,7 @@ def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFID
         interleaved = isinstance(with_, (list, tuple)) and base in with_
         levels = ["n/a", "quiet", "some noise", "noisy"]
         noise = max(noise_verdict(r)[0], noise_verdict(b)[0], key=levels.index)
-        f_on, f_off = _num(r.get("first_call_s")), _num(b.get("first_call_s"))
+        f_on, f_off = as_number(r.get("first_call_s")), as_number(b.get("first_call_s"))
         out.append(dict(
             keys, mode=mode, baseline=base, jit_median_s=t_on, baseline_median_s=t_off,
             speedup=ratio, ci_low=lo, ci_high=hi, significant=sig, verdict=verdict,
@@ -101,7 +102,7 @@ def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFID
             compile_cost_s=f_on - t_on, baseline_compile_cost_s=f_off - t_off,
             break_even_calls=(break_even_calls(r, b) if verdict == "faster" else
                               math.inf if verdict == "slower" else math.nan),
-            flops=_num(r.get("flops")),
+            flops=as_number(r.get("flops")),
             interleaved=interleaved, nearest=is_nearest(framework, base),
             noise=noise, interval_from="blocks" if blocks else "samples"))
     cols = CASE_KEYS + ["mode", "baseline", "jit_median_s", "baseline_median_s", "speedup",
@@ -123,7 +124,7 @@ def geomean_speedups(sp, df):
     n_no_jit (cases where the JIT mode compiled nothing: verdict :data:`NO_JIT`, left out of
     the geomean and of n_included).
     """
-    pd = _pd()
+    pd = pandas_module()
     case_cols = [c for c in CASE_KEYS if c not in ("framework", "device")]
     out = []
     for (framework, device), g in df.groupby(["framework", "device"], sort=True, dropna=False):

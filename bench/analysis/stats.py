@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from jitbench.analysis.values import _median, _num, _samples, _truthy
+from jitbench.analysis.values import row_median, as_number, samples_array, truthy
 
 NOISE_FLOOR = 0.02  # a speedup inside ±2% is "no difference" whatever its interval says
 CONFIDENCE = 0.95
@@ -30,7 +30,7 @@ def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float],
     than 2 samples on either side there is no interval: ``(nan, nan)``. Deterministic for a
     given ``seed``.
     """
-    a, b = _samples(numerator), _samples(denominator)
+    a, b = samples_array(numerator), samples_array(denominator)
     if a.size < 2 or b.size < 2:
         return (math.nan, math.nan)
     rng = np.random.default_rng(seed)
@@ -93,16 +93,16 @@ def noise_verdict(row: Mapping[str, Any]) -> tuple[str, str]:
     CPU steal while the case ran, the number of samples and whether warm-up settled."""
     if row.get("status") not in ("ok", "mismatch"):
         return "n/a", "not measured"
-    med, iqr = _median(row), _num(row.get("iqr_s"))
-    s = _samples(row.get("samples"))
+    med, iqr = row_median(row), as_number(row.get("iqr_s"))
+    s = samples_array(row.get("samples"))
     if math.isnan(iqr) and s.size >= 2:
         q1, q3 = np.percentile(s, [25, 75])
         iqr = float(q3 - q1)
     rel = iqr / med if med and med > 0 and not math.isnan(iqr) else math.nan
-    steal = _num(row.get("cpu_steal_pct"))
+    steal = as_number(row.get("cpu_steal_pct"))
     n = int(s.size)
-    if not n and not math.isnan(_num(row.get("n_samples"))):
-        n = int(_num(row.get("n_samples")))
+    if not n and not math.isnan(as_number(row.get("n_samples"))):
+        n = int(as_number(row.get("n_samples")))
     reasons, level = [], 0
     if not math.isnan(rel):
         if rel > NOISY_REL_IQR:
@@ -123,7 +123,7 @@ def noise_verdict(row: Mapping[str, Any]) -> tuple[str, str]:
     if row.get("settled") is False:
         level = max(level, 1)
         reasons.append("warm-up did not settle")
-    if _truthy(row.get("steady_state_compiles")):
+    if truthy(row.get("steady_state_compiles")):
         level = 2
         reasons.append("still compiling in timed samples")
     if math.isnan(rel) and math.isnan(steal) and not n:

@@ -11,7 +11,7 @@ import numpy as np
 from jitbench.analysis.calibration import efficiency
 from jitbench.analysis.roofline import roofline
 from jitbench.analysis.stats import noise_verdict
-from jitbench.analysis.values import _median, _num, _truthy
+from jitbench.analysis.values import row_median, as_number, truthy
 
 
 def row_facts(df, calibration: Mapping[str, Any] | None = None):
@@ -19,7 +19,7 @@ def row_facts(df, calibration: Mapping[str, Any] | None = None):
     ``efficiency`` columns and the ``roofline`` ones (intensity, bound_gflops,
     fraction_of_bound). Same index and order as ``df``."""
     df = df.copy()
-    med = np.asarray([_median(r) for r in df.to_dict("records")], dtype=float)
+    med = np.asarray([row_median(r) for r in df.to_dict("records")], dtype=float)
     df["compile_cost_s"] = df["first_call_s"].to_numpy(dtype=float) - med
     verdicts = [noise_verdict(r) for r in df.to_dict("records")]
     df["noise"] = [v[0] for v in verdicts]
@@ -41,8 +41,8 @@ def summary(df, sp) -> dict[str, Any]:
     skipped = int((df["status"] == "skipped").sum())
     measured = len(df) - skipped
     ok = int((df["status"] == "ok").sum())
-    jit_rows = df[(df["status"] == "ok") & df["jit"].map(_truthy)]
-    cc = [_num(r.get("first_call_s")) - _median(r) for r in jit_rows.to_dict("records")]
+    jit_rows = df[(df["status"] == "ok") & df["jit"].map(truthy)]
+    cc = [as_number(r.get("first_call_s")) - row_median(r) for r in jit_rows.to_dict("records")]
     cc = [c for c in cc if not math.isnan(c)]
     near = sp.loc[sp["nearest"]] if len(sp) else sp
     be = near["break_even_calls"] if len(near) else np.zeros(0)
@@ -75,8 +75,8 @@ def _group_times(df) -> dict[str, Any]:
     ran = df[df["status"] != "skipped"]
     spans = []
     for _, g in ran.groupby(keys, dropna=False, sort=False) if keys and len(ran) else []:
-        start = g["started_at"].map(_num).min()
-        end = g["finished_at"].map(_num).max()
+        start = g["started_at"].map(as_number).min()
+        end = g["finished_at"].map(as_number).max()
         if math.isfinite(start) and math.isfinite(end) and end >= start:
             spans.append(end - start)
     return {"group_s_median": float(np.median(spans)) if spans else math.nan,

@@ -14,13 +14,13 @@ CASE_KEYS = ["run_id", "workload", "variant", "size", "dtype", "framework", "dev
 ROW_KEYS = ["workload", "variant", "size", "dtype", "framework", "device", "mode"]
 
 
-def _pd():
+def pandas_module():
     import pandas as pd
 
     return pd
 
 
-def _num(v) -> float:
+def as_number(v) -> float:
     """A float, NaN for missing values (None, NaN, strings that are not numbers)."""
     try:
         f = float(v)
@@ -29,23 +29,23 @@ def _num(v) -> float:
     return f
 
 
-def _samples(v) -> np.ndarray:
+def samples_array(v) -> np.ndarray:
     if isinstance(v, (list, tuple, np.ndarray)):
         a = np.asarray(v, dtype=float)
         return a[np.isfinite(a)]
     return np.zeros(0)
 
 
-def _calls(v) -> list[float]:
+def call_times(v) -> list[float]:
     if isinstance(v, (list, tuple, np.ndarray)):
         return [float(x) for x in v if x is not None and math.isfinite(float(x))]
     return []
 
 
-def _median(row: Mapping[str, Any]) -> float:
-    m = _num(row.get("median_s"))
+def row_median(row: Mapping[str, Any]) -> float:
+    m = as_number(row.get("median_s"))
     if math.isnan(m):
-        s = _samples(row.get("samples"))
+        s = samples_array(row.get("samples"))
         m = float(np.median(s)) if s.size else math.nan
     return m
 
@@ -63,7 +63,7 @@ def group_records(records, keys) -> dict[tuple, list[dict[str, Any]]]:
     return out
 
 
-def _truthy(v) -> bool:
+def truthy(v) -> bool:
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
     if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):

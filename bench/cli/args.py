@@ -15,7 +15,7 @@ from jitbench.define.modes import FRAMEWORKS, modes_for
 from jitbench.frameworks import MATMUL_PRECISIONS
 from jitbench.errors import UserError
 from jitbench.nightly import NIGHT_BUDGET, NIGHT_PRECISION
-from jitbench.protocol.timing import INTERLEAVE_SCHEMES, STOP_WHEN
+from jitbench.protocol.settings import INTERLEAVE_SCHEMES, STOP_WHEN
 from jitbench.run.options import COMPILE_CACHE_CHOICES as CACHE_CHOICES
 from jitbench.xla.capture import PROFILE_CALLS
 

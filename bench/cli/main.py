@@ -58,7 +58,7 @@ def _why_no_cases(args) -> str:
 def cmd_nightly(args) -> int:
     from jitbench.analysis.history import Thresholds
     from jitbench.nightly.night import SUMMARY_NAME, nightly
-    from jitbench.protocol.timing import Protocol
+    from jitbench.protocol.settings import Protocol
 
     if args.evaluate or args.corpus:
         return _nightly_corpus(args)
@@ -146,7 +146,7 @@ def _progress_printer():
 
 
 def cmd_run(args) -> int:
-    from jitbench.protocol.timing import Protocol
+    from jitbench.protocol.settings import Protocol
     from jitbench.run import runner
 
     if args.resume:

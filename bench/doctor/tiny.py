@@ -11,7 +11,7 @@ from typing import Any
 from jitbench.define.workload import Filters, expand
 from jitbench.doctor import Check
 from jitbench.frameworks import framework_specs
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 from jitbench.results.files import load_meta, read_rows
 from jitbench.run import runner
 

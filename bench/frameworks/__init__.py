@@ -154,9 +154,11 @@ class Adapter(Protocol):
     def compiled_programs(self, stages: Sequence[Callable], mode: str, device: str,
                           placed: Sequence[Any], graph: bool = False) -> list[Any]:
         """The XLA programs one call of ``mode`` runs, after it ran (outside the timing), as
-        :class:`jitbench.xla.hlo_text.Program` (optimized HLO text, cost analysis where there is one,
+        :class:`jitbench.xla.hlo_text.Program` (optimized HLO text, cost analysis where there is
+        one,
         XLA's Graphviz rendering with ``graph`` where there is one), one per stage in call
-        order; raises :class:`jitbench.xla.hlo_text.NoProgram` ("op-by-op: ...") where there is none:
+        order; raises :class:`jitbench.xla.hlo_text.NoProgram` ("op-by-op: ...") where there is
+        none:
         ``compiled_programs([f], "jit", "cpu", placed)[0].hlo.startswith("HloModule")``."""
 
     def profile(self, call: Callable[[], Any], calls: int, out_dir: str) -> list[str]:

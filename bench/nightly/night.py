@@ -1,7 +1,8 @@
 """``jitbench nightly``: run, add to the history, detect regressions, re-measure suspects,
 write the history page and a machine-readable summary; exit 1 on a confirmed regression.
 
-The statistics (which quantities, noise, thresholds, correction) are in ``jitbench.analysis.history``.
+The statistics (which quantities, noise, thresholds, correction) are in
+``jitbench.analysis.history``.
 The
 re-measurement ("recheck") puts each suspect back in the context it had on the night: every case
 group its worker measured that night (same framework, worker group and device), in the night's
@@ -39,7 +40,7 @@ from jitbench.errors import UserError
 from jitbench.nightly import corpus as corpus_mod
 from jitbench.nightly import evaluate
 from jitbench.nightly.runs import comparable, run_dirs
-from jitbench.results import meta as meta_mod
+from jitbench.results.record import write_merged
 from jitbench.results.files import load_meta, load_results, read_rows, rewrite
 
 SUMMARY_NAME = "nightly-summary.json"
@@ -85,14 +86,7 @@ def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
             seen.add(row.get("case_id"))
             merged_rows.append(dict(row, run_id=out.name))
     rewrite(out / "results.jsonl", merged_rows)
-    merged = dict(metas[0]) if metas else {}
-    merged.update(run_id=out.name, shards=[m.get("shard") or m.get("run_id") for m in metas],
-                  status="complete" if all(m.get("status") == "complete" for m in metas)
-                  else "incomplete",
-                  started_at=min((m.get("started_at") or "" for m in metas), default=None),
-                  finished_at=max((m.get("finished_at") or "" for m in metas), default=None),
-                  n_cases=len(seen))
-    meta_mod.write(out, merged)
+    write_merged(out, metas, len(seen))  # every shard's machine kept, a difference noted
     for d in shard_dirs:  # keep the workers' logs next to the merged rows
         logs = Path(d) / "logs"
         if logs.is_dir():

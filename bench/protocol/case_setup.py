@@ -17,9 +17,11 @@ argument
   ``max_rel_err_vs_nojit``, ``nojit_mode``, and the mismatch text.
 
 It measures nothing and writes no row: the caller times the :class:`Timed` modes
-(``jitbench.protocol.timing``) and builds the row (``jitbench.results.row``). For a registered workload,
+(``jitbench.protocol.timing``) and builds the row (``jitbench.results.row``). For a registered
+workload,
 :func:`workload_inputs` and :func:`workload_reference` make the inputs from the case's seed and
-the float64 reference; a user's function (``jitbench.userfn.as_workload``) brings its own inputs, some
+the float64 reference; a user's function (``jitbench.userfn.as_workload``) brings its own inputs,
+some
 of them maybe not arrays (``arrays_only``), and optionally a reference; its tolerance is set
 (``rtol``, ``atol``) once the JIT-off answer is known.
 """
@@ -33,7 +35,7 @@ from jitbench.define.modes import baselines_for
 from jitbench.define.workload import Case
 from jitbench.frameworks import Stepping
 from jitbench.protocol.correctness import JIT_ERROR_FACTOR, compare, far_above
-from jitbench.protocol.timing import Timed
+from jitbench.protocol.samples import Timed
 
 
 def workload_inputs(workload, case: Case) -> list:

@@ -14,7 +14,8 @@ import math
 import statistics
 from typing import Any, Mapping, Sequence
 
-from jitbench.protocol.timing import ModeResult, robust_sigma
+from jitbench.protocol.samples import ModeResult
+from jitbench.protocol.timing import robust_sigma
 
 
 def _block_logs(samples: Sequence[float], k: int) -> list[float]:

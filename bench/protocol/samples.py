@@ -73,23 +73,23 @@ class ModeResult:
         return bool(self.compiling_samples)
 
 
-def _diff(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, float]:
+def counter_diff(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, float]:
     return {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
 
 
-def _add(total: dict[str, float], delta: Mapping[str, float]) -> None:
+def counter_add(total: dict[str, float], delta: Mapping[str, float]) -> None:
     for k, v in delta.items():
         total[k] = total.get(k, 0) + v
 
 
-def _one_call(t: Timed, clock: Callable[[], float]) -> tuple[float, Any]:
+def one_call(t: Timed, clock: Callable[[], float]) -> tuple[float, Any]:
     t0 = clock()
     out = t.call()
     t.sync(out)
     return clock() - t0, out
 
 
-def _take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[], float],
+def take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[], float],
                  into: list[float] | None = None, notes: Notes | None = None) -> float:
     """One sample of ``r.loops`` calls and a sync, kept in ``into`` (default ``r.samples``),
     or in ``r.compiling_samples`` when anything compiled during it."""
@@ -100,8 +100,8 @@ def _take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[]
         out = t.call()
     t.sync(out)
     elapsed = clock() - t0
-    delta = _diff(counters(), before)
-    _add(r.counters_samples, delta)
+    delta = counter_diff(counters(), before)
+    counter_add(r.counters_samples, delta)
     r.note(notes)
     per_call = elapsed / r.loops
     if delta.get("compiles", 0) > 0:
@@ -111,12 +111,12 @@ def _take_sample(t: Timed, r: ModeResult, counters: Counters, clock: Callable[[]
     return elapsed
 
 
-def _untimed(t: Timed, r: ModeResult, counters: Counters, n: int,
+def untimed_calls(t: Timed, r: ModeResult, counters: Counters, n: int,
              notes: Notes | None = None) -> None:
     """``n`` calls after a switch to ``t``: whatever the previous mode left running or evicted
     is paid here, outside any sample. Compiles are still counted."""
     for _ in range(n):
         before = dict(counters())
         t.sync(t.call())
-        _add(r.counters_samples, _diff(counters(), before))
+        counter_add(r.counters_samples, counter_diff(counters(), before))
         r.note(notes)

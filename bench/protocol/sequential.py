@@ -38,19 +38,20 @@ once it has lasted ``block_time``: slow modes then give units as often as fast o
 whose :data:`MIN_BLOCK` calls would outlast ``block_time`` (:func:`long_calls`) takes, after
 its first block, as few samples as fill ``block_time`` (one for a call that long), and no
 untimed call after a switch: what the previous mode left running is a small share of such a
-call, and the switch call and two more samples made each of its units cost four calls (a 9x
-JAX speedup over a 0.4-s op-by-op call was left unresolved after two rounds, 2026-11-24).
+call, and the switch call and two more samples made each of its units cost four calls, so a
+large speedup over a slow op-by-op call was left unresolved (docs/lab/statistics-experiments.md,
+"Slow calls").
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import random
 import statistics
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-from jitbench.protocol.samples import Counters, ModeResult, Notes, Timed, _take_sample, _untimed
+from jitbench.protocol.rounds import END_BLOCK, MORE, Stopping
+from jitbench.protocol.samples import ModeResult
 
 # ``p``: a jitbench.protocol.timing.Protocol (not imported: timing imports this module)
 Protocol = Any
@@ -62,8 +63,8 @@ LOOK_ROUNDS = tuple(4 * 2 ** k for k in range(12))
 MIN_UNITS = 3  # an interval needs at least this many blocks of the JIT mode
 HAC_MIN_UNITS = 8  # from this many units on, their autocorrelation widens the error
 # a block has at least this many samples (its median then ignores one slow first sample) and
-# ends there once it has lasted ``Protocol.block_time``: a 270-ms mode's 5-sample blocks made
-# 4 rounds outlast the budget, leaving a 68x JAX speedup unresolved (2026-11-24)
+# ends there once it has lasted ``Protocol.block_time``: 5-sample blocks of a mode of
+# quarter-second calls made 4 rounds outlast the budget (docs/lab/statistics-experiments.md)
 MIN_BLOCK = 3
 VERDICTS = ("faster", "slower", "same", "unresolved")
 
@@ -122,9 +123,10 @@ def standard_error(us: Sequence[float]) -> float:
     lags (a truncated kernel, every lag weighted fully: the correlation a shared block makes
     is at lag 1, which Bartlett's weights would shrink), from :data:`HAC_MIN_UNITS` units on.
     Neighbouring units share a baseline block (the one between them), and a JIT mode's ratio
-    to a noisier baseline drifts: on this host the units of JAX jit/aot vs eager correlated
-    0.3-0.7 from one to the next and the plain error was 1.2-2.2x too small
-    (docs/statistics.md, "Are block units independent?"). Never narrower than the plain
+    to a noisier baseline drifts: units of JAX jit/aot against op-by-op eager correlated from
+    one to the next and the plain error was too small for them
+    (docs/lab/statistics-experiments.md, "Are block units independent?"). Never narrower than the
+    plain
     error: a negative correlation estimated from a few units is noise, not precision."""
     n = len(us)
     mean = sum(us) / n
@@ -215,92 +217,89 @@ def _min_done(r: ModeResult, p: Protocol) -> bool:
             or len(r.samples) + len(r.compiling_samples) >= p.max_samples)
 
 
-def run_sequential(modes: list[Timed], results: dict[str, ModeResult], p: Protocol,
-                   pairs: Sequence[tuple[str, str]], counters: Counters,
-                   clock: Callable[[], float], notes: Notes | None = None,
-                   controls: Sequence[tuple[str, str]] = ()) -> None:
-    """Phase 5 with sequential stopping (``p.precision`` set): rounds of blocks as the fixed
-    protocol's (``jitbench.protocol.timing``), the pairs judged at the looks; a mode stops when
-    no open pair needs it and it has ``min_samples``; the group stops when every mode has
-    stopped or ``p.budget`` seconds are spent. Each JIT mode's verdicts go to its result's
-    ``verdicts``. ``controls``: pairs judged the same way that keep no mode sampling (the
-    A/A control)."""
-    rule = p.rule()
-    live = [t for t in modes if results[t.name].ok]
-    names = {t.name for t in live}
-    open_pairs = [(j, b) for j, b in pairs if j in names and b in names and j != b]
-    open_controls = [(j, b) for j, b in controls if j in names and b in names]
-    judged = open_pairs + open_controls
-    estimates: dict[tuple[str, str], Estimate | None] = {}
-    taken_at: dict[tuple[str, str], tuple[int, float]] = {}
-    blocks: list[tuple[int, str, float]] = []
-    per_turn = p.block_samples if p.interleave in ("block", "abba") else 1
-    rng = random.Random(p.seed)
-    last = live[-1].name if live else None
-    rounds, start = 0, clock()
+class SequentialStop(Stopping):
+    """Sequential stopping (``p.precision`` set), for :func:`jitbench.protocol.rounds.run_rounds`:
+    a block ends after :data:`MIN_BLOCK` samples once it has lasted ``p.block_time`` (a slow
+    mode's after one, with no untimed call after a switch: :func:`long_calls`); the pairs are
+    judged at the looks; a mode stops when no open pair needs it and it has ``min_samples``;
+    the group stops when every mode has stopped or ``p.budget`` seconds are spent. Each JIT
+    mode's verdicts go to its result's ``verdicts``. ``controls``: pairs judged the same way
+    that keep no mode sampling (the A/A control)."""
 
-    def look() -> None:
-        for still in (open_pairs, open_controls):
+    def __init__(self, p: Protocol, results: dict[str, ModeResult],
+                 pairs: Sequence[tuple[str, str]], controls: Sequence[tuple[str, str]] = ()):
+        self.p, self.results, self.rule = p, results, p.rule()
+        names = {name for name, r in results.items() if r.ok}
+        self.open_pairs = [(j, b) for j, b in pairs if j in names and b in names and j != b]
+        self.open_controls = [(j, b) for j, b in controls if j in names and b in names]
+        self.judged = self.open_pairs + self.open_controls
+        self.estimates: dict[tuple[str, str], Estimate | None] = {}
+        self.taken_at: dict[tuple[str, str], tuple[int, float]] = {}
+        self.blocks: list[tuple[int, str, float]] = []
+        self.least, self.start = MIN_BLOCK, 0.0
+
+    def begin(self, live, clock) -> None:
+        self.start = clock()
+
+    def begin_turn(self, t, r) -> bool:
+        # its first block has MIN_BLOCK samples all the same: a row's median and spread need
+        # a few, and a group may end at its budget after one round
+        slow = long_calls(r, self.p.block_time)
+        first = len(r.samples) + len(r.compiling_samples) < MIN_BLOCK
+        self.least = 1 if slow and not first else MIN_BLOCK
+        return not slow
+
+    def block_start(self, clock) -> float:
+        return clock()
+
+    def after_sample(self, t, r, k, sample_s, began, clock) -> str:
+        # a slow mode's block ends sooner (MIN_BLOCK)
+        return END_BLOCK if k + 1 >= self.least and clock() - began >= self.p.block_time \
+            else MORE
+
+    def after_block(self, t, r, n0, c0) -> None:
+        # a sample that compiled counts in its block's median too: one is outvoted, and a mode
+        # that compiles on every call (its steady state) still gets units
+        taken = r.samples[n0:] + r.compiling_samples[c0:]
+        if taken:
+            self.blocks.append((len(self.blocks), t.name, statistics.median(taken)))
+
+    def failed(self, t) -> None:
+        self.open_pairs[:] = [pr for pr in self.open_pairs if t.name not in pr]
+
+    def _look(self, rounds: int, clock) -> None:
+        for still in (self.open_pairs, self.open_controls):
             for pair in list(still):
-                e = estimate(units(blocks, *pair), rule)
-                estimates[pair], taken_at[pair] = e, (rounds, clock() - start)
-                if settled(e, rule):
+                e = estimate(units(self.blocks, *pair), self.rule)
+                self.estimates[pair], self.taken_at[pair] = e, (rounds, clock() - self.start)
+                if settled(e, self.rule):
                     still.remove(pair)
 
-    while live:
-        order = list(live)
-        if p.interleave == "random":
-            rng.shuffle(order)
-        elif p.interleave == "abba" and rounds % 2:
-            order.reverse()
-        rounds += 1
-        for t in order:
-            r = results[t.name]
-            try:
-                # its first block has MIN_BLOCK samples all the same: a row's median and
-                # spread need a few, and a group may end at its budget after one round
-                slow = long_calls(r, p.block_time)
-                first = len(r.samples) + len(r.compiling_samples) < MIN_BLOCK
-                least = 1 if slow and not first else MIN_BLOCK
-                if t.name != last and not slow:
-                    _untimed(t, r, counters, p.switches, notes)
-                last = t.name
-                n0, c0, began = len(r.samples), len(r.compiling_samples), clock()
-                for k in range(per_turn):  # a slow mode's block ends sooner (MIN_BLOCK)
-                    _take_sample(t, r, counters, clock, notes=notes)
-                    if k + 1 >= least and clock() - began >= p.block_time:
-                        break
-                # a sample that compiled counts in its block's median too: one is outvoted,
-                # and a mode that compiles on every call (its steady state) still gets units
-                taken = r.samples[n0:] + r.compiling_samples[c0:]
-                if taken:
-                    blocks.append((len(blocks), t.name, statistics.median(taken)))
-            except Exception as exc:
-                r.error, r.error_phase = exc, "timed_samples"
-                live.remove(t)
-                open_pairs[:] = [pr for pr in open_pairs if t.name not in pr]
-        spent = clock() - start >= p.budget
+    def after_round(self, rounds, live, clock):
+        p, results = self.p, self.results
+        spent = clock() - self.start >= p.budget
         capped = any(len(results[t.name].samples) + len(results[t.name].compiling_samples)
                      >= p.max_samples for t in live)
         if rounds in LOOK_ROUNDS or spent or capped:
-            look()
-        needed = {name for pair in open_pairs for name in pair}
-        if open_pairs:  # a control is sampled while it and a real pair are both open
-            needed |= {name for pair in open_controls for name in pair}
+            self._look(rounds, clock)
+        needed = {name for pair in self.open_pairs for name in pair}
+        if self.open_pairs:  # a control is sampled while it and a real pair are both open
+            needed |= {name for pair in self.open_controls for name in pair}
         live = [t for t in live if t.name in needed or not _min_done(results[t.name], p)]
-        if spent or capped:
-            break
+        return live, spent or capped
 
-    for jit, base in judged:
-        if not (results[jit].ok and results[base].ok):
-            continue
-        if (jit, base) in open_controls:  # still open: judged on every block it took
-            estimates[(jit, base)] = estimate(units(blocks, jit, base), rule)
-            taken_at[(jit, base)] = (rounds, clock() - start)
-        e = estimates.get((jit, base))
-        n_rounds, took = taken_at.get((jit, base), (rounds, clock() - start))
-        results[jit].verdicts[base] = {
-            "verdict": final(e), "speedup": e.speedup if e else None,
-            "ci_low": e.ci_low if e else None, "ci_high": e.ci_high if e else None,
-            "blocks": e.n_units if e else len(units(blocks, jit, base)),
-            "rounds": n_rounds, "s": round(took, 4)}
+    def finish(self, rounds, clock) -> None:
+        results = self.results
+        for jit, base in self.judged:
+            if not (results[jit].ok and results[base].ok):
+                continue
+            if (jit, base) in self.open_controls:  # still open: judged on every block it took
+                self.estimates[(jit, base)] = estimate(units(self.blocks, jit, base), self.rule)
+                self.taken_at[(jit, base)] = (rounds, clock() - self.start)
+            e = self.estimates.get((jit, base))
+            n_rounds, took = self.taken_at.get((jit, base), (rounds, clock() - self.start))
+            results[jit].verdicts[base] = {
+                "verdict": final(e), "speedup": e.speedup if e else None,
+                "ci_low": e.ci_low if e else None, "ci_high": e.ci_high if e else None,
+                "blocks": e.n_units if e else len(units(self.blocks, jit, base)),
+                "rounds": n_rounds, "s": round(took, 4)}

@@ -15,7 +15,8 @@ For each mode of one case group:
    apart, not mixed into the statistics;
 6. **interference check**: when several modes were interleaved, two rounds of a short block
    of each mode alone (each after ``switch_calls`` untimed calls), so a row can say whether
-   interleaving moved its median (:func:`jitbench.protocol.interference.interference`). Both come after
+   interleaving moved its median (:func:`jitbench.protocol.interference.interference`). Both come
+   after
    the interleaved phase: a block right after the warm-up caught TF's first while_loop
    function of a process in its slow first ~100 calls (rnn graph 1.1 ms, later 0.87 ms).
 
@@ -28,156 +29,31 @@ exactly with a fake clock (tests/test_timing.py).
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import random
 import statistics
 import time
 from typing import Any, Callable, Sequence
 
 from jitbench.protocol.latency import run_synced
+from jitbench.protocol.rounds import FixedStop, Stopping, run_rounds
 from jitbench.protocol.samples import (  # noqa: F401  (Timed, ModeResult: re-exported)
     Counters,
     ModeResult,
     Notes,
     Timed,
-    _add,
-    _diff,
-    _one_call,
-    _take_sample,
-    _untimed,
+    counter_add,
+    counter_diff,
+    one_call,
+    take_sample,
+    untimed_calls,
 )
 
-# How the timed phase alternates the modes of a group. Drift (thermal, other processes) hits
-# interleaved modes alike, so their ratio survives it; but a mode may also disturb the next one
-# (a thread pool still spinning, evicted caches), which the interference check measures.
-INTERLEAVE_SCHEMES = {
-    "sample": "one sample of each mode in turn, always in the same order",
-    "block": "block_samples samples of a mode in a row, then the next mode",
-    "random": "one sample of each mode per round, in a new random order each round",
-    "abba": "block_samples samples of a mode in a row, the order of the modes reversed every "
-            "round (A B C C B A ...): each mode follows each other one as often as it "
-            "precedes it, so what a mode leaves behind for the next one cancels",
-}
-STOP_WHEN = ("verdict", "precise")
-AA_CONTROL = ("first", "every", "off")  # which groups of a worker carry the A/A control
-
-
-@dataclasses.dataclass(frozen=True)
-class Protocol:
-    min_time: float = 0.5  # seconds of valid timed samples per mode (at least)
-    min_samples: int = 7
-    max_samples: int = 500
-    max_time: float = 30.0  # hard cap on the timed phase of one mode
-    early_calls: int = 4  # calls 2..5, timed one by one
-    warmup_min_calls: int = 3  # consecutive compile-free calls needed
-    warmup_max_time: float = 5.0
-    settle_tolerance: float = 0.25  # last warm-up call within 25% of the median of the last few
-    target_overhead: float = 0.01  # timer + sync overhead per sample, as a fraction
-    max_loops: int = 10_000
-    # with sequential stopping, a sample also lasts about this long at least: JAX dispatches
-    # asynchronously, so a 64x64 matmul+relu jit call took 27 us with a sync after each call
-    # and 13-15 us 10-50 calls to a sync; the overhead rule alone gave 2-5 calls per sample,
-    # and the jit/eager speedup read 7.6-11.1x run to run (docs/findings.md, 2026-11-24). The
-    # fixed protocol (the nightly's) keeps the overhead rule alone, so recorded nights compare
-    sample_min_time: float = 0.001
-    # block: the scheme whose interleaved speedups agreed with the modes measured alone
-    # (docs/protocol.md: TF rnn forward xla vs graph, 3 runs of each scheme)
-    interleave: str = "block"  # a key of INTERLEAVE_SCHEMES
-    block_samples: int = 5  # samples per turn, "block" and "abba" only
-    # untimed calls of a mode each time the timed loop switches to it. With 1, the first
-    # sample of each block ran 1-8% slower than the rest (TF eager <-> graph worst), which
-    # made the 0-cluster auto-clustering rows read 1.01-1.02x "faster" than graph, the same
-    # program; with 5 the first sample is within 0.3-0.9% and they read 1.00x (docs/protocol.md,
-    # "Measurement protocol"). None: 5 with the fixed protocol; 1 with sequential stopping,
-    # whose unit is a block's median, which one slow first sample does not move (3 quick runs:
-    # the 0-cluster and A/A verdicts, docs/statistics.md, "What each piece costs")
-    switch_calls: int | None = None
-    alone_samples: int = 5  # interference check: samples per block alone (0: no check)
-    # which groups of a worker run the interference check: "first" (the check of the scheme
-    # once per worker, ~10% of a run's time when every group ran it) or "every"
-    interference_check: str = "first"
-    alone_max_time: float = 2.0  # per block; at least 3 samples are taken anyway
-    interference_tolerance: float = 0.03  # a smaller shift is never called interference
-    interference_z: float = 3.0  # ...nor one within z robust sigmas of the interleaved blocks
-    seed: int = 0  # of the "random" order
-    # the worker measures its framework's nearest JIT-off mode a second time, built afresh and
-    # interleaved like a JIT mode: in each group ("every"), or in the first group it runs.
-    # One group's interval is too narrow a yardstick: in 3 runs of matmul_relu tf, the 0-cluster
-    # auto-clustering ratios fell inside the first group's A/A interval in 3-4 of 6 groups,
-    # inside the band of all groups' A/A intervals in 6 of 6 (docs/protocol.md, "A/A control")
-    aa_control: str = "every"
-    # sequential stopping (jitbench.protocol.sequential): each group samples until every pair's
-    # verdict is known at this precision (half-width of the interval, a fraction), or until
-    # ``budget`` seconds of its timed phase are spent. None: the fixed protocol (min_time /
-    # min_samples per mode), kept for comparison (``--precision off``)
-    precision: float | None = 0.05
-    budget: float = 6.0  # seconds of interleaved sampling per group, at most
-    block_time: float = 0.25  # with sequential stopping, a block ends after 3 samples and this
-    tolerance: float = 0.05  # the "same" band: within +-5% of 1.00x
-    confidence: float = 0.95
-    # between-build standard deviation of a speedup's log, added to the blocks' error
-    # (jitbench.protocol.sequential). Identical builds side by side (A/A controls and 0-cluster
-    # auto-clustering rows, 60 pairs in 8 runs of matmul_relu/mmd quick, 2026-11-24): robust
-    # sd of their log ratios 1.4% (TF) and 1.6% (JAX), of which the blocks explain ~1.2%
-    # (docs/statistics.md, "Builds")
-    build_sigma: float = 0.01
-    # when a pair has sampled enough: "verdict" (its verdict is known: the default) or
-    # "precise" (its interval is within +-precision whatever the verdict: the nightly, which
-    # follows each ratio from night to night rather than its verdict)
-    stop_when: str = "verdict"
-    # latency beside throughput (jitbench.protocol.latency): after the interleaved sampling,
-    # rounds of one synced call per mode for this long, at least synced_min_rounds rounds
-    synced_time: float = 0.3
-    synced_min_rounds: int = 5
-    synced_max_rounds: int = 200
-
-    @property
-    def switches(self) -> int:
-        """Untimed calls after each switch of mode (``switch_calls``, or its default)."""
-        if self.switch_calls is not None:
-            return self.switch_calls
-        return 5 if self.precision is None else 1
-
-    def rule(self):
-        """The stopping rule of ``precision``, its error rate split over the looks a group
-        can make before ``max_samples``, plus the final one at the budget."""
-        from jitbench.protocol.sequential import LOOK_ROUNDS, Rule
-
-        per_turn = self.block_samples if self.interleave in ("block", "abba") else 1
-        max_rounds = max(1, math.ceil(self.max_samples / per_turn))
-        looks = sum(1 for n in LOOK_ROUNDS if n <= max_rounds) + 1
-        return Rule(precision=self.precision or 0.05, tolerance=self.tolerance,
-                    confidence=self.confidence, looks=looks, build_sigma=self.build_sigma,
-                    stop_when=self.stop_when)
-
-    def __post_init__(self):
-        if self.interleave not in INTERLEAVE_SCHEMES:
-            raise ValueError(f"unknown interleave scheme {self.interleave!r}; valid: "
-                             f"{', '.join(INTERLEAVE_SCHEMES)}")
-        if self.aa_control not in AA_CONTROL:
-            raise ValueError(f"unknown aa_control {self.aa_control!r}; valid: "
-                             f"{', '.join(AA_CONTROL)}")
-        if self.stop_when not in STOP_WHEN:
-            raise ValueError(f"unknown stop_when {self.stop_when!r}; valid: "
-                             f"{', '.join(STOP_WHEN)}")
-        if self.interference_check not in ("first", "every"):
-            raise ValueError(f"unknown interference_check {self.interference_check!r}; "
-                             f"valid: first, every")
-        if self.block_samples < 1 or self.switches < 0 or self.alone_samples < 0:
-            raise ValueError(f"block_samples must be >= 1, switch_calls and alone_samples "
-                             f">= 0; got {self.block_samples}, {self.switch_calls}, "
-                             f"{self.alone_samples}")
-        if self.precision is not None and not 0 < self.precision < 1:
-            raise ValueError(f"precision must be a fraction in (0, 1) or None (off); got "
-                             f"{self.precision!r}")
-        if not (self.budget > 0 and self.block_time > 0 and self.sample_min_time >= 0
-                and 0 < self.tolerance < 1
-                and 0.5 < self.confidence < 1):
-            raise ValueError(f"budget and block_time must be > 0 s, sample_min_time >= 0 s, "
-                             f"tolerance in (0, 1), confidence in (0.5, 1); got "
-                             f"{self.budget!r}, {self.block_time!r}, {self.sample_min_time!r}, "
-                             f"{self.tolerance!r}, {self.confidence!r}")
+from jitbench.protocol.settings import (  # noqa: F401  (re-exported: the phases' old face)
+    AA_CONTROL,
+    INTERLEAVE_SCHEMES,
+    STOP_WHEN,
+    Protocol,
+)
 
 
 def _sync_overhead(t: Timed, out: Any, clock: Callable[[], float], reps: int = 20) -> float:
@@ -199,9 +75,9 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
         if notes is not None:
             notes()  # what earlier work left unread is no reason of this mode's
         c0 = dict(counters())
-        r.first_call_s, r.output = _one_call(t, clock)
+        r.first_call_s, r.output = one_call(t, clock)
         c1 = dict(counters())
-        r.counters_first = _diff(c1, c0)
+        r.counters_first = counter_diff(c1, c0)
         r.note(notes, first=True)
 
         phase = "warmup"
@@ -211,9 +87,9 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
         start = clock()
         while True:
             before = dict(counters())
-            dt, _ = _one_call(t, clock)
-            delta = _diff(counters(), before)
-            _add(r.counters_warmup, delta)
+            dt, _ = one_call(t, clock)
+            delta = counter_diff(counters(), before)
+            counter_add(r.counters_warmup, delta)
             r.note(notes)
             times.append(dt)
             compiled.append(delta.get("compiles", 0))
@@ -252,50 +128,6 @@ def _compiles_every_call(compiled: Sequence[float], n: int) -> bool:
     return len(last) >= max(2, n) and last[0] > 0 and all(c == last[0] for c in last)
 
 
-def _done(r: ModeResult, p: Protocol, spent: float) -> bool:
-    valid_time = sum(r.samples) * r.loops
-    n_all = len(r.samples) + len(r.compiling_samples)
-    return ((valid_time >= p.min_time and len(r.samples) >= p.min_samples)
-            or n_all >= p.max_samples
-            # its steady state *is* compilation: more samples will not change that
-            or len(r.compiling_samples) >= p.min_samples
-            or (spent >= p.max_time and n_all >= min(3, p.min_samples)))
-
-
-def _interleaved(modes: list[Timed], results: dict[str, ModeResult], p: Protocol,
-                 counters: Counters, clock: Callable[[], float],
-                 notes: Notes | None = None) -> None:
-    """Phase 5: turns of the live modes in the order ``p.interleave`` says, until each is
-    done; ``p.switches`` untimed calls whenever the loop moves to another mode."""
-    live = [t for t in modes if results[t.name].ok]
-    spent = {t.name: 0.0 for t in live}
-    per_turn = p.block_samples if p.interleave in ("block", "abba") else 1
-    rng = random.Random(p.seed)
-    last = live[-1].name if live else None  # the warm-up of the last mode ran just before
-    rounds = 0
-    while live:
-        order = list(live)
-        if p.interleave == "random":
-            rng.shuffle(order)
-        elif p.interleave == "abba" and rounds % 2:
-            order.reverse()
-        rounds += 1
-        for t in order:
-            r = results[t.name]
-            try:
-                if t.name != last:
-                    _untimed(t, r, counters, p.switches, notes)
-                last = t.name
-                for _ in range(per_turn):
-                    spent[t.name] += _take_sample(t, r, counters, clock, notes=notes)
-                    if _done(r, p, spent[t.name]):
-                        live.remove(t)
-                        break
-            except Exception as exc:
-                r.error, r.error_phase = exc, "timed_samples"
-                live.remove(t)
-
-
 def _alone(t: Timed, r: ModeResult, into: list[float], untimed: int, p: Protocol,
            counters: Counters, clock: Callable[[], float], notes: Notes | None = None) -> None:
     """Phase 6: one block of mode ``t`` alone (after ``untimed`` untimed calls), kept in
@@ -304,10 +136,10 @@ def _alone(t: Timed, r: ModeResult, into: list[float], untimed: int, p: Protocol
     if not r.ok:
         return
     try:
-        _untimed(t, r, counters, untimed, notes)
+        untimed_calls(t, r, counters, untimed, notes)
         start = clock()
         while len(into) < p.alone_samples:
-            _take_sample(t, r, counters, clock, into=into, notes=notes)
+            take_sample(t, r, counters, clock, into=into, notes=notes)
             if clock() - start > p.alone_max_time and len(into) >= 3:
                 break
     except Exception as exc:  # noqa: BLE001 -- extra information, never a failure
@@ -328,11 +160,12 @@ def measure(modes: list[Timed], protocol: Protocol = Protocol(),
     (the A/A control)."""
     results = {t.name: first_and_warmup(t, protocol, counters, clock, notes) for t in modes}
     if protocol.precision is None or not pairs:  # nothing to judge: the fixed protocol
-        _interleaved(modes, results, protocol, counters, clock, notes)
+        stop: Stopping = FixedStop(protocol, results)
     else:
-        from jitbench.protocol.sequential import run_sequential
+        from jitbench.protocol.sequential import SequentialStop
 
-        run_sequential(modes, results, protocol, pairs, counters, clock, notes, controls)
+        stop = SequentialStop(protocol, results, pairs, controls)
+    run_rounds(modes, results, protocol, stop, counters, clock, notes)
     controls_only = {c for c, _ in controls} - {m for pair in pairs for m in pair}
     run_synced([t for t in modes if t.name not in controls_only], results,
                protocol.synced_time, protocol.synced_min_rounds, protocol.synced_max_rounds,

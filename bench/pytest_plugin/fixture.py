@@ -9,7 +9,8 @@ pytest-benchmark entry per mode.
 Installing jitbench registers it (``pytest11`` entry point ``jitbench`` ->
 ``jitbench.pytest_plugin.plugin``, which imports this fixture). The modes are measured together with
 the
-harness protocol (``jitbench.userfn.as_workload.run``: first call apart, warm-up until compiles stop,
+harness protocol (``jitbench.userfn.as_workload.run``: first call apart, warm-up until compiles
+stop,
 synced samples, modes interleaved); each mode's samples then become a pytest-benchmark entry
 named ``test_loss[<framework>-<mode>]``, grouped per test, with the same ``extra_info`` as
 jitbench's own suites (``jitbench.pytest_plugin.plugin.run_case``), so ``--benchmark-json``,
@@ -46,7 +47,7 @@ def _entry_name(name: str, suffix: str) -> str:
 
 def protocol_from(config):
     """The harness protocol under pytest-benchmark's own options."""
-    from jitbench.protocol.timing import Protocol
+    from jitbench.protocol.settings import Protocol
 
     max_time = float(config.getoption("benchmark_max_time"))
     return Protocol(min_time=max_time, min_samples=int(config.getoption("benchmark_min_rounds")),
@@ -54,7 +55,8 @@ def protocol_from(config):
 
 
 def extra_info(row: dict[str, Any]) -> dict[str, Any]:
-    """The row's fields (``jitbench.results.row.extra_info_fields``) under the format's version, which
+    """The row's fields (``jitbench.results.row.extra_info_fields``) under the format's version,
+    which
     ``jitbench.results.pytest_import`` reads back into a row."""
     from jitbench.results.pytest_import import EXTRA_INFO_SCHEMA
     from jitbench.results.row import extra_info_fields
@@ -94,7 +96,7 @@ class JitBenchmark:
             pytest.skip(f"{why} (or leave {mode} out of modes)")
         bench = self._benchmark
         if bench.disabled:  # --benchmark-disable: one checked call of each mode
-            from jitbench.protocol.timing import Protocol
+            from jitbench.protocol.settings import Protocol
 
             protocol = Protocol(min_time=0.0, min_samples=1, max_samples=1, early_calls=1,
                                 warmup_min_calls=1, warmup_max_time=0.0)

@@ -168,7 +168,8 @@ def _add_markers(config, filters: Filters) -> None:
 
 
 def environment_skip(case: Case, env: dict[str, str]) -> str | None:
-    """Why this process cannot run ``case``'s mode (``jitbench.define.modes.environment_problem``, read
+    """Why this process cannot run ``case``'s mode (``jitbench.define.modes.environment_problem``,
+    read
     from the environment pytest started with), or None."""
     why = environment_problem(case.framework, case.mode, env)
     return why and f"{why}; run `jitbench run --mode {case.mode}` (a worker of its own)"

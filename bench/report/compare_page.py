@@ -1,4 +1,5 @@
-"""Render a ``jitbench.report.compare.Comparison``: terminal lines and a self-contained HTML page."""
+"""Render a ``jitbench.report.compare.Comparison``: terminal lines and a self-contained HTML
+page."""
 
 from __future__ import annotations
 
@@ -80,10 +81,10 @@ def compare_lines(cmp) -> list[str]:
 
 
 def write_compare_page(cmp, out_dir: Path | str) -> Path:
-    from jitbench.report.html import _env
+    from jitbench.report.html import template_environment
 
     out_dir = Path(out_dir)
-    html = _env().get_template("compare.html.j2").render(
+    html = template_environment().get_template("compare.html.j2").render(
         label_a=cmp.label_a, label_b=cmp.label_b, rows=rows_for_display(cmp),
         summary=summary_line(cmp), counts=cmp.counts(),
         chart=figures.compare_chart(cmp.table),

@@ -144,7 +144,7 @@ def _recheck_seconds(run_dir: Path) -> float | None:
 
 def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Path:
     """``h``: jitbench.nightly.night.History; ``summary``: what nightly-summary.json holds."""
-    from jitbench.report.html import _env
+    from jitbench.report.html import template_environment
 
     from jitbench.analysis.machine import machine_speed
 
@@ -163,7 +163,7 @@ def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Pa
                      "compared": run_id in h.judged,
                      "n_rows": len(g), "n_ok": int((g["status"] == "ok").sum()),
                      "link": os.path.relpath(page, reports_root) if page.exists() else None})
-    html = _env().get_template("history.html.j2").render(
+    html = template_environment().get_template("history.html.j2").render(
         runs=runs, charts=trend_charts(h.points, h.order), summary=summary,
         series=series_table(h, summary, Path(reports_root)))
     out = Path(reports_root) / "index.html"

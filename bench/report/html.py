@@ -20,7 +20,7 @@ from jitbench.report.facts import RunFacts
 from jitbench.results.files import load_meta, load_results
 
 
-def _env():
+def template_environment():
     import jinja2
 
     env = jinja2.Environment(
@@ -94,7 +94,8 @@ def interval_methods(sp) -> list[dict[str, Any]]:
 
 
 def render(df, meta: dict[str, Any], **kw) -> str:
-    return _env().get_template("report.html.j2").render(**build_context(df, meta, **kw))
+    page = template_environment().get_template("report.html.j2")
+    return page.render(**build_context(df, meta, **kw))
 
 
 def write_report(source: Path | str, out_dir: Path | str) -> Path:
@@ -105,8 +106,9 @@ def write_report(source: Path | str, out_dir: Path | str) -> Path:
         raise UserError(f"{str(source)!r} holds no result rows")
     meta = load_meta(source) if source.is_dir() else {"run_id": source.stem}
     if source.is_dir():  # sections may read the folder's other files (a sweep's sweep.jsonl)
-        meta.setdefault("run_dir", str(source))
-        meta.setdefault("report_dir", str(out_dir))  # links to the run's files, relative
+        # a copy for the page: the run's meta.json is read, never changed, here
+        meta = {"run_dir": str(source), "report_dir": str(out_dir),  # links, relative
+                **meta}
     html = render(df, meta)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

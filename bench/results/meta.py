@@ -15,7 +15,7 @@ import json
 import os
 import platform
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from jitbench import launch
 from jitbench.protocol import gpu_state
@@ -152,3 +152,33 @@ def finish(run_dir: Path, meta: dict[str, Any], status: str, elapsed_s: float,
     if n_recorded is not None:
         meta["n_recorded"] = n_recorded
     write(run_dir, meta)
+
+
+def _machine_key(machine: Mapping[str, Any] | None) -> tuple:
+    """What must match for shards' numbers to be comparable: CPU model and count, the GPUs'
+    names and drivers."""
+    m = machine or {}
+    gpus_ = tuple((g.get("name"), g.get("driver_version")) for g in m.get("gpus") or [])
+    return (m.get("cpu_model"), m.get("cpu_count"), gpus_)
+
+
+def merged(metas: list[dict[str, Any]], run_id: str, n_cases: int) -> dict[str, Any]:
+    """The meta of a run merged from shards: the first shard's, with the run id, the shards,
+    the overall status and times, and every shard's machine (``shard_machines``); when they
+    differ (another CPU, GPU or driver), ``machine_note`` says so: numbers of different
+    machines are not one run's."""
+    out = dict(metas[0]) if metas else {}
+    out.update(run_id=run_id, shards=[m.get("shard") or m.get("run_id") for m in metas],
+               status="complete" if all(m.get("status") == "complete" for m in metas)
+               else "incomplete",
+               started_at=min((m.get("started_at") or "" for m in metas), default=None),
+               finished_at=max((m.get("finished_at") or "" for m in metas), default=None),
+               n_cases=n_cases,
+               shard_machines=[{"shard": m.get("shard") or m.get("run_id"),
+                                "machine": m.get("machine")} for m in metas])
+    kinds = {_machine_key(m.get("machine")) for m in metas}
+    if len(kinds) > 1:
+        out["machine_note"] = (f"the shards ran on {len(kinds)} different machines (CPU model "
+                               f"and count, GPUs and drivers): compare their rows with care")
+    return out
+

@@ -2,7 +2,8 @@
 folder) as jitbench result rows, so ``jitbench.load_results`` and ``jitbench report`` read it.
 
 Only benchmarks written by ``suites/test_bench.py`` are rows: their ``extra_info`` carries the
-case (see ``jitbench.pytest_plugin.plugin.run_case``). pytest-benchmark's statistics become the timing
+case (see ``jitbench.pytest_plugin.plugin.run_case``). pytest-benchmark's statistics become the
+timing
 columns; a "sample" is one round, i.e. the mean of ``iterations`` synced calls.
 
 Format history of that ``extra_info`` (its ``jitbench_schema`` key):

@@ -174,7 +174,8 @@ _NOT_EXTRA = ("schema_version", "run_id", "samples", "n_samples", "median_s", "m
 
 
 def extra_info_fields(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A measured row as a pytest-benchmark entry's ``extra_info`` (``jitbench.results.pytest_import``
+    """A measured row as a pytest-benchmark entry's ``extra_info``
+    (``jitbench.results.pytest_import``
     reads it back, with pytest-benchmark's statistics as the timing columns)."""
     return {k: v for k, v in row.items() if k not in _NOT_EXTRA}
 

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from jitbench import launch
 from jitbench.define.workload import Case
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 from jitbench.run import child_process
 
 STARTUP_TIMEOUT_S = 300.0

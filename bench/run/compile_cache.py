@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from jitbench.define.modes import MODES
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 from jitbench.run.options import RunOptions
 
 

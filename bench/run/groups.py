@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Case
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 from jitbench.run.children import Worker, WorkerFailed, live_workers
 
 Key = tuple[str, str, str]

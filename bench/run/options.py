@@ -1,7 +1,7 @@
 """What a ``jitbench run`` was asked to do, as one object passed down from the runner.
 
 The runner builds :class:`RunOptions` once (``jitbench run`` flags, or ``runner.run``'s
-keywords), checks it, records it in ``meta.json`` (:meth:`RunOptions.record`) and hands it to
+keywords), checks it, has it recorded in ``meta.json`` (:meth:`RunOptions.as_meta`) and hands it to
 whatever needs a setting: the group loop (protocol, time limit), the workers' environment
 (compile cache), the capture of HLO and profiles. Nothing reads a setting back from ``meta``
 during a run; ``jitbench run --resume`` rebuilds the object from ``meta.json``
@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from jitbench.errors import UserError
 from jitbench.frameworks import MATMUL_PRECISIONS, PRECISION_ENV
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 
 COMPILE_CACHE_CHOICES = ("off", "cold", "warm")  # jitbench.run.compile_cache says what each does
 COMPILE_CACHE_ENV = "JITBENCH_COMPILE_CACHE"  # read by the adapters before the framework starts
@@ -48,15 +48,16 @@ class RunOptions:
                             f"{', '.join(MATMUL_PRECISIONS)}")
         return self
 
-    def record(self, meta: dict[str, Any], run_dir: Path) -> None:
-        """Write the options into a new run's ``meta`` (what ``--resume`` reads back)."""
-        meta["case_timeout_s"] = self.case_timeout
-        meta["insight"] = {"dump_hlo": self.dump_hlo, "profile": self.profile}
-        meta["compile_cache"] = self.compile_cache
-        meta["calibrate"] = self.calibrate
-        meta["matmul_precision"] = self.matmul_precision
+    def as_meta(self, run_dir: Path) -> dict[str, Any]:
+        """The options as a new run's ``meta.json`` records them (what ``--resume`` reads
+        back, :meth:`from_meta`)."""
+        out: dict[str, Any] = {"case_timeout_s": self.case_timeout,
+                               "insight": {"dump_hlo": self.dump_hlo, "profile": self.profile},
+                               "compile_cache": self.compile_cache, "calibrate": self.calibrate,
+                               "matmul_precision": self.matmul_precision}
         if self.compile_cache != "off":
-            meta["compile_cache_dir"] = str(self.cache_folder(run_dir).resolve())
+            out["compile_cache_dir"] = str(self.cache_folder(run_dir).resolve())
+        return out
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any], case_timeout: float | None = None

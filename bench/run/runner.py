@@ -7,7 +7,8 @@ a later case crashes the worker, hangs, or the run is interrupted.
 
 When a worker dies (signal, abort, exit) or a group exceeds ``case_timeout``, the worker is
 killed and replaced. The mode the worker was in (it says so in a shared file, see
-``jitbench.run.worker``) gets the ``crashed`` / ``timeout`` row, with the signal and the last lines of
+``jitbench.run.worker``) gets the ``crashed`` / ``timeout`` row, with the signal and the last lines
+of
 the worker's log; the group's other modes are measured again in a fresh worker, without it.
 A failure outside any one mode (setup, worker start) is the row of every case of the group.
 
@@ -32,14 +33,15 @@ from typing import Any, Callable, Sequence
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Case, group_cases
 from jitbench.errors import Interrupted, UserError
-from jitbench.protocol.timing import Protocol
-from jitbench.results import meta as meta_mod
+from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows
 from jitbench.results import run_folder as rundir
 from jitbench.results.files import ResultWriter, repair_tail
+from jitbench.results.record import RunRecord
 
 # re-exported: the CLI, nightly and the tests use them as runner.*
-from jitbench.results.run_folder import check_writable, load_run, new_run_id, pending_cases  # noqa: F401
+from jitbench.results.run_folder import (  # noqa: F401
+    check_writable, load_run, new_run_id, pending_cases)
 from jitbench.run import compile_cache as compile_cache_mod
 from jitbench.run import startup as warmup
 from jitbench.run.children import WorkerFailed
@@ -55,7 +57,7 @@ class _Execution:
 
     run_dir: Path
     run_id: str
-    meta: dict[str, Any]
+    record: RunRecord
     options: RunOptions
     total: int  # cases of the run
     done: int  # of them with a row
@@ -114,19 +116,16 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         if results.is_file() and results.stat().st_size > 0:
             raise UserError(f"{str(run_dir)!r} already holds results; continue it with "
                             f"`jitbench run --resume {run_dir}` or choose another run id")
-        meta = meta_mod.collect(run_id, command or sys.argv, protocol, len(cases))
-        options.record(meta, run_dir)  # resume reads them back
-        rundir.write_cases(run_dir, cases)
-        meta_mod.write(run_dir, meta)
+        record = RunRecord.create(run_dir, run_id, command or sys.argv, protocol, cases,
+                                  options.as_meta(run_dir))  # resume reads the options back
 
         def calibration_hook() -> None:
             if calibrate:  # once per run, before any case; kept in meta.json, not results
                 from jitbench.run import calibration
-                meta["calibration"] = calibration.measure(cases, run_dir / "logs",
-                                                          on_progress)
-                meta_mod.write(run_dir, meta)
+                record.set_calibration(calibration.measure(cases, run_dir / "logs",
+                                                           on_progress))
 
-        _execute(_Execution(run_dir, run_id, meta, options, len(cases), 0, on_progress),
+        _execute(_Execution(run_dir, run_id, record, options, len(cases), 0, on_progress),
                  list(cases), before=calibration_hook)
         if options.compile_cache == "warm":
             compile_cache_mod.warm_pass(run_dir, options, on_group=lambda text: (
@@ -145,7 +144,8 @@ def resume(run_dir: Path | str, *, case_timeout: float | None = None,
     # reported once, below, when it is repaired
     with rundir.lock(run_dir):
         repair_tail(run_dir / "results.jsonl")  # a row cut in half by a kill: measure again
-        meta, cases, recorded = load_run(run_dir)
+        record, cases, recorded = RunRecord.open(run_dir)
+        meta = record.meta
         done = {r.get("case_id") for r in recorded}
         pending = [c for c in cases if c.case_id not in done]
         if on_progress:
@@ -155,13 +155,13 @@ def resume(run_dir: Path | str, *, case_timeout: float | None = None,
                                  f"nothing to resume: every case of {run_dir} has a row", 0.0))
         if not pending:
             if meta.get("status") != "complete":  # interrupted after its last row
-                meta_mod.start_resume(run_dir, meta, command or sys.argv, 0)
-                meta_mod.finish(run_dir, meta, "complete", 0.0, n_recorded=len(cases))
+                record.start_resume(command or sys.argv, 0)
+                record.finish("complete", 0.0, n_recorded=len(cases))
             return run_dir
         options = RunOptions.from_meta(meta, case_timeout).check()
         (run_dir / "logs").mkdir(exist_ok=True)
-        meta_mod.start_resume(run_dir, meta, command or sys.argv, len(pending))
-        _execute(_Execution(run_dir, meta["run_id"], meta, options, len(cases),
+        record.start_resume(command or sys.argv, len(pending))
+        _execute(_Execution(run_dir, record.run_id, record, options, len(cases),
                             len(cases) - len(pending), on_progress), pending)
     return run_dir
 
@@ -187,8 +187,8 @@ def _execute(ex: _Execution, cases: list[Case],
             finally:
                 ex.stopper.disarm()
                 loop.close(kill=status != "complete")
-                meta_mod.finish(ex.run_dir, ex.meta, status, time.monotonic() - ex.started,
-                                interrupted_by=signal_name, n_recorded=ex.done)
+                ex.record.finish(status, time.monotonic() - ex.started,
+                                 interrupted_by=signal_name, n_recorded=ex.done)
     finally:
         ex.progress(status)
 
@@ -210,13 +210,12 @@ def _loop(ex: _Execution) -> GroupLoop:
                 **ex.options.worker_env(ex.run_dir)}
 
     def on_worker_failed(exc: WorkerFailed) -> None:
-        meta_mod.worker_failed(ex.meta, exc.pid, exc.status, exc.exit or "", exc.phase)
+        ex.record.worker_failed(exc.pid, exc.status, exc.exit or "", exc.phase)
 
     return GroupLoop(ex.options.protocol, ex.options.case_timeout,
                      log_for=lambda key: _log(ex.run_dir, key), env_for=env_for,
                      capture=ex.options.capture(ex.run_dir), critical=ex.stopper.critical,
-                     on_worker=lambda hello, key: meta_mod.add_worker(
-                         ex.meta, dict(hello, env_group=key[1])),
+                     on_worker=lambda hello, key: ex.record.add_worker(hello, key[1]),
                      on_worker_failed=on_worker_failed)
 
 

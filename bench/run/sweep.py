@@ -1,6 +1,7 @@
 """Recompile sweeps: when does a mode compile, and why (``jitbench sweep``).
 
-A workload declares :class:`~jitbench.define.workload.Sweep`\\ s: an ordered list of call signatures.
+A workload declares :class:`~jitbench.define.workload.Sweep`\\ s: an ordered list of call
+signatures.
 For each sweep, framework, device and mode, one function is built once and called with each
 signature in turn, then with each again (``revisit``). Every call is one row of
 ``sweep.jsonl``:
@@ -17,7 +18,8 @@ framework said about why it traced or compiled (JAX's explained cache misses).
 Parent side: :func:`plan` (which jobs), :func:`run` (one worker process per framework and
 worker group, started like every child of jitbench: ``jitbench.run.children.Worker``, its log
 under the run folder, a job that outlasts its timeout killed). Worker side: :func:`worker_job`
-(the handler ``jitbench.run.worker`` calls), :func:`run_job`. The summary per mode is ``jitbench.analysis.recompilation``.
+(the handler ``jitbench.run.worker`` calls), :func:`run_job`. The summary per mode is
+``jitbench.analysis.recompilation``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """A worker process: one framework, one environment, many jobs. Every child jitbench starts
 is one of these (``jitbench.run.children.Worker`` starts it): a run's case groups, a recompile
-sweep's jobs (``jitbench.run.sweep``), ``jitbench.measure(..., isolate=True)`` (``jitbench.userfn.isolate``).
+sweep's jobs (``jitbench.run.sweep``), ``jitbench.measure(..., isolate=True)``
+(``jitbench.userfn.isolate``).
 
     python -m jitbench.run.worker FRAMEWORK LOG_PATH [WHERE_PATH]
 

@@ -11,7 +11,8 @@ raises one ``UserError`` naming the problem; ``run`` times the modes with
 checked against
 the JIT-off one and against ``reference`` when given) and writes the rows with
 ``jitbench.results.row``,
-like a ``jitbench run`` worker's, so ``jitbench.results.files.to_frame`` and ``jitbench.analysis`` read
+like a ``jitbench run`` worker's, so ``jitbench.results.files.to_frame`` and ``jitbench.analysis``
+read
 them.
 
 The framework is told from the inputs' type names: nothing here imports TensorFlow or JAX;
@@ -203,7 +204,8 @@ def choose_device(device: str | None, adapter) -> str:
 
 
 def case_of(spec: Spec, mode: str, device: str | None = None) -> Case:
-    """The :class:`~jitbench.define.workload.Case` a row of ``spec`` is about: the function's name as
+    """The :class:`~jitbench.define.workload.Case` a row of ``spec`` is about: the function's name
+    as
     the workload, its input shapes as the size and (with their element count: the report
     orders sizes by a number when ``flops`` is not given) as the params, the first array's
     dtype."""

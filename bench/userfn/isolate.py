@@ -25,7 +25,7 @@ from typing import Any
 
 from jitbench.define.modes import MODES
 from jitbench.errors import UserError
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows
 from jitbench.run.children import JobFailed, Worker, WorkerFailed
 from jitbench.run.worker import OWN_PROCESS_ENV, resolve

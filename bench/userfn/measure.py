@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jitbench.errors import UserError
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 
 SUMMARY_COLUMNS = ["mode", "jit", "status", "first_call_s", "median_s", "iqr_s", "n_samples",
                    "max_rel_err_vs_nojit", "error"]

@@ -37,7 +37,8 @@ class Section:
     ``data(run, images)`` returns the values its template block reads (as ``d``); ``images``
     holds the figures it asked for, by key, as data URIs (None: nothing to draw).
     ``needs``: what the run must hold for the section to say anything (see the module's
-    docstring). ``figures(run)`` returns the figures it shows as ``{key: jitbench.report.draw.Job}``;
+    docstring). ``figures(run)`` returns the figures it shows as ``{key:
+    jitbench.report.draw.Job}``;
     they
     are drawn for every section together, in parallel. ``nav(d)`` gives its links in the page's
     navigation bar as (anchor, text); by default one link, ``(name, title)``.

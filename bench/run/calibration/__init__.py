@@ -10,8 +10,8 @@
 Both are ordinary workloads, measured by ordinary workers with the same protocol as every case
 (short settings, :data:`PROTOCOL`). Their summary goes to ``meta.json`` under ``"calibration"``
 (format: :func:`summarize`), never into results.jsonl, so the result rows stay the cases the
-user asked for. The whole calibration costs ~10 s on a 2-core CPU, most of it starting
-TensorFlow.
+user asked for. It costs seconds, most of them starting the frameworks (the run's meta
+records how long: ``calibration.elapsed_s``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Case, group_cases
-from jitbench.protocol.timing import Protocol
+from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows_mod
 from jitbench.run.groups import GroupLoop
 from jitbench.run.progress import Progress
@@ -36,8 +36,8 @@ SOURCES = ("jitbench.run.calibration.peak_matmul", "jitbench.run.calibration.dis
 
 # Short: these settle fast and only need a few percent of precision. The fixed protocol
 # (no verdicts: nothing is compared), no A/A control, no interference check: with the run's
-# defaults the calibration sampled each group for its whole 6-s budget and took 26 s of a
-# quick run's 178 s (2026-11-24)
+# defaults the calibration sampled each group for its whole 6-s budget, a seventh of a quick
+# run
 PROTOCOL = Protocol(min_time=0.1, min_samples=5, max_samples=200, max_time=2.0,
                     warmup_max_time=1.0, precision=None, switch_calls=1, alone_samples=0,
                     aa_control="off")

@@ -3,7 +3,8 @@
     python docs/lab/scripts/tf_eager_first_call.py
 
 One fresh process per scenario and repeat, built like a jitbench TF worker (the adapter,
-``jitbench.run.startup``, ``place``/``reset``/``build`` as ``jitbench.run.worker.run_group`` calls them):
+``jitbench.run.startup``, ``place``/``reset``/``build`` as ``jitbench.run.worker.run_group`` calls
+them):
 the first eager call of matmul_relu split 256^3 after nothing / the worker's warm-up / the
 warm-up plus an eager matmul_relu fused group at 64^3 or 256^3 (kernel cache cleared after it,
 as between groups). Measured here (3 processes each): 26.3-28.0 ms / 5.9-7.7 ms / 1.65-1.94 ms
