@@ -18,6 +18,7 @@ from jitbench.report import write_report
 pytestmark = pytest.mark.unit  # no child process, no framework import
 
 FIXTURE = Path(__file__).parent / "fixtures" / "gpu-h200" / "quick-default"
+NIGHTS = Path(__file__).parent / "fixtures" / "gpu-h200" / "nightly-mmd"
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +70,33 @@ def test_identical_program_counts_agree_with_the_rows(text, rows):
 def test_the_page_names_one_interval_method(text):
     assert text.count("The bracket is its 95% interval from the blocks") == 1
     assert "bootstrap" not in text.split("Trust Summary")[0]
+
+
+def test_the_gpu_nights_history_page_reads_like_their_rows(tmp_path):
+    """Five recorded GPU nights: every series' latest speedup on the page is the latest
+    night's verdict speedup, every night's row count is its rows', and the night the machine
+    moved says so rather than judging a step."""
+    import json
+
+    from jitbench.cli.main import main
+
+    results = tmp_path / "results"
+    shutil.copytree(NIGHTS, results)
+    assert main(["nightly", "--no-run", "--results", str(results), "--reports",
+                 str(tmp_path / "reports")]) == 0
+    page = (tmp_path / "reports" / "index.html").read_text()
+    text = htmllib.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(
+        r"<(script|style)[^>]*>.*?</\1>", "", page, flags=re.S))))
+    nights = sorted(p.name for p in NIGHTS.iterdir())
+    latest = [json.loads(line) for line in (NIGHTS / nights[-1] / "results.jsonl").open()]
+    for r in latest:
+        if r.get("verdict_speedup"):
+            series = "/".join([r["workload"], r["variant"], r["size"], r["dtype"],
+                               r["framework"], r["mode"], r["device"]])
+            shown = re.search(re.escape(series) + r" ([\d.]+)× \[", text)
+            assert shown, series
+            assert float(shown.group(1)) == pytest.approx(r["verdict_speedup"], rel=0.01)
+    for night in nights:
+        n = sum(1 for _ in (NIGHTS / night / "results.jsonl").open())
+        assert re.search(re.escape(night) + r" \S+ complete " + f"{n} / {n}", text), night
+    assert "no step is judged tonight" in text and "nan" not in text.lower()

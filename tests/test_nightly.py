@@ -108,7 +108,9 @@ def test_a_2x_slower_jit_mode_is_confirmed_and_named(history):
     seen = summary["visible"]  # how many series the rule polices at the threshold
     assert seen["n_series"] >= 1 and 0 <= seen["n_visible"] <= seen["n_series"]
     assert seen["text"] in slow.stdout
-    assert "sees steps of" in (tmp / "reports" / "index.html").read_text()
+    page = (tmp / "reports" / "index.html").read_text()
+    assert "sees steps of" in page
+    assert "matrix products ran at: cpu float32: float32" in page  # the precision, per device
 
 
 def test_when_asked_a_decisive_suspect_is_rechecked_in_its_nights_context(history):

@@ -144,7 +144,7 @@ def _recheck_seconds(run_dir: Path) -> float | None:
 
 def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Path:
     """``h``: jitbench.nightly.night.History; ``summary``: what nightly-summary.json holds."""
-    from jitbench.report.html import template_environment
+    from jitbench.report.html import precisions, template_environment
 
     from jitbench.analysis.machine import machine_speed
 
@@ -165,7 +165,8 @@ def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Pa
                      "link": os.path.relpath(page, reports_root) if page.exists() else None})
     html = template_environment().get_template("history.html.j2").render(
         runs=runs, charts=trend_charts(h.points, h.order), summary=summary,
-        series=series_table(h, summary, Path(reports_root)))
+        series=series_table(h, summary, Path(reports_root)),
+        precisions=precisions(h.df[h.df["run_id"] == h.order[-1]]))
     out = Path(reports_root) / "index.html"
     out.write_text(html, encoding="utf-8")
     return out
