@@ -136,3 +136,32 @@ def test_tf_variables_are_updated_in_place_and_restarted():
     assert len(set(losses)) == 3
     first, second = (work.check(work.answer(fn)) for _ in range(2))
     assert first.mismatch is None and first.fields == second.fields
+
+
+@pytest.mark.unit
+def test_a_training_steps_sample_waits_for_its_state_not_only_its_loss():
+    """Where the adapter says a step's state is still pending (JAX), the timed call's sync
+    waits for the loss and that state together."""
+    from jitbench.frameworks import Stepping, TrainStep
+    from jitbench.protocol.case_setup import Casework
+
+    synced = []
+
+    class Recorder:  # only what Casework needs, and the sync it is given
+        @staticmethod
+        def place(arrays, device):
+            return list(arrays)
+
+        @staticmethod
+        def sync(out):
+            synced.append(out)
+
+    state = {"w": "the new state"}
+    step = Stepping(lambda x: "loss", lambda: None, lambda: state, TrainStep(lambda: None),
+                    pending=lambda: state)
+    timed = Casework(Recorder(), "jax", "cpu", [1.0]).timed("eager", step)
+    timed.sync(timed.call())
+    assert synced == [("loss", state)]
+    plain = Casework(Recorder(), "jax", "cpu", [1.0]).timed("jit", lambda x: "out")
+    plain.sync(plain.call())
+    assert synced[-1] == "out"

@@ -235,11 +235,15 @@ class TrainStep:
 class Stepping:
     """A built :class:`TrainStep` in one mode: call it with the inputs (one step, state carried
     to the next call); :meth:`answer` restarts from the initial state and runs ``check_steps``
-    steps. ``restart()`` and ``read()`` (the state as numpy) come from the adapter."""
+    steps. ``restart()`` and ``read()`` (the state as numpy) come from the adapter;
+    ``pending()``, where the framework computes asynchronously, the live state a sync must wait
+    for too (a step is done when its state is, not when its loss is: op by op, the optimizer's
+    updates run after the loss)."""
 
     def __init__(self, call: Callable, restart: Callable[[], None], read: Callable[[], Any],
-                 train: TrainStep):
+                 train: TrainStep, pending: Callable[[], Any] | None = None):
         self._call, self.restart, self.read, self.train = call, restart, read, train
+        self.pending = pending
 
     def __call__(self, *inputs):
         return self._call(*inputs)

@@ -198,7 +198,8 @@ class Adapter:
             return out
 
         restart()
-        return Stepping(call, restart, lambda: self.to_numpy(state), train)
+        return Stepping(call, restart, lambda: self.to_numpy(state), train,
+                        pending=lambda: state)
 
     @staticmethod
     def reset() -> None:

@@ -116,7 +116,12 @@ class Casework:
         ``wrap(mode, fn, placed)`` replaces the plain ``lambda: fn(*placed)``."""
         placed = self.placed
         call = wrap(mode, fn, placed) if wrap else (lambda: fn(*placed))
-        return Timed(mode, call, self.adapter.sync)
+        pending = getattr(fn, "pending", None) if isinstance(fn, Stepping) else None
+        if pending is None:
+            return Timed(mode, call, self.adapter.sync)
+        sync = self.adapter.sync
+        # a training step's sample ends when its new state is ready, not only its loss
+        return Timed(mode, call, lambda out: sync((out, pending())))
 
     def answer(self, fn: Callable, output: Any = None) -> Any:
         """What a built mode's answer is checked by: ``output`` (its first call's), or, for a
