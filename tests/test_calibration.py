@@ -117,3 +117,15 @@ def test_a_run_with_calibration_keeps_it_in_meta_and_the_report_uses_it(tmp_path
     assert sorted(r["case_id"] for r in rows) == sorted(c.case_id for c in cases)  # no extras
     html = write_report(run_dir, tmp_path / "report").read_text()
     assert "float32 matmul peak" in html and "dispatch floor per mode" in html
+
+
+@pytest.mark.unit
+def test_the_peak_matmul_reaches_each_devices_plateau():
+    """A GPU's peak is measured at 8192^3 (1024^3 is launch-bound there), a CPU's at 1024^3."""
+    from jitbench.define.workload import Filters, expand
+    from jitbench.run.calibration import calibration_cases
+
+    cases = expand(Filters(suite=("matmul_relu",), framework=("jax",), variant=("fused",)))
+    sizes = {c.device: c.params["n"] for c in calibration_cases(cases)
+             if c.workload == "calibration_peak_matmul"}
+    assert sizes == {"cpu": 1024, "gpu": 8192}

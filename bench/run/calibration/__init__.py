@@ -28,6 +28,7 @@ from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows_mod
 from jitbench.run.groups import GroupLoop
 from jitbench.run.progress import Progress
+from jitbench.run.calibration import peak_matmul
 
 CALIBRATION_VERSION = 2  # 2: "bandwidth" added
 
@@ -70,10 +71,12 @@ def calibration_cases(cases: Iterable[Case]) -> list[Case]:
     out = []
     for source in SOURCES:
         wl = _load(source)
-        params = wl.grid["quick"][0]
         for (framework, device), modes in sorted(wanted.items()):
             if wl.builder(framework) is None:
                 continue
+            params = dict(wl.grid["quick"][0])
+            if wl.name == peak_matmul.WORKLOAD.name:  # each device's plateau
+                params["n"] = peak_matmul.N_BY_DEVICE.get(device, params["n"])
             for mode in sorted(modes):
                 spec = MODES[(framework, mode)]
                 if spec.floor_from or spec.worker_group != "default":  # borrowed or not here

@@ -2,15 +2,18 @@
 
 Achieved GFLOP/s of a benchmark only means something against what this machine can do; numpy
 alone is not a safe reference (an OpenBLAS kernel choice can halve it), so every framework
-measures its own and the report takes the best. 1024³ is large enough to reach the plateau on
-a CPU and quick enough (~2 GFLOP per call) to keep the calibration within seconds.
+measures its own and the report takes the best. The size reaches the plateau of each device
+and keeps the calibration within seconds (:data:`N_BY_DEVICE`): 1024³ on a CPU (~2 GFLOP a
+call); 8192³ on a GPU, where 1024³ is launch-bound (an H200 ran TF32 matmuls at about a tenth
+of its plateau there, and within a few percent of it from 8192³ on: docs/lab/h200-first-runs.md).
 """
 
 from __future__ import annotations
 
 from jitbench.define.workload import Workload
 
-N = 1024
+N = 1024  # the CPU's size, and numpy's
+N_BY_DEVICE = {"cpu": 1024, "gpu": 8192}
 
 
 def inputs(p, dtype, rng):
@@ -43,7 +46,7 @@ def _jax(p, dtype, variant):
 WORKLOAD = Workload(
     name="calibration_peak_matmul",
     description=f"peak: float32 matmul {N}x{N}x{N}",
-    grid={"quick": [dict(n=N)], "full": [dict(n=N)]},
+    grid={"quick": [dict(n=N)], "full": [dict(n=N)]},  # per device: N_BY_DEVICE
     dtypes=("float32",),
     inputs=inputs,
     reference=reference,
