@@ -10,6 +10,12 @@ class UserError(Exception):
     where there is a fixed set, the valid ones. The CLI prints it as one line, exit code 2."""
 
 
+def check_choice(what: str, value, valid, error: type[Exception] = UserError) -> None:
+    """``error("unknown <what> <value>; valid: a, b")`` unless ``value`` is one of ``valid``."""
+    if value not in valid:
+        raise error(f"unknown {what} {value!r}; valid: {', '.join(map(str, valid))}")
+
+
 class DataWarning(UserWarning):
     """A results file was readable but not intact (e.g. a truncated last line was skipped).
     The CLI prints it as one ``jitbench: warning:`` line."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from jitbench.errors import check_choice
+
 # How the timed phase alternates the modes of a group. Drift (thermal, other processes) hits
 # interleaved modes alike, so their ratio survives it; but a mode may also disturb the next one
 # (a thread pool still spinning, evicted caches), which the interference check measures.
@@ -112,18 +114,12 @@ class Protocol:
                     stop_when=self.stop_when)
 
     def __post_init__(self):
-        if self.interleave not in INTERLEAVE_SCHEMES:
-            raise ValueError(f"unknown interleave scheme {self.interleave!r}; valid: "
-                             f"{', '.join(INTERLEAVE_SCHEMES)}")
-        if self.aa_control not in AA_CONTROL:
-            raise ValueError(f"unknown aa_control {self.aa_control!r}; valid: "
-                             f"{', '.join(AA_CONTROL)}")
-        if self.stop_when not in STOP_WHEN:
-            raise ValueError(f"unknown stop_when {self.stop_when!r}; valid: "
-                             f"{', '.join(STOP_WHEN)}")
-        if self.interference_check not in ("first", "every"):
-            raise ValueError(f"unknown interference_check {self.interference_check!r}; "
-                             f"valid: first, every")
+        for what, value, valid in (("interleave scheme", self.interleave, INTERLEAVE_SCHEMES),
+                                   ("aa_control", self.aa_control, AA_CONTROL),
+                                   ("stop_when", self.stop_when, STOP_WHEN),
+                                   ("interference_check", self.interference_check,
+                                    ("first", "every"))):
+            check_choice(what, value, tuple(valid), ValueError)
         if self.block_samples < 1 or self.switches < 0 or self.alone_samples < 0:
             raise ValueError(f"block_samples must be >= 1, switch_calls and alone_samples "
                              f">= 0; got {self.block_samples}, {self.switch_calls}, "

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from jitbench.errors import UserError
+from jitbench.errors import UserError, check_choice
 from jitbench.frameworks import MATMUL_PRECISIONS, PRECISION_ENV
 from jitbench.protocol.settings import Protocol
 
@@ -40,12 +40,8 @@ class RunOptions:
         if not (isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t)
                 and t > 0):
             raise UserError(f"case timeout must be a finite number of seconds > 0, got {t!r}")
-        if self.compile_cache not in COMPILE_CACHE_CHOICES:
-            raise UserError(f"unknown compile cache {self.compile_cache!r}; valid: "
-                            f"{', '.join(COMPILE_CACHE_CHOICES)}")
-        if self.matmul_precision not in MATMUL_PRECISIONS:
-            raise UserError(f"unknown matmul precision {self.matmul_precision!r}; valid: "
-                            f"{', '.join(MATMUL_PRECISIONS)}")
+        check_choice("compile cache", self.compile_cache, COMPILE_CACHE_CHOICES)
+        check_choice("matmul precision", self.matmul_precision, MATMUL_PRECISIONS)
         return self
 
     def as_meta(self, run_dir: Path) -> dict[str, Any]:
