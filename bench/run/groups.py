@@ -1,8 +1,10 @@
-"""The one loop that runs case groups on worker processes.
+"""The one loop that runs jobs on worker processes.
 
-Used by the run itself (``jitbench.run.runner``), the calibration (``jitbench.run.calibration``) and
-the compile cache's warm pass (``jitbench.run.compile_cache``): each gives its groups, its
-protocol and what to do with a row or a failure; this loop owns the workers.
+Case groups (:meth:`GroupLoop.run`): the run itself (``jitbench.run.runner``), the calibration
+(``jitbench.run.calibration``) and the compile cache's warm pass (``jitbench.run.compile_cache``)
+each give their groups, their protocol and what to do with a row or a failure. Other jobs
+(:meth:`GroupLoop.run_job`): a recompile sweep's (``jitbench.run.sweep``) and an isolated
+function's (``jitbench.userfn.isolate``). This loop owns the workers either way.
 
 - Groups that share a worker key (framework, worker group, device) share a worker process,
   started on first need (or a fresh one per group with ``fresh_worker_per_group``); one live
@@ -49,7 +51,38 @@ class GroupLoop:
     critical: Callable[[], Any] | None = None
     on_worker: Callable[[dict[str, Any], Key], None] | None = None
     on_worker_failed: Callable[[WorkerFailed], None] | None = None
+    # further keywords of every Worker this loop starts (cwd, import_paths, startup_timeout)
+    worker_options: dict[str, Any] = dataclasses.field(default_factory=dict)
     workers: dict[Key, Worker] = dataclasses.field(default_factory=dict)
+
+    def worker_for(self, key: Key) -> Worker:
+        """The live worker of ``key``, started on first need; any other is closed first (one
+        live worker at a time: two would compete for the same cores)."""
+        for other in [k for k in self.workers if k != key]:
+            self.workers.pop(other).close()
+        worker = self.workers.get(key)
+        if worker is None or not worker.alive():
+            kw = dict(self.worker_options)
+            if self.critical:
+                kw["critical"] = self.critical
+            worker = self.workers[key] = Worker(key[0], self.env_for(key), self.log_for(key),
+                                                **kw)
+            if self.on_worker:
+                self.on_worker(worker.hello, key)
+        return worker
+
+    def run_job(self, key: Key, msg: dict[str, Any], doing: str,
+                limit: str = "--case-timeout") -> list[dict[str, Any]]:
+        """One job other than a case group on ``key``'s worker (a handler named in ``msg``:
+        ``jitbench.run.worker``); its rows. Raises what ``Worker.run_job`` raises; a worker
+        that failed is dropped, so the next job starts a fresh one."""
+        try:
+            return list(self.worker_for(key).run_job(msg, self.timeout, doing, limit))
+        except WorkerFailed as exc:
+            self.workers.pop(key, None)
+            if self.on_worker_failed:
+                self.on_worker_failed(exc)
+            raise
 
     def run(self, groups: Iterable[Sequence[Case]],
             on_row: Callable[[dict[str, Any], str | None], None],
@@ -77,12 +110,9 @@ class GroupLoop:
                 continue
             seen: set[str] = set()
             try:
-                worker = self.workers.get(key)
-                if worker is None or not worker.alive():
-                    kw = {"critical": self.critical} if self.critical else {}
-                    worker = self.workers[key] = Worker(key[0], self.env_for(key), log, **kw)
-                    if self.on_worker:
-                        self.on_worker(worker.hello, key)
+                fresh = key not in self.workers or not self.workers[key].alive()
+                worker = self.worker_for(key)
+                if fresh:
                     start_failures.pop(key, None)
                 for row in worker.run_group(group, self.protocol, self.timeout, self.capture):
                     on_row(row, retried.get(row["case_id"]))

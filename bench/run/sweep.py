@@ -16,8 +16,8 @@ compile events; TF: XLA's log and ``experimental_get_tracing_count``), ``reasons
 framework said about why it traced or compiled (JAX's explained cache misses).
 
 Parent side: :func:`plan` (which jobs), :func:`run` (one worker process per framework and
-worker group, started like every child of jitbench: ``jitbench.run.children.Worker``, its log
-under the run folder, a job that outlasts its timeout killed). Worker side: :func:`worker_job`
+worker group, on the run's loop of workers: ``jitbench.run.groups.GroupLoop``, its log under
+the run folder, a job that outlasts its timeout killed). Worker side: :func:`worker_job`
 (the handler ``jitbench.run.worker`` calls), :func:`run_job`. The summary per mode is
 ``jitbench.analysis.recompilation``.
 """
@@ -34,7 +34,9 @@ from jitbench.define.modes import MODES
 from jitbench.define.workload import Filters, Sweep, Workload, discover, load_workload
 from jitbench.errors import UserError
 from jitbench.protocol.case_setup import on_device
-from jitbench.run.children import JobFailed, Worker, WorkerFailed
+from jitbench.protocol.settings import Protocol
+from jitbench.run.children import JobFailed, WorkerFailed
+from jitbench.run.groups import GroupLoop
 
 SWEEP_VERSION = 1
 MAX_REASONS = 3  # per call, the first few
@@ -196,24 +198,23 @@ def run(jobs: Sequence[SweepJob], run_dir: Path, timeout: float = 1800.0,
                 on_job(job)
         env = dict(MODES[(framework, group_jobs[0].modes[0])].env)
         log = run_dir / "logs" / f"sweep-{framework}-{group}.log"
+        loop = GroupLoop(Protocol(), timeout, log_for=lambda key, log=log: log,
+                         env_for=lambda key, env=env: env)
         got: list[dict[str, Any]] = []
-        worker: Worker | None = None
         try:
             for job in group_jobs:
                 try:
-                    if worker is None or not worker.alive():  # the first, or after a death
-                        worker = Worker(framework, env, log)
-                    got += worker.run_job({"handler": f"{__name__}:worker_job",
-                                           "sweep": dataclasses.asdict(job)}, timeout,
-                                          f"sweep {job.workload}/{job.sweep} {framework}",
-                                          limit="timeout")
+                    got += loop.run_job((framework, group, job.device),
+                                        {"handler": f"{__name__}:worker_job",
+                                         "sweep": dataclasses.asdict(job)},
+                                        f"sweep {job.workload}/{job.sweep} {framework}",
+                                        limit="timeout")
                 except (WorkerFailed, JobFailed) as exc:
                     lines = [ln for ln in str(exc).splitlines() if ln.strip()]
                     got += [_job_row(job, mode, status="error", error=" | ".join(
                         lines[:1] + lines[-5:])[:2000]) for mode in job.modes]
         finally:
-            if worker is not None:
-                worker.close()
+            loop.close()
         rows += got
         with open(run_dir / "sweep.jsonl", "a") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in got)

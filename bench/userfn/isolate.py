@@ -1,9 +1,9 @@
 """``jitbench.measure(..., isolate=True)``: the measurement in worker processes.
 
 One worker per environment the requested modes need (``Mode.worker_group``; today one per
-framework), started like every child of jitbench (``jitbench.run.children.Worker``: its log, its
-start-up timeout, its process group killed on a timeout), which imports the adapter before the
-framework starts (so TF auto-clustering's flag takes effect) and runs :func:`worker_job`. A
+framework), started by the run's loop of workers (``jitbench.run.groups.GroupLoop``: its log,
+its start-up timeout, its process group killed on a timeout), which imports the adapter before
+the framework starts (so TF auto-clustering's flag takes effect) and runs :func:`worker_job`. A
 crash of the function ends the worker, not the caller's session: its modes come back as
 ``crashed`` rows carrying the end of the log; a function that outlasts ``timeout`` seconds as
 ``timeout`` rows (``jitbench.results.row``, like the runner's).
@@ -27,7 +27,8 @@ from jitbench.define.modes import MODES
 from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows
-from jitbench.run.children import JobFailed, Worker, WorkerFailed
+from jitbench.run.children import JobFailed, WorkerFailed
+from jitbench.run.groups import GroupLoop
 from jitbench.run.worker import OWN_PROCESS_ENV, resolve
 
 DEFAULT_TIMEOUT_S = 1800.0  # per worker: starting it, then measuring its modes
@@ -101,16 +102,17 @@ def _in_worker(spec, group_modes: list[str], job_path: Path, log_path: Path,
     from jitbench.userfn.as_workload import case_of
 
     env = dict(MODES[(spec.framework, group_modes[0])].env, **{OWN_PROCESS_ENV: "0"})
-    worker = None
+    # the worker imports the function as this process would: same sys.path, same folder
+    loop = GroupLoop(Protocol(), timeout, log_for=lambda key: log_path,
+                     env_for=lambda key: env,
+                     worker_options={"cwd": os.getcwd(), "startup_timeout": timeout,
+                                     "import_paths": [p or os.getcwd() for p in sys.path]})
     try:
-        # the worker imports the function as this process would: same sys.path, same folder
-        worker = Worker(spec.framework, env, log_path, cwd=os.getcwd(),
-                        import_paths=[p or os.getcwd() for p in sys.path],
-                        startup_timeout=timeout)
-        return list(worker.run_job({"handler": f"{__name__}:worker_job",
-                                    "job_path": str(job_path)}, timeout,
-                                   f"measuring {spec.name} ({', '.join(group_modes)})",
-                                   limit="timeout="))
+        group = MODES[(spec.framework, group_modes[0])].worker_group
+        return loop.run_job((spec.framework, group, spec.device or "cpu"),
+                            {"handler": f"{__name__}:worker_job", "job_path": str(job_path)},
+                            f"measuring {spec.name} ({', '.join(group_modes)})",
+                            limit="timeout=")
     except JobFailed as exc:
         if exc.kind == "user_error":
             raise UserError(str(exc)) from None
@@ -118,8 +120,7 @@ def _in_worker(spec, group_modes: list[str], job_path: Path, log_path: Path,
     except WorkerFailed as exc:
         status, why, exit_ = exc.status, str(exc), exc.exit
     finally:
-        if worker is not None:
-            worker.close()
+        loop.close()
     # a user's function expects no failure: no expected_failure lookup (rows.failure)
     return [rows.new_row(case_of(spec, m), status=status, error=why[-4000:],
                          worker_exit=exit_) for m in group_modes]
