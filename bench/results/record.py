@@ -1,23 +1,31 @@
-"""A run's record, with one owner: :class:`RunRecord` holds a run folder's ``meta.json`` and
-``cases.json`` and is the only thing that changes them. The runner, the resume, the
-calibration hook, the group loop's worker callbacks and a shard merge talk to it; everything
-else reads ``meta.json`` (``jitbench.results.files.load_meta``) as data it does not change.
+"""A run's record, with one owner: :class:`RunRecord` holds a run folder (its lock,
+``meta.json``, ``cases.json`` and ``results.jsonl``'s writer) and is the only thing that changes
+them. The runner, the resume, the calibration hook, the group loop's worker callbacks and a
+shard merge talk to it; everything else reads a run (``jitbench.results.files``) as data it
+does not change.
 
-    record = RunRecord.create(run_dir, run_id, command, protocol, cases, options)
-    record.add_worker(hello, env_group)      # as workers say hello
-    record.set_calibration(summary)          # once, before the cases
-    record.finish("complete", elapsed_s, n_recorded=n)
+    run_dir = RunRecord.folder(out_root, run_id)          # checked, made, writable
+    with RunRecord.create(run_dir, run_id, command, protocol, cases, options) as record:
+        record.add_worker(hello, env_group)               # as workers say hello
+        record.set_calibration(summary)                   # once, before the cases
+        with record.writing():
+            record.write_row(row, retried)                # each row as it comes
+        record.finish("complete", elapsed_s, n_recorded=n)
 """
 
 from __future__ import annotations
 
+import contextlib
 import types
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from jitbench.define.workload import Case
+from jitbench.errors import UserError
 from jitbench.results import meta as meta_mod
+from jitbench.results import row as rows
 from jitbench.results import run_folder
+from jitbench.results.files import ResultWriter, repair_tail
 
 
 class RunRecord:
@@ -27,14 +35,39 @@ class RunRecord:
     def __init__(self, run_dir: Path | str, meta: dict[str, Any]):
         self.run_dir = Path(run_dir)
         self._meta = meta
+        self._writer: ResultWriter | None = None
+        self._locks = contextlib.ExitStack()
 
     # ------------------------------------------------------------------ making and opening
+    @staticmethod
+    def folder(out_root: Path | str, run_id: str, extra: Sequence[str] = ()) -> Path:
+        """``out_root/run_id``, made with its ``logs/`` (and ``extra`` subfolders), once the
+        id names a folder and ``out_root`` can be written; UserError otherwise."""
+        if not run_id or "/" in run_id or run_id in (".", ".."):
+            raise UserError(f"run id {run_id!r} cannot name a folder")
+        run_folder.check_writable(out_root, "results folder")
+        run_dir = Path(out_root) / run_id
+        try:
+            for sub in ("logs", *extra):
+                (run_dir / sub).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"cannot write results to {str(out_root)!r}: "
+                            f"{exc.strerror or exc}") from exc
+        return run_dir
+
     @classmethod
     def create(cls, run_dir: Path | str, run_id: str, command: Sequence[str], protocol,
                cases: Sequence[Case], options: Mapping[str, Any]) -> "RunRecord":
-        """A new run's record: what it runs on (``jitbench.results.meta.collect``), its
-        options (what ``--resume`` reads back) and its cases."""
+        """A new run's record, its folder locked until the record is closed (``with``): what
+        it runs on (``jitbench.results.meta.collect``), its options (what ``--resume`` reads
+        back) and its cases. UserError when the folder already holds results."""
         record = cls(run_dir, meta_mod.collect(run_id, command, protocol, len(cases)))
+        record._lock()
+        results = record.run_dir / "results.jsonl"
+        if results.is_file() and results.stat().st_size > 0:
+            record.close()
+            raise UserError(f"{str(record.run_dir)!r} already holds results; continue it with "
+                            f"`jitbench run --resume {record.run_dir}` or choose another run id")
         record._meta.update(options)
         run_folder.write_cases(record.run_dir, cases)
         record._write()
@@ -43,10 +76,52 @@ class RunRecord:
     @classmethod
     def open(cls, run_dir: Path | str, quiet: bool = False
              ) -> tuple["RunRecord", list[Case], list[dict[str, Any]]]:
-        """An existing run's record, the cases it was asked for and the rows it has
-        (``jitbench.results.run_folder.load_run``)."""
-        meta, cases, rows = run_folder.load_run(run_dir, quiet=quiet)
-        return cls(run_dir, meta), cases, rows
+        """An existing run's record, its folder locked until the record is closed, a row cut
+        in half by a kill dropped, the cases it was asked for and the rows it has
+        (``jitbench.results.run_folder.load_run``). The run is checked before the lock is
+        taken, so a folder that is no run says so at once."""
+        run_folder.load_run(run_dir, quiet=True)
+        record = cls(run_dir, {})
+        record._lock()
+        try:
+            repair_tail(record.run_dir / "results.jsonl")
+            meta, cases, recorded = run_folder.load_run(run_dir, quiet=quiet)
+        except BaseException:
+            record.close()
+            raise
+        record._meta = meta
+        return record, cases, recorded
+
+    def _lock(self) -> None:
+        self._locks.enter_context(run_folder.lock(self.run_dir))
+
+    def close(self) -> None:
+        """Release the folder's lock."""
+        self._locks.close()
+
+    def __enter__(self) -> "RunRecord":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ the rows
+    @contextlib.contextmanager
+    def writing(self) -> Iterator["RunRecord"]:
+        """``results.jsonl`` open for :meth:`write_row` (``jitbench.results.files``)."""
+        with ResultWriter(self.run_dir / "results.jsonl") as self._writer:
+            yield self
+        self._writer = None
+
+    def write_row(self, row: dict[str, Any], retried: str | None = None) -> None:
+        """A row as a worker built it, stamped with this run's id (and why it was measured
+        again, where it was)."""
+        self._writer.write(rows.stamp(row, self.run_id, retried))
+
+    def write_failure(self, case: Case, status: str, message: str, retried: str | None = None,
+                      **fields: Any) -> None:
+        """The row of a case whose worker failed (``jitbench.results.row.failure``)."""
+        self.write_row(rows.failure(case, status, message, **fields), retried)
 
     @property
     def meta(self) -> Mapping[str, Any]:

@@ -34,9 +34,6 @@ from jitbench.define.modes import MODES
 from jitbench.define.workload import Case, group_cases
 from jitbench.errors import Interrupted, UserError
 from jitbench.protocol.settings import Protocol
-from jitbench.results import row as rows
-from jitbench.results import run_folder as rundir
-from jitbench.results.files import ResultWriter, repair_tail
 from jitbench.results.record import RunRecord
 
 # re-exported: the CLI, nightly and the tests use them as runner.*
@@ -55,8 +52,6 @@ from jitbench.run.signals import StopOnSignals
 class _Execution:
     """One pass over a run's pending cases: where rows go, and what is known so far."""
 
-    run_dir: Path
-    run_id: str
     record: RunRecord
     options: RunOptions
     total: int  # cases of the run
@@ -64,11 +59,14 @@ class _Execution:
     on_progress: Callable[[Progress], None] | None
     started: float = dataclasses.field(default_factory=time.monotonic)
     stopper: StopOnSignals = dataclasses.field(default_factory=StopOnSignals)
-    writer: ResultWriter | None = None
 
-    def write(self, row: dict[str, Any]) -> None:
+    @property
+    def run_dir(self) -> Path:
+        return self.record.run_dir
+
+    def write(self, write_it: Callable[[], None]) -> None:
         with self.stopper.critical():  # a Ctrl-C never cuts a row in half
-            self.writer.write(row)
+            write_it()
             self.done += 1
 
     def progress(self, current: str) -> None:
@@ -86,7 +84,7 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
     """Measure ``cases``; return the run folder holding results.jsonl and meta.json.
     The keywords are the fields of :class:`jitbench.run.options.RunOptions`: ``calibrate``: first
     measure the machine's matmul peak and each mode's dispatch floor (jitbench.run.calibration,
-    ~10 s) into meta["calibration"]. ``compile_cache``: off, cold or warm
+    seconds) into meta["calibration"]. ``compile_cache``: off, cold or warm
     (``jitbench.run.compile_cache``). ``dump_hlo`` / ``profile``: keep each JIT mode's optimized
     HLO / a profiler trace of each mode under ``cases/`` (``jitbench.xla.capture``).
     ``matmul_precision``: default (the frameworks' own: TF32 on recent GPUs) or highest.
@@ -99,25 +97,10 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
                          compile_cache=compile_cache, dump_hlo=dump_hlo,
                          profile=profile, matmul_precision=matmul_precision).check()
     run_id = run_id or new_run_id()
-    if not run_id or "/" in run_id or run_id in (".", ".."):
-        raise UserError(f"run id {run_id!r} cannot name a folder")
-    check_writable(out_root, "results folder")
-    run_dir = Path(out_root) / run_id
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "logs").mkdir(exist_ok=True)
-        if options.compile_cache != "off":
-            options.cache_folder(run_dir).mkdir(exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot write results to {str(out_root)!r}: "
-                        f"{exc.strerror or exc}") from exc
-    with rundir.lock(run_dir):
-        results = run_dir / "results.jsonl"
-        if results.is_file() and results.stat().st_size > 0:
-            raise UserError(f"{str(run_dir)!r} already holds results; continue it with "
-                            f"`jitbench run --resume {run_dir}` or choose another run id")
-        record = RunRecord.create(run_dir, run_id, command or sys.argv, protocol, cases,
-                                  options.as_meta(run_dir))  # resume reads the options back
+    run_dir = RunRecord.folder(out_root, run_id, extra=(
+        [options.cache_folder(".").name] if options.compile_cache != "off" else []))
+    with RunRecord.create(run_dir, run_id, command or sys.argv, protocol, cases,
+                          options.as_meta(run_dir)) as record:  # resume reads options back
 
         def calibration_hook() -> None:
             if calibrate:  # once per run, before any case; kept in meta.json, not results
@@ -125,8 +108,8 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
                 record.set_calibration(calibration.measure(cases, run_dir / "logs",
                                                            on_progress))
 
-        _execute(_Execution(run_dir, run_id, record, options, len(cases), 0, on_progress),
-                 list(cases), before=calibration_hook)
+        _execute(_Execution(record, options, len(cases), 0, on_progress), list(cases),
+                 before=calibration_hook)
         if options.compile_cache == "warm":
             compile_cache_mod.warm_pass(run_dir, options, on_group=lambda text: (
                 on_progress and on_progress(Progress(len(cases), len(cases), text, 0.0))))
@@ -139,12 +122,8 @@ def resume(run_dir: Path | str, *, case_timeout: float | None = None,
     """Measure the cases of ``run_dir`` that have no row yet, with the run's own options
     (``RunOptions.from_meta``), appending to its results.jsonl. Nothing to do is not an
     error: returns at once."""
-    run_dir = Path(run_dir)
-    load_run(run_dir, quiet=True)  # a clear error before taking the lock; damage is
-    # reported once, below, when it is repaired
-    with rundir.lock(run_dir):
-        repair_tail(run_dir / "results.jsonl")  # a row cut in half by a kill: measure again
-        record, cases, recorded = RunRecord.open(run_dir)
+    record, cases, recorded = RunRecord.open(run_dir)
+    with record:
         meta = record.meta
         done = {r.get("case_id") for r in recorded}
         pending = [c for c in cases if c.case_id not in done]
@@ -157,13 +136,13 @@ def resume(run_dir: Path | str, *, case_timeout: float | None = None,
             if meta.get("status") != "complete":  # interrupted after its last row
                 record.start_resume(command or sys.argv, 0)
                 record.finish("complete", 0.0, n_recorded=len(cases))
-            return run_dir
+            return record.run_dir
         options = RunOptions.from_meta(meta, case_timeout).check()
-        (run_dir / "logs").mkdir(exist_ok=True)
+        RunRecord.folder(record.run_dir.parent, record.run_dir.name)  # its logs/ again
         record.start_resume(command or sys.argv, len(pending))
-        _execute(_Execution(run_dir, record.run_id, record, options, len(cases),
-                            len(cases) - len(pending), on_progress), pending)
-    return run_dir
+        _execute(_Execution(record, options, len(cases), len(cases) - len(pending),
+                            on_progress), pending)
+    return record.run_dir
 
 
 def _execute(ex: _Execution, cases: list[Case],
@@ -176,7 +155,7 @@ def _execute(ex: _Execution, cases: list[Case],
             try:
                 if before is not None:
                     before()
-                with ResultWriter(ex.run_dir / "results.jsonl") as ex.writer:
+                with ex.record.writing():
                     _measure_all(ex, loop, cases)
                 status = "complete"
             except KeyboardInterrupt as exc:
@@ -227,11 +206,11 @@ def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case]) -> None:
                     f"{first.size}")
 
     def on_row(row: dict[str, Any], retried: str | None) -> None:
-        # the worker wrote the whole row (jitbench.results.row); the run adds its id
-        ex.write(rows.stamp(row, ex.run_id, retried))
+        # the worker wrote the whole row (jitbench.results.row); the record adds the run's id
+        ex.write(lambda: ex.record.write_row(row, retried))
 
     def on_failure(case: Case, exc: WorkerFailed, log: Path, retried: str | None) -> None:
-        row = rows.failure(case, exc.status, str(exc), **exc.row_fields(case.mode, log))
-        ex.write(rows.stamp(row, ex.run_id, retried))
+        ex.write(lambda: ex.record.write_failure(case, exc.status, str(exc), retried,
+                                                 **exc.row_fields(case.mode, log)))
 
     loop.run(group_cases(cases), on_row, on_failure, on_group)
