@@ -69,9 +69,13 @@ def test_a_mode_slowed_on_purpose_is_flagged(tmp_path, capsys):
     assert [key(r) for r in bad.to_dict("records")] == [SLOWED]
     r = bad.iloc[0]
     assert r["verdict"] == "regression" and r["change_pct"] > 100 and r["ci_low"] > 1
-    # flagged rows come first in the printed table
-    table = captured.out.splitlines()
-    assert table[4].startswith("regression") and "fused float32 256x256x256 jax jit" in table[4]
+    # the JIT pairs lead (none with verdicts in these older runs), then the absolute times,
+    # flagged rows first
+    lines = captured.out.splitlines()
+    assert lines[2].startswith("JIT speedups, B against A")
+    assert "0 JIT pairs: none in both runs" in captured.out
+    table = lines[next(i for i, ln in enumerate(lines) if ln.startswith("Absolute times")):]
+    assert table[3].startswith("regression") and "fused float32 256x256x256 jax jit" in table[3]
     html = (tmp_path / "c" / "index.html").read_text()
     assert "1 regression" in html and "data:image/png;base64," in html
     assert "http://" not in html and "https://" not in html
@@ -165,3 +169,38 @@ def test_spread_needs_enough_rows():
     assert math.isnan(analysis.run_to_run_spread([0.1, 0.2])["spread"])
     s = analysis.run_to_run_spread(np.log([1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 1.0, 1.02]))
     assert s["n"] == 8 and 0 < s["spread"] < 0.1 and abs(s["shift"]) < 0.01
+
+
+@pytest.mark.unit
+def test_jit_pairs_compare_their_speedups_so_drift_between_runs_cancels():
+    """A JIT pair's speedup in B against A: the same speedup on a machine twice as slow is
+    the same (the drift cancels, the absolute times do not), a 30% loss of a precisely
+    measured pair is slower, a wide pair unresolved; the program's fingerprint is compared."""
+    import pandas as pd
+
+    from jitbench.analysis import compare_pairs
+
+    def run(speedup_of, scale=1.0, fingerprint="f1"):
+        rows = []
+        for size, (s, half) in speedup_of.items():
+            key = dict(workload="mmd", variant="default", size=size, dtype="float32",
+                       framework="jax", device="cpu")
+            rows.append(dict(key, mode="eager", median_s=1e-3 * scale * s))
+            rows.append(dict(key, mode="jit", median_s=1e-3 * scale, verdict_baseline="eager",
+                             verdict_speedup=s, verdict_ci_low=s / (1 + half),
+                             verdict_ci_high=s * (1 + half), first_compiles=1,
+                             hlo_fingerprint=fingerprint))
+        return pd.DataFrame(rows)
+
+    a = run({"n256": (10.0, 0.02), "n512": (10.0, 0.02), "n1024": (4.0, 0.5)})
+    b = run({"n256": (10.1, 0.02), "n512": (7.0, 0.02), "n1024": (3.0, 0.5)}, scale=2.0,
+            fingerprint="f2")
+    t = compare_pairs(a, b).set_index("size")
+    assert t.loc["n256", "verdict"] == "same" and t.loc["n256", "change"] == pytest.approx(1.01)
+    assert t.loc["n512", "verdict"] == "slower" and t.loc["n512", "ci_high"] < 1
+    assert t.loc["n1024", "verdict"] == "unresolved"
+    # no wider than the two intervals combined: sqrt(2) x 2% here
+    assert t.loc["n256", "ci_high"] / t.loc["n256", "change"] == pytest.approx(
+        math.exp(math.hypot(math.log(1.02), math.log(1.02))))
+    assert t["program_changed"].all() and (t["compiles_a"] == 1).all()
+    assert compare_pairs(a.drop(columns=["verdict_speedup"]), b).empty

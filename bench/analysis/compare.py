@@ -14,7 +14,8 @@ from jitbench.analysis.stats import (
     is_significant,
     noise_verdict,
 )
-from jitbench.analysis.values import ROW_KEYS, row_median, pandas_module, samples_array
+from jitbench.analysis.values import (ROW_KEYS, as_number, pandas_module, row_median,
+                                      samples_array)
 from jitbench.protocol.timing import robust_sigma
 
 COMPARE_NOISE_FLOOR = 0.05  # a change inside ±5% between two runs is never flagged
@@ -87,7 +88,8 @@ def compare_runs(a, b, *, noise_floor: float = COMPARE_NOISE_FLOOR,
             rec["verdict"] = "only in B" if ra is None else "only in A"
         elif rec["status_a"] == "ok" and rec["status_b"] == "ok":
             ma, mb = row_median(ra), row_median(rb)
-            lo, hi = bootstrap_ratio_ci(samples_array(rb.get("samples")), samples_array(ra.get("samples")),
+            lo, hi = bootstrap_ratio_ci(samples_array(rb.get("samples")),
+                                        samples_array(ra.get("samples")),
                                         confidence=confidence, n_boot=n_boot, seed=seed)
             rec.update(median_a_s=ma, median_b_s=mb, ratio=mb / ma if ma > 0 else math.nan,
                        ci_low_samples=lo, ci_high_samples=hi, verdict="unchanged")
@@ -131,3 +133,67 @@ def regressions_over(cmp, pct: float):
     slower by more than PCT percent, and rows that passed in A and fail in B."""
     slow = (cmp["verdict"] == "regression") & (cmp["change_pct"] > pct)
     return cmp[slow | (cmp["verdict"] == "newly failing")]
+
+
+PAIR_COLUMNS = [*ROW_KEYS, "baseline", "speedup_a", "speedup_b", "change", "ci_low",
+                "ci_high", "verdict", "compiles_a", "compiles_b", "program_changed"]
+
+
+def compare_pairs(a, b, *, tolerance: float = 0.05):
+    """What survives drift between two runs: each JIT pair's speedup (its verdict, measured
+    interleaved inside its own run) in A and in B, matched on ROW_KEYS and baseline.
+
+    ``change`` = speedup_B / speedup_A (below 1: JIT lost ground in B). Its interval combines
+    the two runs' verdict intervals on the log scale (square root of the sum of the squared
+    half-widths, each side its own): a ratio of ratios, so the machine's drift between the runs,
+    which moved both modes of a pair alike, cancels. ``verdict``: ``same`` when the interval
+    lies inside +-``tolerance``, ``faster`` / ``slower`` (the JIT mode against its baseline, in
+    B against A) when it lies beyond 1.00x and not inside the band, else ``unresolved``. Also
+    the first-call compile counts of both runs and whether the optimized HLO changed
+    (fingerprints)."""
+    pd = pandas_module()
+    need = [*ROW_KEYS, "verdict_baseline", "verdict_speedup", "verdict_ci_low",
+            "verdict_ci_high"]
+    if any(c not in a.columns or c not in b.columns for c in need):
+        return pd.DataFrame([], columns=PAIR_COLUMNS)
+
+    def pairs(df):
+        ok = df[df["verdict_speedup"].astype(float) > 0]
+        return {tuple(r[k] for k in ROW_KEYS) + (r["verdict_baseline"],): r
+                for r in ok.to_dict("records")}
+
+    pa, pb = pairs(a), pairs(b)
+    out = []
+    for key in sorted(set(pa) & set(pb), key=str):
+        ra, rb = pa[key], pb[key]
+        sa, sb = float(ra["verdict_speedup"]), float(rb["verdict_speedup"])
+        down_a, up_a = _half_widths(ra, sa)
+        down_b, up_b = _half_widths(rb, sb)
+        change = sb / sa
+        lo = change * math.exp(-math.hypot(up_a, down_b))
+        hi = change * math.exp(math.hypot(down_a, up_b))
+        if math.isnan(lo) or math.isnan(hi):
+            verdict = "unresolved"
+        elif 1 - tolerance <= lo and hi <= 1 + tolerance:
+            verdict = "same"
+        elif lo > 1:
+            verdict = "faster"
+        elif hi < 1:
+            verdict = "slower"
+        else:
+            verdict = "unresolved"
+        fa, fb = ra.get("hlo_fingerprint"), rb.get("hlo_fingerprint")
+        changed = (fa != fb) if isinstance(fa, str) and isinstance(fb, str) else None
+        out.append(dict(zip(ROW_KEYS, key[:-1]), baseline=key[-1], speedup_a=sa,
+                        speedup_b=sb, change=change, ci_low=lo, ci_high=hi, verdict=verdict,
+                        compiles_a=ra.get("first_compiles"),
+                        compiles_b=rb.get("first_compiles"), program_changed=changed))
+    return pd.DataFrame(out, columns=PAIR_COLUMNS)
+
+
+def _half_widths(r, speedup: float) -> tuple[float, float]:
+    """(below, above) log half-widths of a row's verdict interval around its speedup."""
+    lo, hi = as_number(r.get("verdict_ci_low")), as_number(r.get("verdict_ci_high"))
+    if not (lo > 0 and hi > 0):
+        return math.nan, math.nan
+    return math.log(speedup / lo), math.log(hi / speedup)

@@ -1,7 +1,9 @@
 """``jitbench compare RUN_A RUN_B``: what changed between two runs, case by case.
 
-Loading and validation live here; the statistics are ``analysis.compare_runs``; the terminal
-table and the HTML page are ``report.compare_page``; the CLI prints and picks the exit code.
+Loading and validation live here; the statistics are ``analysis.compare_pairs`` (each JIT
+pair's speedup, A against B: what survives the drift between two runs, shown first) and
+``analysis.compare_runs`` (absolute times, row by row); the terminal table and the HTML page are
+``report.compare_page``; the CLI prints and picks the exit code.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from jitbench.results.files import load_meta, load_results
 
 @dataclasses.dataclass
 class Comparison:
-    table: Any  # DataFrame of analysis.compare_runs
+    table: Any  # DataFrame of analysis.compare_runs: absolute times, row by row
+    pairs: Any  # DataFrame of analysis.compare_pairs: each JIT pair's speedup, A against B
     label_a: str
     label_b: str
     meta_a: dict
@@ -53,4 +56,5 @@ def compare_paths(run_a: str | Path, run_b: str | Path, *,
     if label_a == label_b:
         label_a, label_b = f"A ({label_a})", f"B ({label_b})"
     table = analysis.compare_runs(df_a, df_b, noise_floor=noise_floor, n_boot=n_boot)
-    return Comparison(table, label_a, label_b, meta_a, meta_b, noise_floor)
+    return Comparison(table, analysis.compare_pairs(df_a, df_b), label_a, label_b, meta_a,
+                      meta_b, noise_floor)

@@ -53,6 +53,36 @@ def rows_for_display(cmp) -> list[dict[str, str]]:
     return out
 
 
+def pair_rows(cmp) -> list[dict[str, str]]:
+    """Each JIT pair's speedup in A and B and its change, flagged ones first."""
+    order = {"slower": 0, "faster": 1, "unresolved": 2, "same": 3}
+    out = []
+    recs = sorted(cmp.pairs.to_dict("records"),
+                  key=lambda r: (order.get(r["verdict"], 9), -abs(math.log(r["change"]))))
+    for r in recs:
+        changed = {True: "changed", False: "same", None: "–"}[r["program_changed"]
+                                                              if r["program_changed"] in
+                                                              (True, False) else None]
+        out.append({"verdict": r["verdict"], "case": f"{_case(r)} vs {r['baseline']}",
+                    "a": fmt.times(r["speedup_a"]), "b": fmt.times(r["speedup_b"]),
+                    "change": fmt.times(r["change"]),
+                    "ci": fmt.interval(r["ci_low"], r["ci_high"]),
+                    "compiles": f"{fmt.num(r['compiles_a'], '.0f')} → "
+                                f"{fmt.num(r['compiles_b'], '.0f')}",
+                    "program": changed,
+                    "css": {"slower": "slower", "faster": "faster"}.get(r["verdict"], "same")})
+    return out
+
+
+def pairs_line(cmp) -> str:
+    counts = cmp.pairs["verdict"].value_counts().to_dict() if len(cmp.pairs) else {}
+    changed = int(cmp.pairs["program_changed"].eq(True).sum()) if len(cmp.pairs) else 0
+    parts = [f"{counts[v]} {v}" for v in ("slower", "faster", "same", "unresolved")
+             if counts.get(v)]
+    return (f"{len(cmp.pairs)} JIT pairs: " + (", ".join(parts) or "none in both runs")
+            + f"; {changed} compiled another program")
+
+
 def summary_line(cmp) -> str:
     c = cmp.counts()
     parts = [f"{c[v]} {v}" for v in VERDICT_ORDER if c.get(v)]
@@ -73,8 +103,20 @@ def compare_lines(cmp) -> list[str]:
         return "  ".join(x.ljust(w) if i in (0, 1, 5) else x.rjust(w)
                          for i, (x, w) in enumerate(zip(c, widths))).rstrip()
 
-    out = [f"A = {cmp.label_a}", f"B = {cmp.label_b}", line(head),
-           line(tuple("-" * w for w in widths))]
+    out = [f"A = {cmp.label_a}", f"B = {cmp.label_b}",
+           "JIT speedups, B against A (each measured interleaved in its own run: the drift "
+           "between the runs cancels)"]
+    prow = pair_rows(cmp)
+    phead = ("verdict", "JIT pair", "A", "B", "B/A", "95% CI", "compiles", "program")
+    pcells = [(r["verdict"], r["case"], r["a"], r["b"], r["change"], r["ci"], r["compiles"],
+               r["program"]) for r in prow]
+    pw = [max(len(h), *(len(c[i]) for c in pcells)) if pcells else len(h)
+          for i, h in enumerate(phead)]
+    out += ["  ".join(x.ljust(w) for x, w in zip(c, pw)).rstrip()
+            for c in [phead, tuple("-" * w for w in pw), *pcells]]
+    out.append(pairs_line(cmp))
+    out += ["", "Absolute times per call (they carry the machine's drift between the runs)",
+            line(head), line(tuple("-" * w for w in widths))]
     out += [line(c) for c in cells]
     out.append(summary_line(cmp))
     return out
@@ -86,6 +128,7 @@ def write_compare_page(cmp, out_dir: Path | str) -> Path:
     out_dir = Path(out_dir)
     html = template_environment().get_template("compare.html.j2").render(
         label_a=cmp.label_a, label_b=cmp.label_b, rows=rows_for_display(cmp),
+        pairs=pair_rows(cmp), pairs_summary=pairs_line(cmp),
         summary=summary_line(cmp), counts=cmp.counts(),
         chart=figures.compare_chart(cmp.table),
         noise_floor_pct=f"{100 * cmp.noise_floor:g}",
