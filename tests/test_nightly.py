@@ -183,6 +183,19 @@ def test_a_night_is_judged_only_against_runs_measured_under_its_protocol():
 
 
 @pytest.mark.unit
+def test_the_gpu_sample_length_splits_gpu_histories_only():
+    """A sample on a GPU lasts longer than before: GPU nights measured with it start a new
+    history, CPU nights (whatever their protocol records of it) go on with theirs."""
+    seq = {"precision": 0.03, "switch_calls": 1, "sample_min_time": 0.001}
+    new = dict(seq, gpu_sample_min_time=0.01)
+    cpu = {"old": {"protocol": seq}, "new": {"protocol": new, "devices_measured": ["cpu"]}}
+    assert comparable(cpu, ["old", "new"]) == ["old", "new"]
+    gpu = {"old": {"protocol": seq}, "new": {"protocol": new, "devices_measured": ["gpu"]},
+           "newer": {"protocol": new, "devices_measured": ["cpu", "gpu"]}}
+    assert comparable(gpu, ["old", "new", "newer"]) == ["new", "newer"]
+
+
+@pytest.mark.unit
 def test_an_alert_says_when_the_machine_changed_that_night():
     import pandas as pd
 

@@ -307,3 +307,12 @@ def test_interference_without_enough_to_compare_flags_nothing():
     assert interference({"x": _group(2.0, 2.0)["x"]}) == {}  # nothing to compare with
 
 
+
+
+def test_a_gpu_group_samples_longer_and_a_cpu_group_as_before():
+    p = Protocol()
+    assert p.for_device("cpu") is p
+    assert p.for_device("gpu").sample_min_time == p.gpu_sample_min_time == 0.01
+    assert Protocol(gpu_sample_min_time=0.0005).for_device("gpu").sample_min_time == 0.001
+    with pytest.raises(ValueError, match="sample_min_time"):
+        Protocol(gpu_sample_min_time=-1)

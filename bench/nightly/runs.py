@@ -25,13 +25,17 @@ def comparable(metas: dict[str, dict[str, Any]], order: list[str]) -> list[str]:
     switch of mode instead of 1, which moved TF mmd's xla/graph ratio by +27%) starts a new
     history: judged against the old protocol's runs, the first night after the upgrade
     "confirmed" that change as two regressions."""
-    latest = _measuring(metas[order[-1]].get("protocol"))
-    return [r for r in order if _measuring(metas[r].get("protocol")) == latest]
+    def measuring(meta):
+        return _measuring(meta.get("protocol"), "gpu" in (meta.get("devices_measured") or ()))
+
+    latest = measuring(metas[order[-1]])
+    return [r for r in order if measuring(metas[r]) == latest]
 
 
 # protocol fields a run recorded before they existed: the value that measures as it did
 _BEFORE = {"precision": None, "budget": None, "tolerance": None, "confidence": None,
            "build_sigma": None, "block_time": None, "sample_min_time": None,
+           "gpu_sample_min_time": None,
            "stop_when": "verdict"}
 # fields that only govern what comes after the timed samples (the synced calls, the
 # interference check)
@@ -40,13 +44,17 @@ _AFTER_SAMPLES = ("interference_check", "alone_samples", "alone_max_time",
                   "synced_min_rounds", "synced_max_rounds")
 
 
-def _measuring(protocol: Any) -> Any:
+def _measuring(protocol: Any, gpu: bool = False) -> Any:
     """What of a recorded protocol decides the timed samples: defaults of later fields filled
     in as the older runs measured, the switch-call default resolved, and the interference
-    check's and the synced calls' settings left out (they run after the samples)."""
+    check's and the synced calls' settings left out (they run after the samples); the GPU's
+    sample length only for a run that measured on a GPU (``gpu``: its meta's
+    ``devices_measured``; a run that does not say is taken for a CPU run)."""
     if not isinstance(protocol, dict):
         return protocol
     out = {**_BEFORE, **protocol}
+    if not gpu:
+        out.pop("gpu_sample_min_time", None)
     if out.get("precision") is None:  # the fixed protocol ignores the sequential settings
         out.update({k: None for k in _BEFORE})
     if out.get("switch_calls") is None:

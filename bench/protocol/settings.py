@@ -44,6 +44,11 @@ class Protocol:
     # moved with that number from run to run (docs/lab/findings.md). The
     # fixed protocol (the nightly's) keeps the overhead rule alone, so recorded nights compare
     sample_min_time: float = 0.001
+    # on a GPU, a sample lasts this long at least (with sequential stopping): at 1 ms a 67-us
+    # TF32 matmul made 6 calls a sample and read 0.82x as fast as a plain loop of the same
+    # jitted function, a 1.4-ms one was timed one call a sample (latency, not throughput); at
+    # 10 ms, 55 calls and within 2% of the loop (docs/lab/h200-first-runs.md)
+    gpu_sample_min_time: float = 0.01
     # block: the scheme whose interleaved speedups agreed with the modes measured alone
     # (docs/protocol.md: TF rnn forward xla vs graph, 3 runs of each scheme)
     interleave: str = "block"  # a key of INTERLEAVE_SCHEMES
@@ -113,6 +118,13 @@ class Protocol:
                     confidence=self.confidence, looks=looks, build_sigma=self.build_sigma,
                     stop_when=self.stop_when)
 
+    def for_device(self, device: str) -> "Protocol":
+        """The settings a group on ``device`` measures with: on a GPU a sample lasts at least
+        ``gpu_sample_min_time``."""
+        if device != "gpu" or self.gpu_sample_min_time <= self.sample_min_time:
+            return self
+        return dataclasses.replace(self, sample_min_time=self.gpu_sample_min_time)
+
     def __post_init__(self):
         for what, value, valid in (("interleave scheme", self.interleave, INTERLEAVE_SCHEMES),
                                    ("aa_control", self.aa_control, AA_CONTROL),
@@ -128,6 +140,7 @@ class Protocol:
             raise ValueError(f"precision must be a fraction in (0, 1) or None (off); got "
                              f"{self.precision!r}")
         if not (self.budget > 0 and self.block_time > 0 and self.sample_min_time >= 0
+                and self.gpu_sample_min_time >= 0
                 and 0 < self.tolerance < 1
                 and 0.5 < self.confidence < 1):
             raise ValueError(f"budget and block_time must be > 0 s, sample_min_time >= 0 s, "

@@ -389,7 +389,8 @@ def run_case(benchmark, case_id: str, config) -> None:
               expected)
     after = adapter.counters()
     # pytest-benchmark timed each call with its sync (latency); the throughput kind beside it
-    piped = pipelined(timed, max(1, math.ceil(Protocol().sample_min_time / per_call)),
+    sample_s = Protocol().for_device(case.device).sample_min_time
+    piped = pipelined(timed, max(1, math.ceil(sample_s / per_call)),
                       PIPELINED_SAMPLES, time.perf_counter)
 
     flops = float(wl.flops(case.params, case.variant))

@@ -69,6 +69,8 @@ class RunRecord:
             raise UserError(f"{str(record.run_dir)!r} already holds results; continue it with "
                             f"`jitbench run --resume {record.run_dir}` or choose another run id")
         record._meta.update(options)
+        # the devices its cases measure on (the nightly compares GPU runs' sample length)
+        record._meta["devices_measured"] = sorted({c.device for c in cases})
         run_folder.write_cases(record.run_dir, cases)
         record._write()
         return record

@@ -401,7 +401,7 @@ def main(argv: list[str]) -> int:
         if protocol.interference_check == "first" and checked:
             protocol = dataclasses.replace(protocol, alone_samples=0)
         try:
-            out = run_group(adapter, cases, protocol, where, aa=aa,
+            out = run_group(adapter, cases, protocol.for_device(cases[0].device), where, aa=aa,
                             options=insight.Options.from_message(msg.get("insight")))
             aa_done = aa_done or any("aa_ratio" in r or "aa_error" in r for r in out)
             checked = checked or any("alone_median_s" in r for r in out)

@@ -243,7 +243,7 @@ def run(spec: Spec, protocol: Protocol | None = None,
     broken. A failure with JIT on only is a result (a row with its status and error).
     """
     adapter = adapter_for(spec.framework)
-    protocol = protocol or Protocol()
+    protocol = (protocol or Protocol()).for_device(spec.device or "cpu")
     counts = counts_in_process(spec.framework) if counts is None else counts
     started = time.time()
 
