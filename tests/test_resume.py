@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from jitbench.errors import DataWarning
-from jitbench.run import runner
+from jitbench.results.run_folder import pending_cases
 
 TINY = str(Path(__file__).parent / "workloads" / "tiny.py")
 # the two JAX modes this was written for (JIT off, JIT on); aot would add a third per group
@@ -122,7 +122,7 @@ def test_a_killed_runner_takes_its_workers_along_and_its_run_resumes(tmp_path):
     with open(run_dir / "results.jsonl", "a") as fh:  # as if killed in the middle of a row
         fh.write('{"schema_version": 1, "case_id": "tiny-default-jax-eager-cpu-float32-n1')
     with pytest.warns(DataWarning, match="truncated last line skipped"):
-        cases, pending = runner.pending_cases(run_dir)
+        cases, pending = pending_cases(run_dir)
     assert len(cases) == 12 and 0 < len(pending) < 12
 
     done = resume(run_dir)

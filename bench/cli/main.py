@@ -147,14 +147,15 @@ def _progress_printer():
 
 def cmd_run(args) -> int:
     from jitbench.protocol.settings import Protocol
+    from jitbench.results import run_folder
     from jitbench.run import runner
 
     if args.resume:
         return _resume(args)
     cases = _selected_cases(args)
-    runner.check_writable(args.out, "--out")  # before an hour of measuring
+    run_folder.check_writable(args.out, "--out")  # before an hour of measuring
     if not args.no_report:
-        runner.check_writable(args.reports, "--reports")
+        run_folder.check_writable(args.reports, "--reports")
     # "sample" switches after every sample: untimed calls there would outnumber the timed ones
     chosen = args.precision
     if chosen is None:  # --min-time alone asks for the fixed protocol
@@ -174,6 +175,7 @@ def cmd_run(args) -> int:
 
 def _resume(args) -> int:
     """``run --resume RUN_DIR``: the run's own cases and settings; filters are refused."""
+    from jitbench.results import run_folder
     from jitbench.run import runner
 
     given = [f"--{n.replace('_', '-')}" for n in ("suite", "framework", "mode", "device",
@@ -184,9 +186,9 @@ def _resume(args) -> int:
     if given:
         raise UserError(f"--resume continues RUN_DIR with its own cases and settings; "
                         f"leave out {', '.join(given)}")
-    runner.load_run(args.resume, quiet=True)  # "not a run" before anything else
+    run_folder.load_run(args.resume, quiet=True)  # "not a run" before anything else
     if not args.no_report:
-        runner.check_writable(args.reports, "--reports")
+        run_folder.check_writable(args.reports, "--reports")
     run_dir = runner.resume(args.resume, case_timeout=args.case_timeout,
                             command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer())
     return _after_run(args, run_dir)

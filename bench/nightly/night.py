@@ -41,6 +41,7 @@ from jitbench.nightly import corpus as corpus_mod
 from jitbench.nightly import evaluate
 from jitbench.nightly.runs import comparable, run_dirs
 from jitbench.results.record import write_merged
+from jitbench.results.run_folder import new_run_id
 from jitbench.results.files import load_meta, load_results, read_rows, rewrite
 
 SUMMARY_NAME = "nightly-summary.json"
@@ -276,7 +277,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     rounds = max(1, rounds)
     for i in range(rounds):
         # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
-        d = runner.run(again, latest_dir / "rechecks", run_id=f"{runner.new_run_id()}-r{i + 1}",
+        d = runner.run(again, latest_dir / "rechecks", run_id=f"{new_run_id()}-r{i + 1}",
                        calibrate=True, **run_kw)
         meta = load_meta(d)
         dirs.append(d)

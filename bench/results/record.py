@@ -40,9 +40,12 @@ class RunRecord:
 
     # ------------------------------------------------------------------ making and opening
     @staticmethod
-    def folder(out_root: Path | str, run_id: str, extra: Sequence[str] = ()) -> Path:
-        """``out_root/run_id``, made with its ``logs/`` (and ``extra`` subfolders), once the
-        id names a folder and ``out_root`` can be written; UserError otherwise."""
+    def folder(out_root: Path | str, run_id: str | None = None, extra: Sequence[str] = ()
+               ) -> Path:
+        """``out_root/run_id`` (a new id when None), made with its ``logs/`` (and ``extra``
+        subfolders), once the id names a folder and ``out_root`` can be written; UserError
+        otherwise."""
+        run_id = run_folder.new_run_id() if run_id is None else run_id
         if not run_id or "/" in run_id or run_id in (".", ".."):
             raise UserError(f"run id {run_id!r} cannot name a folder")
         run_folder.check_writable(out_root, "results folder")

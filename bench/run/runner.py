@@ -36,9 +36,6 @@ from jitbench.errors import Interrupted, UserError
 from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
 
-# re-exported: the CLI, nightly and the tests use them as runner.*
-from jitbench.results.run_folder import (  # noqa: F401
-    check_writable, load_run, new_run_id, pending_cases)
 from jitbench.run import compile_cache as compile_cache_mod
 from jitbench.run import startup as warmup
 from jitbench.run.children import WorkerFailed
@@ -96,10 +93,9 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
     options = RunOptions(protocol=protocol, case_timeout=case_timeout, calibrate=calibrate,
                          compile_cache=compile_cache, dump_hlo=dump_hlo,
                          profile=profile, matmul_precision=matmul_precision).check()
-    run_id = run_id or new_run_id()
     run_dir = RunRecord.folder(out_root, run_id, extra=(
         [options.cache_folder(".").name] if options.compile_cache != "off" else []))
-    with RunRecord.create(run_dir, run_id, command or sys.argv, protocol, cases,
+    with RunRecord.create(run_dir, run_dir.name, command or sys.argv, protocol, cases,
                           options.as_meta(run_dir)) as record:  # resume reads options back
 
         def calibration_hook() -> None:
