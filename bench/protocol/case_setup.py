@@ -174,7 +174,8 @@ class Casework:
                                          self.precision)
             elif nojit is not None:
                 off_err = self._reference_error(nojit)
-                if far_above(vs_ref["norm_rel_err"], off_err, self.precision):
+                if far_above(vs_ref["norm_rel_err"], off_err, self.precision,
+                             self.reduction):
                     mismatch = (f"output is {vs_ref['norm_rel_err']:.3g} from "
                                 f"{self.reference_label} (normwise), over {JIT_ERROR_FACTOR:g}x "
                                 f"the {off_err:.3g} of {nojit_mode} (JIT off) at the same "

@@ -83,11 +83,18 @@ def compare(out, ref, rtol: float, atol: float, precision: str | None = None,
     return out_fields
 
 
-def far_above(err: float, nojit_err: float, precision: str | None) -> bool:
+def far_above(err: float, nojit_err: float, precision: str | None,
+              reduction: int | None = None) -> bool:
     """Whether a JIT mode's normwise error ``err`` is :data:`JIT_ERROR_FACTOR` times its
-    JIT-off mode's ``nojit_err`` (both against the reference, at the same ``precision``), the
-    JIT-off error taken as at least half a unit roundoff, about what rounding a result once
-    costs on average (a JIT-off answer that is exact by luck does not make every rounding a
-    failure)."""
-    floor = 0.5 * UNIT_ROUNDOFF.get(precision or "", 0.0)
+    JIT-off mode's ``nojit_err`` (both against the reference, at the same ``precision``). The
+    JIT-off error counts as at least what a correct computation may carry, so an answer exact
+    by luck does not make every rounding a failure: at a reduced precision half a unit
+    roundoff (rounding the inputs dominates there), at a native one the summation's own error,
+    :func:`normwise_bound` (another order of the same sums moves the result by about that)."""
+    if precision in REDUCED:
+        floor = 0.5 * UNIT_ROUNDOFF[precision]
+    elif precision in UNIT_ROUNDOFF:
+        floor = normwise_bound(precision, reduction)
+    else:
+        floor = 0.0
     return err > JIT_ERROR_FACTOR * max(nojit_err, floor)
