@@ -220,6 +220,16 @@ def test_an_alert_says_when_the_machine_changed_that_night():
         "cpu_model AMD EPYC -> Intel Xeon",
         "the machine: every JIT-off time x1.36 (median of 5 cases, 10-90%: x1.36-x1.36)"]
 
+    # the GPU's side: another model or driver, and a night whose GPU throttled
+    metas["b"]["machine"]["gpus"] = [{"name": "H200", "driver_version": "580.1"}]
+    metas["c"]["machine"]["gpus"] = [{"name": "H100", "driver_version": "580.1"}]
+    df = pd.DataFrame(rows("a", 1.0) + rows("b", 1.0)
+                      + [dict(r, gpu_throttled=i == 0, gpu_throttle_note="SM clock fell")
+                         for i, r in enumerate(rows("c", 1.0))])
+    said = also(["a", "b", "c"])
+    assert "GPUs [('H200', '580.1')] -> [('H100', '580.1')]" in said
+    assert "the GPU slowed down during 1 of tonight's rows (SM clock fell)" in said
+
 
 @pytest.mark.unit
 def test_a_night_on_which_the_machine_moved_is_not_judged():

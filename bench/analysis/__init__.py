@@ -75,7 +75,7 @@ __all__ = [
     "QUIET_REL_IQR", "QUIET_STEAL_PCT", "ROW_KEYS", "SERIES_KEYS", "SPREAD_Z",
     "amortized_cost", "amortized_curves", "bandwidth_gbps", "ceilings", "flops_check",
     "roofline", "bootstrap_ratio_ci", "break_even_calls",
-    "calibration_frames", "compare_drift", "compare_pairs", "compare_runs", "crossovers", "efficiency",
+    "calibration_frames", "compare_drift", "group_records", "compare_pairs", "compare_runs", "crossovers", "efficiency",
     "geomean", "geomean_speedups", "is_nearest", "is_significant", "noise_verdict",
     "peak_gflops", "regressions_over", "row_facts", "run_to_run_spread", "size_order",
     "speedups", "summary", "why_no_pairs",

@@ -214,7 +214,7 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
 def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
     """What an alert needs beside its step: the night it began (the night judged), the night
     before it, and what else changed between them: the series' compile count, the framework
-    versions and the commit."""
+    versions, the commit, the host, the GPUs (and whether tonight's GPU throttled)."""
     latest, before = h.order[-1], (h.judged[-2] if len(h.judged) > 1 else None)
     out: dict[str, Any] = {"began": latest, "night_before": before, "also_changed": []}
     if before is None:
@@ -237,11 +237,30 @@ def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
         a, b = (old.get("machine") or {}).get(key), (new.get("machine") or {}).get(key)
         if a != b:
             out["also_changed"].append(f"{key} {a} -> {b}")
+    out["also_changed"] += _gpu_changes(old, new, h.df[h.df["run_id"] == latest])
     speed = machine_speed(h.df, before, latest)
     if speed is not None and abs(math.log(speed["factor"])) > math.log1p(MACHINE_BOUND):
         out["also_changed"].append(
             f"the machine: every JIT-off time x{speed['factor']:.2f} (median of "
             f"{speed['cases']} cases, 10-90%: x{speed['q10']:.2f}-x{speed['q90']:.2f})")
+    return out
+
+
+def _gpu_changes(old: dict[str, Any], new: dict[str, Any], rows) -> list[str]:
+    """The GPU's side of what else changed: its model or driver between the two nights, and
+    tonight's groups the GPU slowed down in (``gpu_throttled``)."""
+    def gpus(meta):
+        return [(g.get("name"), g.get("driver_version"))
+                for g in (meta.get("machine") or {}).get("gpus") or []]
+
+    out = []
+    if gpus(old) != gpus(new):
+        out.append(f"GPUs {gpus(old) or 'none'} -> {gpus(new) or 'none'}")
+    if "gpu_throttled" in rows.columns:
+        hot = rows[rows["gpu_throttled"].eq(True)]
+        if len(hot):
+            out.append(f"the GPU slowed down during {len(hot)} of tonight's rows "
+                       f"({str(hot['gpu_throttle_note'].iloc[0])[:120]})")
     return out
 
 

@@ -7,12 +7,11 @@ pytest-benchmark entry per mode.
         jit_benchmark(loss_fn, x, y, modes=["eager", "jit"], reference=loss_np)
 
 Installing jitbench registers it (``pytest11`` entry point ``jitbench`` ->
-``jitbench.pytest_plugin.plugin``, which imports this fixture). The modes are measured together with
-the
-harness protocol (``jitbench.userfn.as_workload.run``: first call apart, warm-up until compiles
-stop,
-synced samples, modes interleaved); each mode's samples then become a pytest-benchmark entry
-named ``test_loss[<framework>-<mode>]``, grouped per test, with the same ``extra_info`` as
+``jitbench.pytest_plugin.plugin``, which imports this fixture). The modes are measured together
+with the harness protocol (``jitbench.userfn.as_workload.run``: first call apart, warm-up until
+compiles stop, synced samples, modes interleaved); each mode's samples then become a
+pytest-benchmark entry named ``test_loss[<framework>-<mode>]``, grouped per test, with the same
+``extra_info`` as
 jitbench's own suites (``jitbench.pytest_plugin.plugin.run_case``), so ``--benchmark-json``,
 ``--benchmark-compare``, ``--benchmark-histogram`` and ``jitbench report out.json`` read them.
 
