@@ -5,9 +5,10 @@ processes of each JIT mode's speedup over its nearest JIT-off mode and of that b
     python docs/lab/scripts/process_noise.py --processes 5 -- --suite mmd --variant default \\
         --dtype float32 --device cpu --size quick
 
-Settings: ``default`` (as a user runs it), ``threads1`` (thread pools at one thread:
-TF_NUM_INTRAOP_THREADS, TF_NUM_INTEROP_THREADS, OMP_NUM_THREADS, XLA_FLAGS), ``pinned``
-(``taskset -c 0``), ``quiet`` (both, and PYTHONHASHSEED=0). Prints a markdown table; keeps the
+Settings (``--settings``, default all): ``default`` (as a user runs it), ``threads1`` (thread
+pools at one thread: TF_NUM_INTRAOP_THREADS, TF_NUM_INTEROP_THREADS, OMP_NUM_THREADS,
+XLA_FLAGS), ``pinned`` (``taskset -c 0``), ``quiet`` (both, and PYTHONHASHSEED=0), and one at a
+time ``hashseed`` and ``malloc`` (glibc's trim and mmap thresholds at 1 GiB). Prints a markdown table; keeps the
 run folders under --out. Five processes give an sd uncertain by about a third.
 """
 
@@ -32,6 +33,12 @@ SETTINGS = {
     "threads1": (THREADS1, []),
     "pinned": ({}, ["taskset", "-c", "0"]),
     "quiet": (dict(THREADS1, PYTHONHASHSEED="0"), ["taskset", "-c", "0"]),
+    # one at a time: the hash seed, glibc's trim/mmap thresholds (freed temporaries kept rather
+    # than returned and faulted in again). JAX's asynchronous CPU dispatch has no environment
+    # variable (JAX_CPU_ENABLE_ASYNC_DISPATCH=false left jax_cpu_enable_async_dispatch True).
+    "hashseed": ({"PYTHONHASHSEED": "0"}, []),
+    "malloc": ({"MALLOC_TRIM_THRESHOLD_": str(2 ** 30), "MALLOC_MMAP_THRESHOLD_": str(2 ** 30)},
+               []),
 }
 
 
@@ -75,10 +82,14 @@ def main(argv: list[str]) -> int:
         jitbench_args = []
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--processes", type=int, default=5)
-    ap.add_argument("--settings", default=",".join(SETTINGS))
+    ap.add_argument("--settings", default=",".join(SETTINGS),
+                    help=f"comma list of {', '.join(SETTINGS)}")
     ap.add_argument("--out", default="/tmp/jitbench-process-noise")
     args = ap.parse_args(argv)
     settings = args.settings.split(",")
+    bad = [s for s in settings if s not in SETTINGS]
+    if bad:
+        sys.exit(f"unknown setting {', '.join(bad)}; valid: {', '.join(SETTINGS)}")
     if "pinned" in settings or "quiet" in settings:
         if shutil.which("taskset") is None:
             sys.exit("taskset is needed for the pinned settings")
