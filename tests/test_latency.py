@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from jitbench.protocol.latency import latency_fields, run_synced, synced_speedup
+from jitbench.protocol.latency import run_synced
+from jitbench.results.row import latency_fields, synced_speedup
 from jitbench.protocol.samples import ModeResult, Timed
 from jitbench.protocol.timing import Protocol, measure
 

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from jitbench.analysis.stats import CONFIDENCE, N_BOOT, bootstrap_ratio_ci
-from jitbench.analysis.values import as_number, pandas_module, samples_array
+from jitbench.analysis.values import as_number, pandas_module, samples_array, text_or
 from jitbench.protocol.timing import robust_sigma
 
 CONTROL_COLUMNS = ["framework", "device", "mode", "workload", "variant", "dtype", "size",
@@ -27,11 +27,6 @@ CONTROL_COLUMNS = ["framework", "device", "mode", "workload", "variant", "dtype"
                    "interval_from", "n_samples", "error"]
 SCATTER_Z = 1.96  # the A/A scatter added to an interval: this many robust sigmas
 AA_VERDICTS = ("faster", "slower", "same", "unresolved")
-
-
-def _text(v) -> str | None:
-    """A text field of a row, None where it is missing (NaN in a frame, None in JSON)."""
-    return v if isinstance(v, str) and v else None
 
 
 def aa_controls(df, *, confidence: float = CONFIDENCE, n_boot: int = N_BOOT, seed: int = 0):
@@ -56,8 +51,8 @@ def aa_controls(df, *, confidence: float = CONFIDENCE, n_boot: int = N_BOOT, see
                     workload=r.get("workload"), variant=r.get("variant"), dtype=r.get("dtype"),
                     size=r.get("size"), pairing=r.get("aa_pairing") or "", n_samples=0)
         a, b = samples_array(r.get("samples")), samples_array(r.get("aa_samples"))
-        error = _text(r.get("aa_error"))
-        verdict = _text(r.get("aa_verdict"))
+        error = text_or(r.get("aa_error")) or None
+        verdict = text_or(r.get("aa_verdict")) or None
         if error is None and verdict in AA_VERDICTS:
             lo, hi = as_number(r.get("aa_verdict_ci_low")), as_number(r.get("aa_verdict_ci_high"))
             out.append(dict(base, ratio=as_number(r.get("aa_verdict_speedup")), ci_low=lo,

@@ -42,6 +42,26 @@ def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float],
     return (float(lo), float(hi))
 
 
+def paired_ratio_ci(numerator: Sequence[float], denominator: Sequence[float], *,
+                    confidence: float = CONFIDENCE, n_boot: int = N_BOOT,
+                    seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of median(numerator) / median(denominator) for samples
+    taken in pairs (element i of each side together, e.g. one round of synced calls): whole
+    pairs are resampled, so what moved both sides of a pair cancels. Pairs up to the shorter
+    side; ``(nan, nan)`` with fewer than 2 pairs. Deterministic for a given ``seed``."""
+    n = min(len(numerator), len(denominator))
+    if n < 2:
+        return (math.nan, math.nan)
+    a = np.asarray(numerator[:n], float)
+    b = np.asarray(denominator[:n], float)
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.median(a[idx], axis=1) / np.median(b[idx], axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(ratios, [alpha, 1.0 - alpha])
+    return (float(lo), float(hi))
+
+
 def _resampled_medians(x: np.ndarray, rng, n_boot: int) -> np.ndarray:
     """The medians of ``n_boot`` resamples (with replacement) of ``x``: the same numbers as
     ``np.median(x[rng.integers(0, n, (n_boot, n))], axis=1)``, from the same draws, 2-5×

@@ -63,6 +63,12 @@ def group_records(records, keys) -> dict[tuple, list[dict[str, Any]]]:
     return out
 
 
+def text_or(v, default=None):
+    """``v`` when it is a string (a message, a note), else ``default``: pandas fills missing
+    strings with NaN."""
+    return v if isinstance(v, str) else default
+
+
 def truthy(v) -> bool:
     if isinstance(v, (bool, np.bool_)):
         return bool(v)

@@ -324,7 +324,7 @@ def run_case(benchmark, case_id: str, config) -> None:
     import statistics
 
     from jitbench.protocol.case_setup import on_device
-    from jitbench.protocol.latency import pipelined
+    from jitbench.protocol.samples import ModeResult, take_sample
     from jitbench.protocol.timing import Protocol, first_and_warmup
 
     state: _Session = config.stash[_STATE]
@@ -390,8 +390,9 @@ def run_case(benchmark, case_id: str, config) -> None:
     after = adapter.counters()
     # pytest-benchmark timed each call with its sync (latency); the throughput kind beside it
     sample_s = Protocol().for_device(case.device).sample_min_time
-    piped = pipelined(timed, max(1, math.ceil(sample_s / per_call)),
-                      PIPELINED_SAMPLES, time.perf_counter)
+    piped = ModeResult(case.mode, loops=max(1, math.ceil(sample_s / per_call)))
+    for _ in range(PIPELINED_SAMPLES):  # samples as a run takes them: calls back to back
+        take_sample(timed, piped, lambda: {}, time.perf_counter)
 
     flops = float(wl.flops(case.params, case.variant))
     median = benchmark.stats.stats.median
@@ -400,7 +401,8 @@ def run_case(benchmark, case_id: str, config) -> None:
                 **rows.timing_fields(r), sync_overhead_s=r.overhead_s, flops=flops,
                 gflops=flops / median / 1e9 if median else None, rtol=work.rtol,
                 atol=work.atol, matmul_precision=work.precision, synced_median_s=median,
-                pipelined_median_s=statistics.median(piped), **checked.fields)
+                pipelined_median_s=statistics.median(piped.samples or piped.compiling_samples),
+                **checked.fields)
     if counts_in_process(case.framework):
         info.update(rows.counter_fields(r.counters_first, r.counters_warmup,
                                         {k: after.get(k, 0) - before.get(k, 0) for k in after}))

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from jitbench import analysis
+# owned by analysis; the sections read it here
+from jitbench.analysis.values import text_or  # noqa: F401
 
 
 class RunFacts:
@@ -108,12 +110,6 @@ def records(frame) -> list[dict[str, Any]]:
     """Rows as dicts with None for missing values (pandas gives NaN, which is truthy)."""
     return [{k: None if isnan(v) else v for k, v in r.items()}
             for r in frame.to_dict("records")]
-
-
-def text_or(v, default=None):
-    """``v`` when it is a string (a message, a note), else ``default``: pandas fills missing
-    strings with NaN."""
-    return v if isinstance(v, str) else default
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,11 +12,13 @@ Format history of results.jsonl (``schema_version`` in every row):
 
 from __future__ import annotations
 
+import math
 import re
+import statistics
 from typing import Any, Callable, Mapping, Sequence
 
+from jitbench.analysis.stats import bootstrap_ratio_ci, paired_ratio_ci
 from jitbench.define.workload import Case
-from jitbench.protocol.latency import latency_fields
 
 SCHEMA_VERSION = 1
 
@@ -209,6 +211,51 @@ def error_fields(status: str, exc: BaseException, phase: str) -> dict[str, Any]:
     if op:
         fields["failing_op"] = op
     return fields
+
+
+# --------------------------------------------------------------------------- latency
+
+def synced_speedup(baseline: Sequence[float], jit: Sequence[float], confidence: float = 0.95,
+                   paired: bool = True) -> dict[str, float] | None:
+    """median(baseline) / median(jit) of two modes' synced calls with its ``confidence``
+    interval: ``paired`` (taken in the same rounds: ``jitbench.protocol.latency``) by
+    resampling whole rounds, otherwise each side on its own. None with fewer than 3 calls on a
+    side."""
+    if min(len(baseline), len(jit)) < 3:
+        return None
+    ci = paired_ratio_ci if paired else bootstrap_ratio_ci
+    lo, hi = ci(baseline, jit, confidence=confidence)
+    return {"speedup": statistics.median(baseline) / statistics.median(jit), "ci_low": lo,
+            "ci_high": hi}
+
+
+def latency_fields(mode: str, results: Mapping[str, Any], baseline: str | None,
+                   confidence: float = 0.95) -> dict[str, Any]:
+    """Row fields: ``synced_median_s`` and ``synced_samples`` of every mode with synced calls;
+    for a JIT mode, ``synced_speedup``, ``synced_ci_low`` / ``synced_ci_high`` against
+    ``baseline`` (its verdict's), and ``synced_vs_pipelined``: how many times its pipelined
+    speedup the synced one is, where the row's verdict gives the pipelined one."""
+    r = results[mode]
+    out: dict[str, Any] = {}
+    if r.synced_error:
+        out["synced_error"] = r.synced_error
+    if not r.synced_samples:
+        return out
+    out["synced_median_s"] = statistics.median(r.synced_samples)
+    out["synced_samples"] = list(r.synced_samples)
+    base = results.get(baseline) if baseline else None
+    if base is None or baseline == mode or not base.synced_samples:
+        return out
+    s = synced_speedup(base.synced_samples, r.synced_samples, confidence,
+                       paired=base.synced_in_rounds and r.synced_in_rounds)
+    if s is None:
+        return out
+    out.update(synced_speedup=s["speedup"], synced_ci_low=s["ci_low"],
+               synced_ci_high=s["ci_high"])
+    piped = (r.verdicts.get(baseline) or {}).get("speedup")
+    if piped and math.isfinite(piped) and piped > 0:
+        out["synced_vs_pipelined"] = s["speedup"] / piped
+    return out
 
 
 # --------------------------------------------------------------------------- a measured group
