@@ -22,9 +22,9 @@ def load_results(path_or_paths):
 
 
 def measure(fn, *args, **options):
-    """What JIT does to ``fn(*args)``: see ``jitbench.userfn.measure.measure`` (deferred import,
-    like
-    ``load_results``; it imports only the framework the inputs already belong to)."""
+    """What JIT does to ``fn(*args)``: see ``jitbench.userfn.measure.measure`` (deferred
+    import, like ``load_results``; it imports only the framework the inputs already belong
+    to)."""
     from jitbench.userfn.measure import measure as _measure
 
     return _measure(fn, *args, **options)

@@ -92,8 +92,8 @@ class Thresholds:
     # by `jitbench nightly --evaluate` on recorded nights (docs/nightly.md): above every one
     # of the previous ``paired_window`` nights, a step above ``steady`` (half of it from 10
     # nights on), z > ``z_min`` over the history's spread (floor ``floor_paired``) and the
-    # night's own interval. "quantile": the rule above (z, BH q-value, the 0.8 quantile), as
-    # before 2026-11
+    # night's own interval. "quantile": the rule above (z, BH q-value, the 0.8 quantile), the
+    # nightly's earlier rule
     detector: str = "paired"
     paired_window: int = PAIRED_WINDOW
     floor_paired: float = 0.02

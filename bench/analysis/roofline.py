@@ -16,10 +16,8 @@ Definitions (the report quotes them):
   achieved GFLOP/s / bound; the bound is ``memory`` when bandwidth × intensity < peak, else
   ``compute``.
 - **FLOP check**: XLA's FLOPs / formula FLOPs per JIT row; off by more than 10%
-  (``jitbench.xla.hlo_text.FLOPS_MISMATCH``) is flagged. XLA counts transcendentals apart and is
-  known
-  to
-  miscount some ops: a cross-check, never a replacement of the formula.
+  (``jitbench.xla.hlo_text.FLOPS_MISMATCH``) is flagged. XLA counts transcendentals apart and
+  is known to miscount some ops: a cross-check, never a replacement of the formula.
 """
 
 from __future__ import annotations

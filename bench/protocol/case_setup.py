@@ -18,12 +18,10 @@ argument
 
 It measures nothing and writes no row: the caller times the :class:`Timed` modes
 (``jitbench.protocol.timing``) and builds the row (``jitbench.results.row``). For a registered
-workload,
-:func:`workload_inputs` and :func:`workload_reference` make the inputs from the case's seed and
-the float64 reference; a user's function (``jitbench.userfn.as_workload``) brings its own inputs,
-some
-of them maybe not arrays (``arrays_only``), and optionally a reference; its tolerance is set
-(``rtol``, ``atol``) once the JIT-off answer is known.
+workload, :func:`workload_inputs` and :func:`workload_reference` make the inputs from the
+case's seed and the float64 reference; a user's function (``jitbench.userfn.as_workload``)
+brings its own inputs, some of them maybe not arrays (``arrays_only``), and optionally a
+reference; its tolerance is set (``rtol``, ``atol``) once the JIT-off answer is known.
 """
 
 from __future__ import annotations
@@ -89,7 +87,6 @@ class Casework:
         workload's reduction length (``jitbench.protocol.correctness.normwise_bound``)."""
         self.adapter = adapter
         self.precision, self.reduction = precision, reduction
-        self._nojit_err: tuple[int, float] | None = None
         self.framework = framework
         self.device = device
         self.reference, self.reference_label = reference, reference_label
@@ -173,7 +170,8 @@ class Casework:
                 mismatch = mismatch_text(vs_ref, self.rtol, self.atol, self.reference_label,
                                          self.precision)
             elif nojit is not None:
-                off_err = self._reference_error(nojit)
+                off_err = compare(nojit, self.reference, self.rtol,
+                                  self.atol)["norm_rel_err"]
                 if far_above(vs_ref["norm_rel_err"], off_err, self.precision,
                              self.reduction):
                     mismatch = (f"output is {vs_ref['norm_rel_err']:.3g} from "
@@ -188,13 +186,6 @@ class Casework:
                 vs_off = mismatch_text(c, self.rtol, self.atol, f"{nojit_mode} (JIT off)",
                                        self.precision)
         return Checked(fields, mismatch, out, vs_off)
-
-    def _reference_error(self, nojit: Any) -> float:
-        """The JIT-off answer's normwise error against the reference (computed once)."""
-        if self._nojit_err is None or self._nojit_err[0] != id(nojit):
-            err = compare(nojit, self.reference, self.rtol, self.atol)["norm_rel_err"]
-            self._nojit_err = (id(nojit), float(err))
-        return self._nojit_err[1]
 
 
 def on_device(adapter, device: str):

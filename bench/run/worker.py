@@ -46,6 +46,7 @@ from typing import Any
 
 from jitbench.define.modes import nearest_baseline, verdict_pairs
 from jitbench.define.workload import Case, load_workload
+from jitbench.frameworks import device_index
 from jitbench.protocol import case_setup as casework
 from jitbench.protocol import gpu_state
 from jitbench.protocol import machine_load as noise
@@ -265,7 +266,8 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
                     error_phase="setup") for c in cases]
 
     snap = noise.snapshot()
-    gpu_before = gpu_state.read() if first.device == "gpu" else None  # device 0: the worker's
+    # the worker's own GPU (JITBENCH_DEVICE_INDEX), before and after the group
+    gpu_before = gpu_state.read(device_index()) if first.device == "gpu" else None
     # compile_notes: why the framework compiled (JAX's explained cache misses), per mode
     results = measure(timed, protocol, counters=adapter.counters,
                       notes=getattr(adapter, "compile_notes", None),
@@ -273,7 +275,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
                                [t.name for t in timed]))
     machine = noise.between(snap, noise.snapshot())
     if gpu_before:
-        machine.update(gpu_state.group_fields(gpu_before, gpu_state.read()))
+        machine.update(gpu_state.group_fields(gpu_before, gpu_state.read(device_index())))
     peak_mem, process_mem = _peak_memory(adapter, timed, results, first.device)
     answers = _answers(work, fns, results, where)
 
