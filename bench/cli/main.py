@@ -10,6 +10,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from jitbench.cli import ab as ab_cli
 from jitbench.cli import doctor as doctor_cli
 from jitbench.cli import sweep as sweep_cli
 from jitbench.cli.args import build_parser, filters
@@ -265,7 +266,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     handler = {"list": cmd_list, "run": cmd_run, "report": cmd_report, "sweep": sweep_cli.cmd,
                "nightly": cmd_nightly, "merge": cmd_merge, "compare": cmd_compare,
-               "doctor": doctor_cli.cmd}[args.command]
+               "doctor": doctor_cli.cmd,
+               "ab": lambda a: ab_cli.cmd(a, _selected_cases, _progress_printer())
+               }[args.command]
     try:
         return handler(args)
     except UserError as exc:
@@ -278,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"jitbench: interrupted ({exc.signal_name})", file=sys.stderr)
         else:
             print(f"jitbench: interrupted ({exc.signal_name}); {exc.recorded} of {exc.total} "
-                  f"rows kept in {exc.run_dir}; continue with: jitbench run --resume "
+                  f"rows kept in {exc.run_dir}; continue with: {exc.resume} "
                   f"{exc.run_dir}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:

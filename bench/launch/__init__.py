@@ -1,8 +1,8 @@
 """Every process jitbench starts, from one place: a worker (:func:`start`, which
 ``jitbench.run.children.Worker`` drives: JSON lines in and out, a session of its own so a Ctrl-C
 reaches the parent only and a timeout can kill the whole process group) and a short tool
-command (:func:`tool`: git, nvidia-smi, Graphviz' dot) with a timeout. Nothing else in
-``bench`` calls ``subprocess``."""
+command (:func:`tool`: git, nvidia-smi, Graphviz' dot, an A/B arm's interpreter probe) with a
+timeout. Nothing else in ``bench`` calls ``subprocess``."""
 
 from __future__ import annotations
 
@@ -21,12 +21,14 @@ def start(argv: Sequence[str], env: Mapping[str, str], cwd: str | None = None
                             start_new_session=True, cwd=cwd)
 
 
-def tool(argv: Sequence[str], timeout: float, cwd: str | None = None
-         ) -> subprocess.CompletedProcess | None:
+def tool(argv: Sequence[str], timeout: float, cwd: str | None = None,
+         env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess | None:
     """A short command's completed process (output captured as text), or None when it could
-    not run (not installed, not permitted) or outlasted ``timeout`` seconds."""
+    not run (not installed, not permitted) or outlasted ``timeout`` seconds. ``env``: its whole
+    environment (default: this process's)."""
     try:
         return subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True,
-                              timeout=timeout, check=False)
+                              timeout=timeout, check=False,
+                              env=None if env is None else dict(env))
     except (OSError, subprocess.SubprocessError):
         return None

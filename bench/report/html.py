@@ -110,7 +110,12 @@ def write_report(source: Path | str, out_dir: Path | str) -> Path:
         # a copy for the page: the run's meta.json is read, never changed, here
         meta = {"run_dir": str(source), "report_dir": str(out_dir),  # links, relative
                 **meta}
-    html = render(df, meta)
+    if meta.get("kind") == "ab":  # two environments side by side (jitbench ab)
+        from jitbench.report.ab_page import render_ab
+
+        html = render_ab(df, meta, template_environment())
+    else:
+        html = render(df, meta)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         page = out_dir / "index.html"

@@ -118,15 +118,16 @@ class RunRecord:
             yield self
         self._writer = None
 
-    def write_row(self, row: dict[str, Any], retried: str | None = None) -> None:
+    def write_row(self, row: dict[str, Any], retried: str | None = None,
+                  ab: tuple[str, int] | None = None) -> None:
         """A row as a worker built it, stamped with this run's id (and why it was measured
-        again, where it was)."""
-        self._writer.write(rows.stamp(row, self.run_id, retried))
+        again, where it was; an A/B's arm and round)."""
+        self._writer.write(rows.stamp(row, self.run_id, retried, ab))
 
     def write_failure(self, case: Case, status: str, message: str, retried: str | None = None,
-                      **fields: Any) -> None:
+                      ab: tuple[str, int] | None = None, **fields: Any) -> None:
         """The row of a case whose worker failed (``jitbench.results.row.failure``)."""
-        self.write_row(rows.failure(case, status, message, **fields), retried)
+        self.write_row(rows.failure(case, status, message, **fields), retried, ab)
 
     @property
     def meta(self) -> Mapping[str, Any]:
@@ -143,6 +144,11 @@ class RunRecord:
     def set_calibration(self, summary: Mapping[str, Any]) -> None:
         """The machine's calibration (``jitbench.run.calibration.measure``)."""
         self._meta["calibration"] = dict(summary)
+        self._write()
+
+    def set_ab(self, **fields: Any) -> None:
+        """An A/B's progress (``jitbench.run.ab``): rounds done, cases per verdict."""
+        self._meta.setdefault("ab", {}).update(fields)
         self._write()
 
     def add_worker(self, hello: Mapping[str, Any], env_group: str) -> None:

@@ -39,14 +39,16 @@ def new_row(case: Case, **fields: Any) -> dict[str, Any]:
     return row
 
 
-def stamp(row: Mapping[str, Any], run_id: str, retried_after: str | None = None
-          ) -> dict[str, Any]:
+def stamp(row: Mapping[str, Any], run_id: str, retried_after: str | None = None,
+          ab: tuple[str, int] | None = None) -> dict[str, Any]:
     """The row as the run records it: with its run id (and why it was measured again, when a
-    group-mate's failure sent it to a fresh worker)."""
+    group-mate's failure sent it to a fresh worker; in an A/B, its arm and round)."""
     out = {"schema_version": row.get("schema_version", SCHEMA_VERSION), "run_id": run_id}
     out.update(row)
     if retried_after:
         out["retried_after"] = retried_after
+    if ab is not None:
+        out["ab_arm"], out["ab_round"] = ab
     return out
 
 

@@ -108,17 +108,19 @@ class Worker:
     def __init__(self, framework: str, env: dict[str, str], log_path: Path,
                  where_path: Path | None = None, critical=contextlib.nullcontext,
                  import_paths: Sequence[str] | None = None, cwd: str | None = None,
-                 startup_timeout: float = STARTUP_TIMEOUT_S):
+                 startup_timeout: float = STARTUP_TIMEOUT_S, python: str | None = None):
         """``env``: the mode group's variables (``jitbench.run.child_process.env`` adds the
         rest); ``import_paths``: put first on the child's PYTHONPATH (default: this copy of
-        jitbench); ``cwd``: the child's working folder."""
+        jitbench; ``()``: nothing); ``cwd``: the child's working folder; ``python``: the
+        interpreter (default: this one; another one runs the jitbench installed in it)."""
         self.framework = framework
         self.log_path = Path(log_path)
         self.where_path = Path(where_path) if where_path else \
             self.log_path.with_suffix(".where")
         self._killed = False
         self.proc = None
-        full_env = child_process.env(framework, env, *([import_paths] if import_paths else []))
+        full_env = child_process.env(framework, env,
+                                     *([] if import_paths is None else [import_paths]))
         full_env["JITBENCH_RUNNER_PID"] = str(os.getpid())
         self.where_path.write_bytes(b"")  # "nothing said yet" = still starting
         try:
@@ -126,8 +128,9 @@ class Worker:
         except OSError:
             self.log_offset = 0
         with critical():  # a Ctrl-C must not land between the fork and owning the child
-            self.proc = launch.start([sys.executable, "-m", "jitbench.run.worker", framework,
-                                      str(self.log_path), str(self.where_path)], full_env, cwd)
+            self.proc = launch.start([python or sys.executable, "-m", "jitbench.run.worker",
+                                      framework, str(self.log_path), str(self.where_path)],
+                                     full_env, cwd)
             _LIVE.add(self)
         self._lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()

@@ -168,30 +168,47 @@ def _execute(ex: _Execution, cases: list[Case],
         ex.progress(status)
 
 
-def _log(run_dir: Path, key: Key) -> Path:
+def _log(run_dir: Path, key: Key, prefix: str = "") -> Path:
     framework, group_name, device = key
-    return run_dir / "logs" / f"{framework}-{group_name}-{device}.log"
+    return run_dir / "logs" / f"{prefix}{framework}-{group_name}-{device}.log"
 
 
 def _loop(ex: _Execution) -> GroupLoop:
-    """The run's group loop: its workers do start-up first and get the options' environment;
-    meta.json records each worker and each failure."""
+    return group_loop(ex.record, ex.options, ex.stopper.critical)
+
+
+def group_loop(record: RunRecord, options: RunOptions, critical, *,
+               arm_env: dict[str, str] | None = None, python: str | None = None,
+               log_prefix: str = "", env_group_prefix: str = "") -> GroupLoop:
+    """A group loop writing to ``record``: its workers do start-up first and get the options'
+    environment; meta.json records each worker and each failure. For an A/B arm
+    (``jitbench.run.ab``): ``arm_env`` on top of a mode's own variables (``*_FLAGS`` joined,
+    not replaced, so an arm's XLA flag keeps auto-clustering's), the arm's ``python`` (another
+    interpreter runs the jitbench installed in it, nothing of this one on its path), and
+    prefixes for its logs and its workers' record."""
 
     def env_for(key: Key) -> dict[str, str]:
         framework, group_name, device = key
         mode = next(m for (f, _), m in MODES.items()
                     if f == framework and m.worker_group == group_name)
-        return {**mode.env, **warmup.worker_env(framework, group_name, device),
-                **ex.options.worker_env(ex.run_dir)}
+        env = {**mode.env, **warmup.worker_env(framework, group_name, device),
+               **options.worker_env(record.run_dir)}
+        for name, value in (arm_env or {}).items():
+            env[name] = (f"{env[name]} {value}" if name.endswith("_FLAGS") and env.get(name)
+                         else value)
+        return env
 
     def on_worker_failed(exc: WorkerFailed) -> None:
-        ex.record.worker_failed(exc.pid, exc.status, exc.exit or "", exc.phase)
+        record.worker_failed(exc.pid, exc.status, exc.exit or "", exc.phase)
 
-    return GroupLoop(ex.options.protocol, ex.options.case_timeout,
-                     log_for=lambda key: _log(ex.run_dir, key), env_for=env_for,
-                     capture=ex.options.capture(ex.run_dir), critical=ex.stopper.critical,
-                     on_worker=lambda hello, key: ex.record.add_worker(hello, key[1]),
-                     on_worker_failed=on_worker_failed)
+    foreign = python is not None and Path(python).absolute() != Path(sys.executable).absolute()
+    return GroupLoop(options.protocol, options.case_timeout,
+                     log_for=lambda key: _log(record.run_dir, key, log_prefix), env_for=env_for,
+                     capture=options.capture(record.run_dir), critical=critical,
+                     on_worker=lambda hello, key: record.add_worker(
+                         hello, env_group_prefix + key[1]),
+                     on_worker_failed=on_worker_failed,
+                     worker_options={"python": python, "import_paths": ()} if foreign else {})
 
 
 def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case]) -> None:

@@ -122,8 +122,7 @@ def _marked(where: Where, fn, placed, mode: str):
 def _slowed_for_tests(case: Case, fn, sync=None):
     """Test hook: JITBENCH_TEST_SLOWDOWN='<case_id glob>=<seconds>' adds that much to every
     call of the matching cases, so regression detection can be tested end to end;
-    '<glob>=x1.3' makes each call 1.3x as long as it takes (the call is waited for with
-    ``sync``, then the CPU is kept busy for the extra 30%, as slower code would)."""
+    '<glob>=x1.3' makes each call 1.3x as long as it takes (:func:`_scaled`)."""
     spec = os.environ.get("JITBENCH_TEST_SLOWDOWN")
     if not spec:
         return fn
@@ -133,25 +132,61 @@ def _slowed_for_tests(case: Case, fn, sync=None):
     if not fnmatch.fnmatch(case.case_id, pattern):
         return fn
     if amount.startswith("x"):
-        factor = float(amount[1:])
-
-        def scaled(*xs):
-            start = time.perf_counter()
-            out = fn(*xs)
-            if sync is not None:
-                sync(out)
-            until = start + factor * (time.perf_counter() - start)
-            while time.perf_counter() < until:  # busy: a sleep is too coarse for µs calls
-                pass
-            return out
-
-        return scaled
+        return _scaled(fn, float(amount[1:]), sync)
 
     def slowed(*xs):
         time.sleep(float(amount))
         return fn(*xs)
 
     return slowed
+
+
+def _scaled(fn, factor: float, sync=None):
+    """``fn`` taking ``factor`` times as long, timed the way the protocol times it. Its first two
+    calls (the first one compiles) are waited for and scaled; the third measures it: 5 calls each
+    waited for (``sync``) against 20 back to back with one wait. Where the two agree (the work,
+    not the dispatch, sets the time), each call is waited for and the CPU kept busy for the
+    extra share of its own time; where calls pipeline (a short call on a device that runs ahead:
+    waiting for each would time another thing), the host stays busy for the extra share of the
+    pipelined time after each dispatch, which is what a slower host-bound call costs. Busy, not
+    asleep: a sleep is too coarse for µs."""
+    state: dict[str, float] = {}
+
+    def busy(seconds: float) -> None:
+        until = time.perf_counter() + seconds
+        while time.perf_counter() < until:
+            pass
+
+    def measure(xs) -> None:
+        wait = sync or (lambda out: out)
+        synced = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            wait(fn(*xs))
+            synced.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for _ in range(20):
+            out = fn(*xs)
+        wait(out)
+        state["pipelined"] = (time.perf_counter() - t0) / 20
+        state["each"] = float(sorted(synced)[2] <= 1.2 * state["pipelined"] or sync is None)
+
+    def scaled(*xs):
+        state["calls"] = state.get("calls", 0) + 1
+        if state["calls"] == 3:
+            measure(xs)
+        if state.get("each", 1.0):
+            start = time.perf_counter()
+            out = fn(*xs)
+            if sync is not None:
+                sync(out)
+            busy((factor - 1) * (time.perf_counter() - start))
+            return out
+        out = fn(*xs)
+        busy((factor - 1) * state["pipelined"])
+        return out
+
+    return scaled
 
 
 def _peak_memory(adapter, timed: list[Timed], results, device: str

@@ -1,0 +1,318 @@
+"""``jitbench ab``: the same cases in two environments, in alternating fresh processes.
+
+An environment (the interpreter and its packages, ``XLA_FLAGS``, thread settings) is fixed when
+a process starts, so two environments are compared only by starting fresh processes of each, in
+turns: round 1 measures the pending groups in arm A's workers then arm B's, round 2 in B's then
+A's (A B B A ...: a drift cancels), each round in new processes. Every row is written as it
+arrives, labelled with its arm and round (``ab_arm``, ``ab_round``); after each round the
+verdicts (``jitbench.analysis.ab``) say which groups still need pairs, and the run stops when
+every case is decided, after ``max_pairs`` rounds, or when the next round would pass
+``time_limit``.
+
+An arm (:func:`parse_arm`) is a spec like ``"python=/venv/bin/python XLA_FLAGS=--xla_foo=1"``:
+an interpreter (default: this one) and environment assignments; ``""`` is this environment.
+Before anything is measured each arm's interpreter is probed (``jitbench.run.arm_probe``):
+what it is, its relevant packages; one that cannot run jitbench's worker is a UserError.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shlex
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from jitbench import launch
+from jitbench.analysis import ab as ab_analysis
+from jitbench.define.workload import Case, group_cases
+from jitbench.errors import Interrupted, UserError
+from jitbench.protocol.settings import Protocol
+from jitbench.results.record import RunRecord
+from jitbench.run.options import RunOptions
+from jitbench.run.progress import Progress
+from jitbench.run.signals import StopOnSignals
+
+ARMS = ("a", "b")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# each process measures a group as `jitbench run` does (the same samples: pipelined calls, a
+# sample of 1 ms at least), but the process, not the sample, is the unit of an A/B: a short
+# budget per group and more processes beat the reverse; no A/A control, no interference check
+PROTOCOL = Protocol(budget=1.0, aa_control="off", alone_samples=0, synced_time=0.05,
+                    synced_min_rounds=3)
+PROBE_TIMEOUT_S = 120.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Arm:
+    """One side of an A/B: ``python`` (None: this interpreter) and environment assignments."""
+
+    name: str
+    python: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def env_dict(self) -> dict[str, str]:
+        return dict(self.env)
+
+    @property
+    def foreign(self) -> bool:
+        """Another interpreter than this one."""
+        return self.python is not None and \
+            Path(self.python).absolute() != Path(sys.executable).absolute()
+
+    def launch_env(self) -> dict[str, str]:
+        """What its processes get on top of this one's environment: its assignments, and for
+        another interpreter an empty PYTHONPATH unless the spec sets one (this environment's
+        path must not lend it this environment's packages)."""
+        env = self.env_dict
+        if self.foreign:
+            env.setdefault("PYTHONPATH", "")
+        return env
+
+    @property
+    def spec(self) -> str:
+        """The spec that gives this arm back (:func:`parse_arm`)."""
+        words = ([f"python={self.python}"] if self.python else []) + \
+            [f"{k}={v}" for k, v in self.env]
+        return " ".join(shlex.quote(w) for w in words)
+
+    def describe(self) -> str:
+        what = [f"python {self.python}"] if self.python else ["this interpreter"]
+        return ", ".join(what + [f"{k}={v}" for k, v in self.env]) or "this environment"
+
+
+def parse_arm(name: str, spec: str) -> Arm:
+    """``--a``/``--b``'s spec: shell words, each ``python=PATH`` (the interpreter), a path to an
+    interpreter alone, or ``NAME=VALUE`` (an environment assignment; the value may hold ``=``).
+    UserError naming the bad word and the valid forms."""
+    try:
+        words = shlex.split(spec or "")
+    except ValueError as exc:
+        raise UserError(f"--{name} {spec!r}: {exc} (quote a value with spaces)") from None
+    python, env = None, {}
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq:
+            key, value = "python", word
+        if key == "python":
+            if python is not None:
+                raise UserError(f"--{name} {spec!r} names two interpreters")
+            python = _interpreter(name, value)
+        elif _NAME.match(key):
+            env[key] = value
+        else:
+            raise UserError(f"--{name}: {word!r} is neither python=PATH nor NAME=VALUE "
+                            f"(an environment variable's name: letters, digits, _)")
+    return Arm(name, python, tuple(env.items()))
+
+
+def _interpreter(arm: str, value: str) -> str:
+    found = shutil.which(value) if "/" not in value else (value if Path(value).is_file()
+                                                          else None)
+    if not found:
+        raise UserError(f"--{arm}: interpreter {value!r} does not exist (python=PATH names a "
+                        f"Python, e.g. a virtual environment's bin/python)")
+    return str(Path(found).absolute())
+
+
+def probe(arm: Arm, frameworks: Sequence[str]) -> dict[str, Any]:
+    """What the arm's interpreter is (``jitbench.run.arm_probe``) in the arm's environment;
+    UserError, one line, when it cannot run jitbench's worker or lacks a framework asked for."""
+    import os
+
+    python = arm.python or sys.executable
+    env = {**os.environ, **arm.launch_env()}
+    done = launch.tool([python, "-m", "jitbench.run.arm_probe", *frameworks], PROBE_TIMEOUT_S,
+                       env=env)
+    if done is None:
+        raise UserError(f"--{arm.name}: {python} could not be started, or took more than "
+                        f"{PROBE_TIMEOUT_S:g} s to import jitbench")
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise UserError(f"--{arm.name}: {python} cannot run jitbench's worker ({last}); "
+                        f"install jitbench into it (pip install jitbench) or name another "
+                        f"python")
+    facts = json.loads(done.stdout.strip().splitlines()[-1])
+    if facts.get("missing_frameworks"):
+        raise UserError(f"--{arm.name}: {python} has no {', '.join(facts['missing_frameworks'])}"
+                        f" installed, which the selected cases need (leave them out with "
+                        f"--framework)")
+    return {"spec": arm.spec, "python": facts["python"], "python_version":
+            facts["python_version"], "packages": facts["packages"], "env": arm.env_dict}
+
+
+def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """Everything the two arms differ in, beyond their environment assignments: a sentence
+    each (the page shows them as warnings: a change in time may come from any of them)."""
+    out = []
+    pa, pb = a.get("packages") or {}, b.get("packages") or {}
+    for name in sorted(set(pa) | set(pb)):
+        if pa.get(name) != pb.get(name):
+            out.append(f"{name}: {pa.get(name) or 'not installed'} in A, "
+                       f"{pb.get(name) or 'not installed'} in B")
+    if a.get("python_version") != b.get("python_version"):
+        out.append(f"Python {a.get('python_version')} in A, {b.get('python_version')} in B")
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    max_pairs: int = 10  # rounds at most; a case still open then is unresolved
+    tolerance: float = 0.05  # the "same" band
+    confidence: float = 0.95
+    time_limit: float | None = None  # seconds; no new round starts that would pass it
+    budget: float = PROTOCOL.budget  # seconds of interleaved sampling per group and process
+
+    def check(self) -> "Settings":
+        if self.max_pairs < ab_analysis.MIN_PAIRS:
+            raise UserError(f"--max-pairs {self.max_pairs}: at least {ab_analysis.MIN_PAIRS} "
+                            f"pairs make an interval")
+        return self
+
+    @property
+    def protocol(self) -> Protocol:
+        return dataclasses.replace(PROTOCOL, budget=self.budget)
+
+
+def verdicts(rows: Sequence[dict[str, Any]], settings: Settings, final: bool):
+    import pandas as pd
+
+    return ab_analysis.verdicts(pd.DataFrame(list(rows)), tolerance=settings.tolerance,
+                                confidence=settings.confidence,
+                                max_pairs=settings.max_pairs, final=final)
+
+
+def run_ab(cases: Sequence[Case], out_root: Path | str, arms: tuple[Arm, Arm],
+           settings: Settings = Settings(), *, case_timeout: float = 1800.0,
+           run_id: str | None = None, command: Sequence[str] | None = None,
+           on_progress: Callable[[Progress], None] | None = None) -> Path:
+    """Measure ``cases`` in both arms (module docstring); return the run folder."""
+    if not cases:
+        raise UserError("no cases match these filters (see `jitbench list`)")
+    settings = settings.check()
+    frameworks = sorted({c.framework for c in cases})
+    facts = {arm.name: probe(arm, frameworks) for arm in arms}
+    warnings = differences(facts["a"], facts["b"])
+    options = RunOptions(protocol=settings.protocol, case_timeout=case_timeout).check()
+    run_dir = RunRecord.folder(out_root, run_id)
+    meta = {**options.as_meta(run_dir), "kind": "ab",
+            "ab": {"arms": facts, "warnings": warnings, "settings": dataclasses.asdict(settings),
+                   "rounds": 0, "counts": {}}}
+    with RunRecord.create(run_dir, run_dir.name, command or sys.argv, settings.protocol,
+                          cases, meta) as record:
+        _rounds(record, list(cases), arms, settings, options, [], 0, on_progress)
+    return run_dir
+
+
+def resume_ab(run_dir: Path | str, *, command: Sequence[str] | None = None,
+              on_progress: Callable[[Progress], None] | None = None) -> Path:
+    """Continue an interrupted A/B with its own arms and settings: rounds after the last one
+    begun (a round with one arm only is left unpaired)."""
+    record, cases, recorded = RunRecord.open(run_dir)
+    with record:
+        ab = record.meta.get("ab")
+        if record.meta.get("kind") != "ab" or not isinstance(ab, dict):
+            raise UserError(f"{str(run_dir)!r} is not an A/B run (resume a run with "
+                            f"`jitbench run --resume`)")
+        settings = Settings(**ab["settings"])
+        arms = tuple(parse_arm(name, ab["arms"][name]["spec"]) for name in ARMS)
+        for arm in arms:
+            probe(arm, sorted({c.framework for c in cases}))
+        options = RunOptions.from_meta(record.meta).check()
+        first = 1 + max((int(r["ab_round"]) for r in recorded if "ab_round" in r), default=-1)
+        record.start_resume(command or sys.argv, len(cases))
+        _rounds(record, cases, arms, settings, options, list(recorded), first, on_progress)
+    return record.run_dir
+
+
+def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], settings: Settings,
+            options: RunOptions, rows: list[dict[str, Any]], first: int,
+            on_progress: Callable[[Progress], None] | None) -> None:
+    from jitbench.run.runner import group_loop
+
+    from jitbench.run.children import WorkerFailed
+
+    groups = group_cases(cases)
+    started, stopper = time.monotonic(), StopOnSignals()
+    status, signal_name, round_s = "failed", None, 0.0
+    total = len(cases) * 2 * settings.max_pairs
+
+    def say(text: str) -> None:
+        if on_progress:
+            on_progress(Progress(len(rows), total, text, time.monotonic() - started))
+
+    pending = _pending(groups, rows, settings, first)
+    try:
+        with stopper, record.writing():
+            try:
+                rnd = first
+                while pending and rnd < settings.max_pairs:
+                    if (settings.time_limit and rnd > first and
+                            time.monotonic() - started + round_s > settings.time_limit):
+                        say(f"time limit: round {rnd + 1} would pass {settings.time_limit:g} s")
+                        break
+                    t0 = time.monotonic()
+                    for arm in (arms if rnd % 2 == 0 else arms[::-1]):
+                        tag = (arm.name, rnd)
+
+                        def on_row(row, retried, tag=tag):
+                            with stopper.critical():
+                                record.write_row(row, retried, ab=tag)
+                                rows.append(dict(row, ab_arm=tag[0], ab_round=tag[1]))
+
+                        def on_failure(case, exc: WorkerFailed, log, retried, tag=tag):
+                            with stopper.critical():
+                                record.write_failure(case, exc.status, str(exc), retried,
+                                                     ab=tag, **exc.row_fields(case.mode, log))
+                                rows.append({"case_id": case.case_id, "status": exc.status,
+                                             "ab_arm": tag[0], "ab_round": tag[1]})
+
+                        loop = group_loop(record, options, stopper.critical,
+                                          arm_env=arm.launch_env(), python=arm.python,
+                                          log_prefix=f"{arm.name}{rnd + 1}-",
+                                          env_group_prefix=f"{arm.name}:")
+                        try:
+                            loop.run(pending, on_row, on_failure, on_group=lambda g, a=arm: say(
+                                f"round {rnd + 1} arm {a.name.upper()}: {g[0].workload}/"
+                                f"{g[0].variant} {g[0].framework} {g[0].dtype} {g[0].size}"))
+                        finally:
+                            loop.close(kill=True)
+                    rnd += 1
+                    round_s = time.monotonic() - t0
+                    pending = _pending(groups, rows, settings, rnd)
+                    table = verdicts(rows, settings, final=False)
+                    record.set_ab(rounds=rnd, counts=ab_analysis.counts(table))
+                status = "complete"
+            except KeyboardInterrupt as exc:
+                status = "interrupted"
+                signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+                signal_name = signal.Signals(signum).name
+                raise Interrupted(signum, record.run_dir, len(rows), total,
+                                  resume="jitbench ab --resume") from None
+            finally:
+                stopper.disarm()
+                final = verdicts(rows, settings, final=True)
+                record.set_ab(counts=ab_analysis.counts(final))
+                record.finish(status, time.monotonic() - started, interrupted_by=signal_name,
+                              n_recorded=len(rows))
+    finally:
+        say(status)
+
+
+def _pending(groups: list[list[Case]], rows: list[dict[str, Any]], settings: Settings,
+             rounds_done: int) -> list[list[Case]]:
+    """The groups with a case not yet decided. A case that no process of either arm measured
+    ``ok`` in two rounds is not waited on (its rows say why)."""
+    if not rows:
+        return groups
+    table = verdicts(rows, settings, final=False)
+    open_ids = set(table.loc[table["verdict"] == "open", "case_id"])
+    hopeless = set(table.loc[table["pairs"] == 0, "case_id"]) if rounds_done >= 2 else set()
+    return [g for g in groups if any(c.case_id in open_ids - hopeless for c in g)
+            or not any(c.case_id in set(table["case_id"]) for c in g)]

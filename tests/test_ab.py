@@ -1,0 +1,221 @@
+"""``jitbench ab``: two environments in alternating fresh processes, a verdict per case.
+
+Unit tests of the arm specs (Hypothesis: what a user types is parsed back as written) and of
+the process-pair statistics on made-up rows; end to end with real JAX at tiny sizes: a planted
+slowdown in arm B, run by a second virtual environment that reuses this one's packages, is
+called ``slower`` and nothing else is; an interpreter without jitbench is exit 2, one line."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, strategies as st
+
+from jitbench.analysis import ab as stats
+from jitbench.errors import UserError
+from jitbench.run.ab import Arm, differences, parse_arm
+
+ROOT = Path(__file__).resolve().parent.parent
+CASE = "matmul_relu-fused-jax-jit-cpu-float32-512x512x512"
+
+
+# --------------------------------------------------------------------------- arm specs
+
+@pytest.mark.unit
+def test_an_empty_spec_is_this_environment():
+    arm = parse_arm("a", "")
+    assert arm == Arm("a") and arm.describe() == "this interpreter" and not arm.foreign
+
+
+@pytest.mark.unit
+def test_a_spec_takes_an_interpreter_and_assignments_whose_values_hold_equals_signs():
+    arm = parse_arm("b", f"python={sys.executable} XLA_FLAGS='--xla_a=1 --xla_b=2' "
+                         f"JITBENCH_TEST_SLOWDOWN={CASE}=x1.1")
+    assert arm.python == str(Path(sys.executable).absolute())
+    assert arm.env_dict == {"XLA_FLAGS": "--xla_a=1 --xla_b=2",
+                            "JITBENCH_TEST_SLOWDOWN": f"{CASE}=x1.1"}
+    assert not arm.foreign  # this very interpreter
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("spec, says", [
+    ("python=/no/such/python", "'/no/such/python' does not exist"),
+    ("1BAD=x", "'1BAD=x' is neither python=PATH nor NAME=VALUE"),
+    ("XLA_FLAGS='--open", "quote a value"),
+    (f"python={sys.executable} python={sys.executable}", "two interpreters"),
+])
+def test_a_bad_spec_names_the_bad_word(spec, says):
+    with pytest.raises(UserError, match="--b") as err:
+        parse_arm("b", spec)
+    assert says in str(err.value)
+
+
+names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True).filter(
+    lambda n: n != "python")
+values = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+                 max_size=30)
+
+
+@pytest.mark.unit
+@given(st.dictionaries(names, values, max_size=4))
+def test_an_arms_spec_parses_back_to_the_same_arm(env):
+    arm = Arm("a", None, tuple(env.items()))
+    assert parse_arm("a", arm.spec) == arm
+
+
+@pytest.mark.unit
+def test_what_the_arms_differ_in_beyond_what_was_asked_is_listed():
+    a = {"packages": {"jax": "0.4.30", "numpy": "1.26.4"}, "python_version": "3.11.7"}
+    b = {"packages": {"jax": "0.4.31", "numpy": "1.26.4", "scipy": "1.13"},
+         "python_version": "3.11.7"}
+    assert differences(a, b) == ["jax: 0.4.30 in A, 0.4.31 in B",
+                                 "scipy: not installed in A, 1.13 in B"]
+    assert differences(a, a) == []
+
+
+# --------------------------------------------------------------------------- statistics
+
+def _rows(ratio: float, noise: float, pairs: int, seed: int = 0, case: str = "c1",
+          status_b: str = "ok") -> list[dict]:
+    """Rows of one case over ``pairs`` rounds: A's process times scatter by ``noise`` (a
+    log-normal process effect), B's are ``ratio`` times A's, with their own scatter."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for rnd in range(pairs):
+        level = math.exp(rng.normal(0, noise))
+        for arm, factor in (("a", 1.0), ("b", ratio)):
+            t = 1e-3 * level * factor * math.exp(rng.normal(0, noise))
+            out.append({"case_id": case, "workload": "w", "variant": "v", "framework": "jax",
+                        "mode": "jit", "device": "cpu", "dtype": "float32", "size": "s",
+                        "jit": True, "status": "ok" if arm == "a" else status_b,
+                        "median_s": t, "ab_arm": arm, "ab_round": rnd,
+                        "first_call_s": 0.01, "first_compiles": 1,
+                        "hlo_fingerprint": "f1" if arm == "a" else "f2"})
+    return out
+
+
+def _verdicts(rows, max_pairs=10, final=True):
+    return stats.verdicts(pd.DataFrame(rows), tolerance=0.05, confidence=0.95,
+                          max_pairs=max_pairs, final=final)
+
+
+@pytest.mark.unit
+def test_looks_are_spaced_and_share_the_error_rate():
+    assert stats.looks(10) == [4, 6, 9, 10]
+    assert stats.looks(3) == [3]
+    assert stats.alpha_per_look(0.95, 10) == pytest.approx(0.0125)
+
+
+@pytest.mark.unit
+def test_a_planted_step_is_slower_with_an_interval_around_it():
+    t = _verdicts(_rows(1.2, 0.02, 10)).iloc[0]
+    assert t["verdict"] == "slower" and t["decided_at"] == 4
+    assert t["ci_low"] < 1.2 < t["ci_high"] and t["ci_low"] > 1.0
+    assert t["program"] == "changed"
+
+
+@pytest.mark.unit
+def test_a_faster_b_is_faster():
+    assert _verdicts(_rows(0.8, 0.02, 10)).iloc[0]["verdict"] == "faster"
+
+
+@pytest.mark.unit
+def test_unchanged_code_is_never_slower_or_faster_over_many_seeds():
+    calls = [_verdicts(_rows(1.0, 0.1, 10, seed=s)).iloc[0]["verdict"] for s in range(200)]
+    wrong = sum(v in ("slower", "faster") for v in calls)
+    assert wrong <= 200 * 0.05  # the error rate the looks share
+    assert "unresolved" in calls
+
+
+@pytest.mark.unit
+def test_quiet_unchanged_code_is_same():
+    assert _verdicts(_rows(1.0, 0.005, 10)).iloc[0]["verdict"] == "same"
+
+
+@pytest.mark.unit
+def test_open_until_the_run_ends_then_unresolved_or_failed():
+    noisy = _rows(1.0, 0.2, 3)
+    assert _verdicts(noisy, final=False).iloc[0]["verdict"] == "open"
+    assert _verdicts(noisy, final=True).iloc[0]["verdict"] == "unresolved"
+    broken = _rows(1.0, 0.01, 3, status_b="crashed")
+    t = _verdicts(broken).iloc[0]
+    assert t["verdict"] == "failed" and t["pairs"] == 0 and "crashed 3" in t["status_b"]
+
+
+@pytest.mark.unit
+def test_a_round_with_one_arm_only_is_no_pair():
+    rows = _rows(1.1, 0.01, 4)
+    rows.append(dict(rows[0], ab_round=4))  # arm A of round 5, then the run was stopped
+    assert stats.pair_units(pd.DataFrame(rows))["ab_round"].tolist() == [0, 1, 2, 3]
+
+
+# --------------------------------------------------------------------------- end to end
+
+def _second_venv(path: Path) -> Path:
+    """A virtual environment without packages of its own that reuses this one's (a .pth file
+    that adds this environment's site-packages, editable installs included)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    purelib = sysconfig.get_paths()["purelib"]
+    site = next((path / "lib").glob("python*/site-packages"))
+    (site / "reuse.pth").write_text(f"import site; site.addsitedir({purelib!r})\n")
+    return path / "bin" / "python"
+
+
+def _jitbench(*args, cwd, timeout=300):
+    env = dict(os.environ, PYTHONPATH="")
+    return subprocess.run([sys.executable, "-m", "jitbench", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd, env=env)
+
+
+def test_an_interpreter_without_jitbench_is_exit_2_and_one_line(tmp_path):
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")],
+                   check=True)
+    bare = tmp_path / "bare" / "bin" / "python"
+    done = _jitbench("ab", "--b", f"python={bare}", "--suite", "matmul_relu", "--framework",
+                     "jax", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot run jitbench's worker" in lines[0], done.stderr
+    assert "No module named" in lines[0] and "pip install jitbench" in lines[0]
+    assert not list((tmp_path / "results").glob("*"))  # no run folder: nothing half-written
+
+
+def test_a_slowdown_planted_in_another_interpreter_is_called_slower_and_nothing_else(tmp_path):
+    other = _second_venv(tmp_path / "other")
+    done = _jitbench("ab", "--suite", "matmul_relu", "--framework", "jax", "--variant", "fused",
+                     "--mode", "eager,jit", "--device", "cpu",
+                     "--b", f"python={other} JITBENCH_TEST_SLOWDOWN={CASE}=x1.5",
+                     "--max-pairs", "4", "--json", "--out", "results", "--reports", "reports",
+                     cwd=tmp_path, timeout=400)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    cases = {c["case_id"]: c for c in summary["cases"]}
+    assert cases[CASE]["verdict"] == "slower", cases[CASE]
+    assert cases[CASE]["ci_low"] < 1.5 < cases[CASE]["ci_high"]
+    assert [c for c in cases.values() if c["verdict"] in ("slower", "faster")] == [cases[CASE]]
+    assert {c["pairs"] for c in cases.values()} <= {4}
+    assert summary["arms"]["b"]["python"] == str(other)
+    assert summary["arms"]["a"]["python"] != str(other)
+    assert summary["warnings"] == []  # the same packages, reused
+    assert summary["arms"]["b"]["env"] == {"JITBENCH_TEST_SLOWDOWN": f"{CASE}=x1.5"}
+    run_dir = next((tmp_path / "results").iterdir())
+    rows = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert {(r["ab_arm"], r["ab_round"]) for r in rows} == {(a, n) for a in "ab"
+                                                           for n in range(4)}
+    # A B in round 1, B A in round 2: the order alternates
+    firsts = [min((r for r in rows if r["ab_round"] == n), key=lambda r: r["started_at"])
+              ["ab_arm"] for n in range(4)]
+    assert firsts == ["a", "b", "a", "b"]
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["kind"] == "ab" and meta["status"] == "complete"
+    page = (tmp_path / "reports" / run_dir.name / "index.html").read_text()
+    assert "jitbench ab: B against A" in page and "slower" in page and str(other) in page
