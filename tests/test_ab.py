@@ -219,3 +219,18 @@ def test_a_slowdown_planted_in_another_interpreter_is_called_slower_and_nothing_
     assert meta["kind"] == "ab" and meta["status"] == "complete"
     page = (tmp_path / "reports" / run_dir.name / "index.html").read_text()
     assert "jitbench ab: B against A" in page and "slower" in page and str(other) in page
+
+
+@pytest.mark.unit
+def test_compare_of_runs_in_two_environments_gives_the_ab_command():
+    from types import SimpleNamespace
+
+    from jitbench.report.compare_page import ab_line
+
+    a = {"frameworks": {"jax": "0.10.1"}, "machine": {"executable": "/e1/bin/python"},
+         "command": ["jitbench", "run", "--suite", "mmd", "--size", "quick", "--no-report"]}
+    b = dict(a, frameworks={"jax": "0.10.2"}, machine={"executable": "/e2/bin/python"})
+    said = ab_line(SimpleNamespace(meta_a=a, meta_b=b))
+    assert said.endswith("jitbench ab --a python=/e1/bin/python --b python=/e2/bin/python "
+                         "--suite mmd --size quick")
+    assert ab_line(SimpleNamespace(meta_a=a, meta_b=a)) is None  # one environment: no line

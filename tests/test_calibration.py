@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -108,9 +109,13 @@ def test_a_run_with_calibration_keeps_it_in_meta_and_the_report_uses_it(tmp_path
                                        mode=("eager", "jit"), device=("cpu",),
                                        variant=("fused",)))
              if c.size == "64x64x64"]
-    run_dir = runner.run(cases, tmp_path, calibrate=True,
+    run_dir = runner.run(cases, tmp_path, calibrate=True, process_profile="stable",
                          protocol=Protocol(min_time=0.02, min_samples=3, max_samples=20))
     meta = json.loads((run_dir / "meta.json").read_text())
+    # the stable process profile: every worker pinned to one core (the first this process may
+    # use), recorded as such
+    assert meta["process_profile"] == "stable"
+    assert [w["cpu_affinity"] for w in meta["workers"]] == [[min(os.sched_getaffinity(0))]]
     cal = meta["calibration"]
     assert {d["mode"] for d in cal["dispatch"]} == {"eager", "jit"}
     rows = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]

@@ -232,6 +232,36 @@ def test_an_alert_says_when_the_machine_changed_that_night():
 
 
 @pytest.mark.unit
+def test_an_alert_on_changed_software_gives_the_ab_command_that_tells_it_from_the_machine():
+    import shlex
+
+    from jitbench.cli.args import build_parser
+    from jitbench.nightly.night import ab_command
+
+    rec = {"workload": "mmd", "variant": "default", "framework": "jax", "device": "cpu",
+           "dtype": "float32"}
+    old = {"frameworks": {"jax": "0.10.1"}, "machine": {"executable": "/envs/old/bin/python"},
+           "env": {"XLA_FLAGS": "--xla_a=1"}}
+    new = {"frameworks": {"jax": "0.10.2"}, "machine": {"executable": "/envs/new/bin/python"},
+           "env": {}, "command": ["jitbench", "nightly", "--size", "quick"]}
+    out = ab_command(old, new, rec)
+    words = shlex.split(out["ab_command"])
+    assert out["ab_note"] is None
+    assert words[:2] == ["jitbench", "ab"]
+    args = build_parser().parse_args(words[1:])  # a command the CLI takes as it is
+    assert shlex.split(args.a) == ["python=/envs/old/bin/python", "XLA_FLAGS=--xla_a=1"]
+    assert shlex.split(args.b) == ["python=/envs/new/bin/python", "XLA_FLAGS="]
+    assert (args.suite, args.variant, args.framework, args.size) == ("mmd", "default", "jax",
+                                                                     "quick")
+    # upgraded in place: the old versions are gone, the alert says what to do
+    in_place = ab_command(old, dict(new, machine=old["machine"], env=old["env"]), rec)
+    assert "python=OLD_ENV/bin/python" in in_place["ab_command"]
+    assert "upgraded in place" in in_place["ab_note"]
+    assert ab_command(old, new, {}) == {}  # no series named: nothing to measure
+    assert ab_command(old, old, rec) == {}  # nothing changed: no command
+
+
+@pytest.mark.unit
 def test_a_night_on_which_the_machine_moved_is_not_judged():
     import pandas as pd
 

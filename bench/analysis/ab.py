@@ -18,7 +18,8 @@ is ``unresolved``. :func:`verdicts` replays the looks on the rows, so the run's 
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+import shlex
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -176,3 +177,45 @@ def counts(table: pd.DataFrame) -> dict[str, int]:
     """Cases per verdict."""
     return {str(k): int(v) for k, v in table["verdict"].value_counts().items()} \
         if len(table) else {}
+
+
+FILTER_FLAGS = ("--suite", "--framework", "--mode", "--device", "--dtype", "--variant",
+                "--size", "--suite-file")
+
+
+def filters_of(command: Sequence[str]) -> list[str]:
+    """The case filters of a recorded ``jitbench`` command line, as words."""
+    words, cmd = [], list(command or [])
+    for i, word in enumerate(cmd[:-1]):
+        if word in FILTER_FLAGS:
+            words += [word, cmd[i + 1]]
+    return words
+
+
+def ab_command(old: Mapping[str, Any], new: Mapping[str, Any], filters: Sequence[str]
+               ) -> dict[str, Any]:
+    """When the software differs between two runs' metas (framework versions, the XLA/TF
+    variables of their environment), the ``jitbench ab`` command that measures ``filters``'
+    cases in both environments side by side (``ab_command``), and what stands in its way
+    (``ab_note``: an interpreter upgraded in place no longer has the old versions); {} when
+    nothing differs."""
+    versions = (old.get("frameworks") or {}) != (new.get("frameworks") or {})
+    env_a, env_b = old.get("env") or {}, new.get("env") or {}
+    env = sorted(k for k in set(env_a) | set(env_b) if env_a.get(k) != env_b.get(k))
+    if not (versions or env):
+        return {}
+    exe_a = (old.get("machine") or {}).get("executable")
+    exe_b = (new.get("machine") or {}).get("executable")
+    note = None
+    if versions and (not exe_a or exe_a == exe_b):
+        exe_a, note = "OLD_ENV/bin/python", (
+            "the older run's interpreter was upgraded in place (or not recorded): install its "
+            "versions in a second environment and name its python in --a")
+
+    def arm(exe, values):
+        return shlex.join(([f"python={exe}"] if versions and exe else [])
+                          + [f"{k}={values.get(k, '')}" for k in env])
+
+    return {"ab_command": shlex.join(["jitbench", "ab", "--a", arm(exe_a, env_a),
+                                      "--b", arm(exe_b, env_b), *filters]),
+            "ab_note": note}

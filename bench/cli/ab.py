@@ -33,9 +33,9 @@ def add_parser(sub, add_filters, positive, positive_int, percent) -> None:
                    help="B is 'same' as A when its interval lies within +-PCT%% (default: 5)")
     p.add_argument("--time-limit", type=positive("--time-limit"), default=None, metavar="S",
                    help="no new round starts that would end after S seconds")
-    p.add_argument("--budget", type=positive("--budget"), default=1.0, metavar="S",
+    p.add_argument("--budget", type=positive("--budget"), default=0.5, metavar="S",
                    help="seconds of interleaved sampling per case group in each process, at "
-                        "most (default: 1; the samples are `jitbench run`'s)")
+                        "most (default: 0.5; the samples are `jitbench run`'s)")
     p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
                    metavar="S", help="time limit of one case group in one process (default: "
                                      "1800)")
@@ -64,6 +64,14 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     from jitbench.run import ab
 
     command = ["jitbench", *sys.argv[1:]]
+    given = [f"--{n.replace('_', '-')}" for n in ("a", "b", "suite", "framework", "mode",
+                                                  "device", "dtype", "variant", "run_id")
+             if getattr(args, n, None)] + (["--suite-file"] if args.suite_file else [])
+    if args.resume and given:
+        from jitbench.errors import UserError
+
+        raise UserError(f"--resume continues RUN_DIR with its own arms, cases and settings; "
+                        f"leave out {', '.join(given)}")
     if args.resume:
         run_dir = ab.resume_ab(args.resume, command=command, on_progress=progress)
     else:

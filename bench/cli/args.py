@@ -18,6 +18,7 @@ from jitbench.errors import UserError
 from jitbench.nightly import NIGHT_BUDGET, NIGHT_PRECISION
 from jitbench.protocol.settings import INTERLEAVE_SCHEMES, STOP_WHEN
 from jitbench.run.options import COMPILE_CACHE_CHOICES as CACHE_CHOICES
+from jitbench.run.options import PROCESS_PROFILES
 from jitbench.xla.capture import PROFILE_CALLS
 
 
@@ -197,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "compute capability 8.0 and later, float32 elsewhere) or highest "
                         "(full float32 everywhere); each row says which it ran at "
                         "(matmul_precision) and its output is checked at that precision")
+    add_process_profile(p)
     add_scale_out(p)
 
     p = sub.add_parser("nightly", help="run, add to the history, detect regressions "
@@ -249,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recheck-rounds", type=positive_int("--recheck-rounds"), default=3,
                    metavar="N", help="re-measure suspects N times, each in fresh processes, "
                                      "and judge the median of the rounds (default: 3)")
+    add_process_profile(p)
     add_scale_out(p)
 
     sweep_cli.add_parser(sub, add_filters, filters)
@@ -291,6 +294,13 @@ def percent(name: str):
         return value
 
     return parse
+
+
+def add_process_profile(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--process-profile", choices=list(PROCESS_PROFILES), default="default",
+                   help="how each worker process starts: " + "; ".join(
+                       f"{k}: {v}" for k, v in PROCESS_PROFILES.items())
+                   + " (default: default)")
 
 
 def add_scale_out(p: argparse.ArgumentParser) -> None:

@@ -77,10 +77,10 @@ def cmd_nightly(args) -> int:
                      recheck_decisive=args.recheck_decisive,
                      case_timeout=args.case_timeout,
                      command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
-                     run_id=args.run_id)
+                     run_id=args.run_id, process_profile=args.process_profile)
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
-    for key in ("protocol_note", "machine_note", "waiting_note"):
+    for key in ("protocol_note", "machine_note", "waiting_note", "profile_note"):
         if result.get(key):
             print(result[key])
     if result.get("visible"):
@@ -170,7 +170,8 @@ def cmd_run(args) -> int:
                          command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
                          run_id=args.run_id, calibrate=not args.no_calibrate,
                          compile_cache=args.compile_cache, dump_hlo=args.dump_hlo,
-                         profile=args.profile, matmul_precision=args.matmul_precision)
+                         profile=args.profile, matmul_precision=args.matmul_precision,
+                         process_profile=args.process_profile)
     return _after_run(args, run_dir)
 
 

@@ -186,6 +186,10 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
                 f" (the night before: {rec['night_before']})" if rec["night_before"] else ""))
         if rec.get("text") and rec.get("also_changed"):
             rec["text"] += "; also changed that night: " + ", ".join(rec["also_changed"])
+        if rec.get("text") and rec.get("ab_command"):
+            rec["text"] += (f"; the software or the machine? measure both environments side "
+                            f"by side: {rec['ab_command']}"
+                            + (f" ({rec['ab_note']})" if rec.get("ab_note") else ""))
         return rec
 
     def records(t):
@@ -238,12 +242,33 @@ def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
         if a != b:
             out["also_changed"].append(f"{key} {a} -> {b}")
     out["also_changed"] += _gpu_changes(old, new, h.df[h.df["run_id"] == latest])
+    out.update(ab_command(old, new, rec))
     speed = machine_speed(h.df, before, latest)
     if speed is not None and abs(math.log(speed["factor"])) > math.log1p(MACHINE_BOUND):
         out["also_changed"].append(
             f"the machine: every JIT-off time x{speed['factor']:.2f} (median of "
             f"{speed['cases']} cases, 10-90%: x{speed['q10']:.2f}-x{speed['q90']:.2f})")
     return out
+
+
+def ab_command(old: dict[str, Any], new: dict[str, Any], rec: dict[str, Any]
+               ) -> dict[str, Any]:
+    """The ``jitbench ab`` command for an alert's series when the software changed between
+    the two nights (``jitbench.analysis.ab.ab_command``)."""
+    from jitbench.analysis.ab import ab_command as command
+
+    if not rec.get("workload"):
+        return {}
+    words = []
+    for flag, key in (("--suite", "workload"), ("--variant", "variant"),
+                      ("--framework", "framework"), ("--device", "device"),
+                      ("--dtype", "dtype")):
+        if rec.get(key):
+            words += [flag, str(rec[key])]
+    cmd = list(new.get("command") or [])
+    if "--size" in cmd[:-1]:
+        words += ["--size", cmd[cmd.index("--size") + 1]]
+    return command(old, new, words)
 
 
 def _gpu_changes(old: dict[str, Any], new: dict[str, Any], rows) -> list[str]:
@@ -262,6 +287,19 @@ def _gpu_changes(old: dict[str, Any], new: dict[str, Any], rows) -> list[str]:
             out.append(f"the GPU slowed down during {len(hot)} of tonight's rows "
                        f"({str(hot['gpu_throttle_note'].iloc[0])[:120]})")
     return out
+
+
+def profile_facts(meta: dict[str, Any]) -> dict[str, Any]:
+    """The night's process profile (``jitbench.run.options.PROCESS_PROFILES``) and, where it
+    changes what is measured, a sentence saying so (the history page and the alerts show it)."""
+    from jitbench.run.options import PROCESS_PROFILES
+
+    name = meta.get("process_profile") or "default"
+    note = None if name == "default" else (
+        f"Measured in the {name!r} process profile ({PROCESS_PROFILES.get(name, name)}): a "
+        f"step here is a change in the compiled code or the runtime, not the speedup a user's "
+        f"multi-threaded process sees")
+    return {"process_profile": name, "profile_note": note}
 
 
 RECHECK_ROUNDS = 3
@@ -355,8 +393,11 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
             protocol, thresholds: Thresholds | None = None, do_run: bool = True,
             recheck: bool = True, recheck_rounds: int = RECHECK_ROUNDS,
             recheck_decisive: bool = False, case_timeout: float = 1800.0, command=None,
-            on_progress=None, run_id: str | None = None) -> dict[str, Any]:
-    """One night: returns the summary (also written as JSON next to the history page)."""
+            on_progress=None, run_id: str | None = None,
+            process_profile: str = "default") -> dict[str, Any]:
+    """One night: returns the summary (also written as JSON next to the history page).
+    ``process_profile``: how its workers (and its rechecks') start
+    (``jitbench.run.options.PROCESS_PROFILES``)."""
     from jitbench.report import write_report
     from jitbench.report.history_page import write_history_page
     from jitbench.run import runner
@@ -364,7 +405,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     results_root, reports_root = Path(results_root), Path(reports_root)
     thresholds = thresholds or Thresholds()
     run_kw = {"protocol": protocol, "case_timeout": case_timeout, "command": command,
-              "on_progress": on_progress}
+              "on_progress": on_progress, "process_profile": process_profile}
     if do_run:
         run_dir = runner.run(cases, results_root, run_id=run_id, calibrate=True, **run_kw)
         write_report(run_dir, reports_root / run_dir.name)
@@ -396,6 +437,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         f"together): no step is judged tonight ({len(result['suspected'])} suspected); a "
         f"real one is still there on the next steady night")
     result["waiting"] = h.waiting
+    result.update(profile_facts(h.metas[h.order[-1]]))
     them = "it" if len(h.waiting) == 1 else "them"
     result["waiting_note"] = (
         f"Left out of tonight's reference: {', '.join(h.waiting)} (the machine moved on "

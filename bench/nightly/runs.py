@@ -20,13 +20,14 @@ def run_dirs(results_root: Path | str) -> list[Path]:
 
 
 def comparable(metas: dict[str, dict[str, Any]], order: list[str]) -> list[str]:
-    """The runs of ``order`` measured under the same protocol as the latest (``meta
-    ["protocol"]``). A new jitbench that measures differently (e.g. 5 untimed calls after a
-    switch of mode instead of 1, which moved TF mmd's xla/graph ratio by +27%) starts a new
-    history: judged against the old protocol's runs, the first night after the upgrade
-    "confirmed" that change as two regressions."""
-    def measuring(meta):
-        return _measuring(meta.get("protocol"), "gpu" in (meta.get("devices_measured") or ()))
+    """The runs of ``order`` measured under the same protocol as the latest (``meta["protocol"]``)
+    and the same process profile. A new jitbench that measures differently (e.g. 5 untimed calls
+    after a switch of mode instead of 1, which moved TF mmd's xla/graph ratio by +27%) starts a new
+    history: judged against the old protocol's runs, the first night after the upgrade "confirmed"
+    that change as two regressions."""
+    def measuring(meta):  # the process profile too: pinned nights are another series
+        return (_measuring(meta.get("protocol"), "gpu" in (meta.get("devices_measured") or ())),
+                meta.get("process_profile") or "default")
 
     latest = measuring(metas[order[-1]])
     return [r for r in order if measuring(metas[r]) == latest]

@@ -119,7 +119,23 @@ def compare_lines(cmp) -> list[str]:
             line(head), line(tuple("-" * w for w in widths))]
     out += [line(c) for c in cells]
     out.append(summary_line(cmp))
+    ab = ab_line(cmp)
+    if ab:
+        out += ["", ab]
     return out
+
+
+def ab_line(cmp) -> str | None:
+    """When the two runs ran in different environments (framework versions, XLA/TF
+    variables): the ``jitbench ab`` command that compares them side by side, precisely."""
+    from jitbench.analysis.ab import ab_command, filters_of
+
+    found = ab_command(cmp.meta_a, cmp.meta_b, filters_of(cmp.meta_b.get("command")))
+    if not found:
+        return None
+    return ("The runs ran in different environments; to tell that from the machine, measure "
+            f"both side by side: {found['ab_command']}"
+            + (f" ({found['ab_note']})" if found["ab_note"] else ""))
 
 
 def write_compare_page(cmp, out_dir: Path | str) -> Path:
@@ -128,7 +144,7 @@ def write_compare_page(cmp, out_dir: Path | str) -> Path:
     out_dir = Path(out_dir)
     html = template_environment().get_template("compare.html.j2").render(
         label_a=cmp.label_a, label_b=cmp.label_b, rows=rows_for_display(cmp),
-        pairs=pair_rows(cmp), pairs_summary=pairs_line(cmp),
+        pairs=pair_rows(cmp), pairs_summary=pairs_line(cmp), ab=ab_line(cmp),
         summary=summary_line(cmp), counts=cmp.counts(),
         chart=figures.compare_chart(cmp.table),
         noise_floor_pct=f"{100 * cmp.noise_floor:g}",

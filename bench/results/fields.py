@@ -131,6 +131,9 @@ FAMILIES: dict[str, str] = {
 }
 OTHER_FIELDS: dict[str, str] = {
     "worker_pid": "the worker process that measured the row",
+    "ab_arm": "in a `jitbench ab` run: the arm whose processes measured the row (a or b)",
+    "ab_round": "in a `jitbench ab` run: the round (0, 1, ...); each round starts fresh "
+                "processes of both arms, A first in even rounds, B first in odd ones",
     "started_at": "when the group started (Unix time)",
     "finished_at": "when the row was written (Unix time)",
     "peak_mem_bytes": "peak device memory during one call of the mode alone, where the "

@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import os
 import platform
+import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -77,7 +78,8 @@ def collect(run_id: str, command: Sequence[str], protocol, n_cases: int) -> dict
         "n_cases": n_cases,
         "protocol": dataclasses.asdict(protocol),
         "machine": {"hostname": platform.node(), "platform": platform.platform(),
-                    "python": platform.python_version(), "cpu_model": cpu_model(),
+                    "python": platform.python_version(), "executable": sys.executable,
+                    "cpu_model": cpu_model(),
                     "cpu_count": os.cpu_count(),
                     "cpu_affinity": len(os.sched_getaffinity(0))
                     if hasattr(os, "sched_getaffinity") else None,
@@ -101,7 +103,7 @@ def add_worker(meta: dict[str, Any], hello: dict[str, Any]) -> None:
             meta["devices"].append(d)
     # startup: the warm-up's first call per mode (jitbench.run.startup), the process start-up cost
     meta["workers"].append({k: hello.get(k) for k in ("pid", "framework", "env_group",
-                                                       "startup")})
+                                                       "startup", "cpu_affinity")})
 
 
 def worker_failed(meta: dict[str, Any], pid: int | None, status: str, how: str,

@@ -43,7 +43,7 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # each process measures a group as `jitbench run` does (the same samples: pipelined calls, a
 # sample of 1 ms at least), but the process, not the sample, is the unit of an A/B: a short
 # budget per group and more processes beat the reverse; no A/A control, no interference check
-PROTOCOL = Protocol(budget=1.0, aa_control="off", alone_samples=0, synced_time=0.05,
+PROTOCOL = Protocol(budget=0.5, aa_control="off", alone_samples=0, synced_time=0.05,
                     synced_min_rounds=3)
 PROBE_TIMEOUT_S = 120.0
 

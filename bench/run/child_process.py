@@ -26,6 +26,8 @@ def _own_copy() -> tuple[str, ...]:
 
 ROOT = _own_copy()
 LOG_TAIL_LINES = 20
+# the cores a child keeps (comma list), set before any framework starts its thread pools
+CPU_AFFINITY_ENV = "JITBENCH_CPU_AFFINITY"
 # lines XLA writes by the hundred that say nothing about why a child died
 _TAIL_NOISE = ("mark_for_compilation_pass", "device_compilation_profiler")
 
@@ -44,6 +46,18 @@ def env(framework: str, mode_env: Mapping[str, str],
     paths = [*import_paths, *filter(None, out.get("PYTHONPATH", "").split(os.pathsep))]
     out["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return out
+
+
+def pin_to_cores() -> None:
+    """Keep this process on the cores ``JITBENCH_CPU_AFFINITY`` names (the stable process
+    profile, ``jitbench.run.options``); called first thing in a worker, before a framework
+    sizes its thread pools. Nothing where the variable is unset or the OS cannot pin."""
+    value = os.environ.get(CPU_AFFINITY_ENV)
+    if value and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, {int(c) for c in value.split(",")})
+        except (OSError, ValueError) as exc:
+            print(f"[jitbench worker] could not pin to cores {value!r}: {exc}", flush=True)
 
 
 def output_to_log(log_path: str):

@@ -18,10 +18,21 @@ from typing import Any, Mapping
 from jitbench.errors import UserError, check_choice
 from jitbench.frameworks import MATMUL_PRECISIONS, PRECISION_ENV
 from jitbench.protocol.settings import Protocol
+from jitbench.run.child_process import CPU_AFFINITY_ENV
 
 COMPILE_CACHE_CHOICES = ("off", "cold", "warm")  # jitbench.run.compile_cache says what each does
 COMPILE_CACHE_ENV = "JITBENCH_COMPILE_CACHE"  # read by the adapters before the framework starts
 COMPILE_CACHE_FOLDER = "compile-cache"  # under the run folder
+# how each worker process is started: "default" as a user's process runs (every core, a random
+# hash seed); "stable" pinned to one core with hash seed 0, which removed most of the scatter
+# between fresh processes (docs/nightly.md, "Process profiles"): it detects a change in the
+# compiled code, but a single core is not the user's multi-threaded program
+PROCESS_PROFILES = {
+    "default": "every core, a random hash seed: as a user's process runs",
+    "stable": "each worker pinned to one core, hash seed 0: little scatter between fresh "
+              "processes; measures the program on one core, not a user's multi-threaded "
+              "speedup",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +45,7 @@ class RunOptions:
     profile: bool = False  # keep a profiler trace of each mode under <run>/cases/
     # float32 matrix products: the framework's default (TF32 on recent GPUs) or "highest"
     matmul_precision: str = "default"
+    process_profile: str = "default"  # a key of PROCESS_PROFILES
 
     def check(self) -> "RunOptions":
         t = self.case_timeout
@@ -42,6 +54,7 @@ class RunOptions:
             raise UserError(f"case timeout must be a finite number of seconds > 0, got {t!r}")
         check_choice("compile cache", self.compile_cache, COMPILE_CACHE_CHOICES)
         check_choice("matmul precision", self.matmul_precision, MATMUL_PRECISIONS)
+        check_choice("process profile", self.process_profile, tuple(PROCESS_PROFILES))
         return self
 
     def as_meta(self, run_dir: Path) -> dict[str, Any]:
@@ -50,7 +63,8 @@ class RunOptions:
         out: dict[str, Any] = {"case_timeout_s": self.case_timeout,
                                "insight": {"dump_hlo": self.dump_hlo, "profile": self.profile},
                                "compile_cache": self.compile_cache, "calibrate": self.calibrate,
-                               "matmul_precision": self.matmul_precision}
+                               "matmul_precision": self.matmul_precision,
+                               "process_profile": self.process_profile}
         if self.compile_cache != "off":
             out["compile_cache_dir"] = str(self.cache_folder(run_dir).resolve())
         return out
@@ -66,13 +80,15 @@ class RunOptions:
         insight = meta.get("insight") if isinstance(meta.get("insight"), dict) else {}
         cache = meta.get("compile_cache")
         precision = meta.get("matmul_precision")
+        profile = meta.get("process_profile")
         if case_timeout is None:
             case_timeout = meta.get("case_timeout_s") or 1800.0
         return cls(protocol=protocol, case_timeout=case_timeout,
                    calibrate=bool(meta.get("calibrate")),
                    compile_cache=cache if cache in COMPILE_CACHE_CHOICES else "off",
                    dump_hlo=bool(insight.get("dump_hlo")), profile=bool(insight.get("profile")),
-                   matmul_precision=precision if precision in MATMUL_PRECISIONS else "default")
+                   matmul_precision=precision if precision in MATMUL_PRECISIONS else "default",
+                   process_profile=profile if profile in PROCESS_PROFILES else "default")
 
     @staticmethod
     def cache_folder(run_dir: Path) -> Path:
@@ -84,7 +100,16 @@ class RunOptions:
             else {}
         if self.compile_cache != "off":
             env[COMPILE_CACHE_ENV] = str(self.cache_folder(run_dir).resolve())
-        return env
+        return {**env, **self.profile_env()}
+
+    def profile_env(self) -> dict[str, str]:
+        """The process profile's variables (the calibration's workers get them too)."""
+        if self.process_profile != "stable":
+            return {}
+        import os
+
+        cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
+        return {"PYTHONHASHSEED": "0", CPU_AFFINITY_ENV: str(min(cores))}
 
     def capture(self, run_dir: Path) -> dict[str, Any]:
         """The capture options the workers get (``jitbench.xla.capture``)."""

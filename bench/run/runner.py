@@ -77,7 +77,8 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         run_id: str | None = None, command: Sequence[str] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         calibrate: bool = False, compile_cache: str = "off", dump_hlo: bool = False,
-        profile: bool = False, matmul_precision: str = "default") -> Path:
+        profile: bool = False, matmul_precision: str = "default",
+        process_profile: str = "default") -> Path:
     """Measure ``cases``; return the run folder holding results.jsonl and meta.json.
     The keywords are the fields of :class:`jitbench.run.options.RunOptions`: ``calibrate``: first
     measure the machine's matmul peak and each mode's dispatch floor (jitbench.run.calibration,
@@ -85,6 +86,7 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
     (``jitbench.run.compile_cache``). ``dump_hlo`` / ``profile``: keep each JIT mode's optimized
     HLO / a profiler trace of each mode under ``cases/`` (``jitbench.xla.capture``).
     ``matmul_precision``: default (the frameworks' own: TF32 on recent GPUs) or highest.
+    ``process_profile``: how workers start (``jitbench.run.options.PROCESS_PROFILES``).
 
     Raises :class:`Interrupted` (a KeyboardInterrupt) on Ctrl-C / SIGTERM / SIGHUP, after
     marking the run ``interrupted``; continue it with :func:`resume`."""
@@ -92,7 +94,8 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         raise UserError("no cases match these filters (try `jitbench list` to see them)")
     options = RunOptions(protocol=protocol, case_timeout=case_timeout, calibrate=calibrate,
                          compile_cache=compile_cache, dump_hlo=dump_hlo,
-                         profile=profile, matmul_precision=matmul_precision).check()
+                         profile=profile, matmul_precision=matmul_precision,
+                         process_profile=process_profile).check()
     run_dir = RunRecord.folder(out_root, run_id, extra=(
         [options.cache_folder(".").name] if options.compile_cache != "off" else []))
     with RunRecord.create(run_dir, run_dir.name, command or sys.argv, protocol, cases,
@@ -101,8 +104,8 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         def calibration_hook() -> None:
             if calibrate:  # once per run, before any case; kept in meta.json, not results
                 from jitbench.run import calibration
-                record.set_calibration(calibration.measure(cases, run_dir / "logs",
-                                                           on_progress))
+                record.set_calibration(calibration.measure(
+                    cases, run_dir / "logs", on_progress, env=options.profile_env()))
 
         _execute(_Execution(record, options, len(cases), 0, on_progress), list(cases),
                  before=calibration_hook)

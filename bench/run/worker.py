@@ -401,6 +401,7 @@ def main(argv: list[str]) -> int:
     where = Where(argv[2] if len(argv) > 2 else None)
     _die_with_parent()
     proto = child_process.output_to_log(log_path)
+    child_process.pin_to_cores()
     print(f"[jitbench worker] pid {os.getpid()} starting ({framework})", flush=True)
 
     def send(msg: dict) -> None:
@@ -421,7 +422,9 @@ def main(argv: list[str]) -> int:
         startup = warmup.run(adapter, *asked)
     send({"type": "hello", "pid": os.getpid(), "framework": framework,
           "versions": adapter.versions(), "devices": adapter.device_info(),
-          "startup": startup})
+          "startup": startup,  # and the cores it may run on (the process profile pins it)
+          "cpu_affinity": sorted(os.sched_getaffinity(0))
+          if hasattr(os, "sched_getaffinity") else None})
     aa_done = checked = False  # the A/A control, the interference check: run once yet?
     for line in sys.stdin:
         if not line.strip():

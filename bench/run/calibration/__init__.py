@@ -185,10 +185,11 @@ def _bandwidth_entry(r: dict[str, Any]) -> dict[str, Any]:
 
 def measure(cases: Sequence[Case], log_dir: Path | str,
             on_progress: Callable[[Any], None] | None = None,
-            timeout: float = GROUP_TIMEOUT_S) -> dict[str, Any]:
-    """Run the calibration for the frameworks/devices/modes of ``cases``; return the
-    ``meta["calibration"]`` dict. A worker that fails gives rows saying so; it never stops
-    the run."""
+            timeout: float = GROUP_TIMEOUT_S, env: dict[str, str] | None = None
+            ) -> dict[str, Any]:
+    """Run the calibration for the frameworks/devices/modes of ``cases`` (its workers get ``env``:
+    the run's process profile); return the ``meta["calibration"]`` dict. A worker that fails gives
+    rows saying so; it never stops the run."""
     started = time.monotonic()
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -202,7 +203,7 @@ def measure(cases: Sequence[Case], log_dir: Path | str,
     say("numpy float32 matmul peak")
     numpy_entry = numpy_peak() if any(c.device == "cpu" for c in cases) else None
     rows: list[dict[str, Any]] = []
-    loop = GroupLoop(PROTOCOL, timeout,
+    loop = GroupLoop(PROTOCOL, timeout, env_for=lambda key: dict(env or {}),
                      log_for=lambda key: log_dir / f"calibration-{key[0]}-{key[2]}.log")
 
     def on_group(group: Sequence[Case]) -> None:

@@ -1,0 +1,46 @@
+"""The process profiles a run or a night starts its workers in (``--process-profile``): what
+each sets, that a resumed run keeps it, and that nights of two profiles are two histories."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from jitbench.errors import UserError
+from jitbench.nightly.night import profile_facts
+from jitbench.nightly.runs import comparable
+from jitbench.run.child_process import CPU_AFFINITY_ENV
+from jitbench.run.options import RunOptions
+
+pytestmark = pytest.mark.unit
+
+
+def test_the_default_profile_adds_nothing_and_stable_pins_and_seeds(tmp_path):
+    assert RunOptions().worker_env(tmp_path) == {}
+    env = RunOptions(process_profile="stable").worker_env(tmp_path)
+    assert env == {"PYTHONHASHSEED": "0",
+                   CPU_AFFINITY_ENV: str(min(os.sched_getaffinity(0)))}
+
+
+def test_a_resumed_run_keeps_its_profile_and_a_bad_one_is_named(tmp_path):
+    options = RunOptions(process_profile="stable").check()
+    assert RunOptions.from_meta(options.as_meta(tmp_path)).process_profile == "stable"
+    assert RunOptions.from_meta({}).process_profile == "default"
+    with pytest.raises(UserError, match="'quiet'.*default, stable"):
+        RunOptions(process_profile="quiet").check()
+
+
+def test_nights_of_another_profile_are_not_compared():
+    protocol = {"precision": 0.03}
+    metas = {"n1": {"protocol": protocol}, "n2": {"protocol": protocol},
+             "n3": {"protocol": protocol, "process_profile": "stable"},
+             "n4": {"protocol": protocol, "process_profile": "stable"}}
+    assert comparable(metas, ["n1", "n2", "n3", "n4"]) == ["n3", "n4"]
+    assert comparable(metas, ["n1", "n2"]) == ["n1", "n2"]
+
+
+def test_a_night_says_what_the_stable_profile_measures():
+    assert profile_facts({}) == {"process_profile": "default", "profile_note": None}
+    facts = profile_facts({"process_profile": "stable"})
+    assert "one core" in facts["profile_note"] and "multi-threaded" in facts["profile_note"]
