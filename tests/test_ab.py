@@ -234,3 +234,60 @@ def test_compare_of_runs_in_two_environments_gives_the_ab_command():
     assert said.endswith("jitbench ab --a python=/e1/bin/python --b python=/e2/bin/python "
                          "--suite mmd --size quick")
     assert ab_line(SimpleNamespace(meta_a=a, meta_b=a)) is None  # one environment: no line
+
+
+def test_the_nightly_measures_a_changed_environments_step_side_by_side(tmp_path):
+    """``nightly --confirm-ab``: the alert's case group in the last good night's environment
+    and tonight's, alternated; the alert gets the verdict (here a planted 1.5x in tonight's)."""
+    import shlex
+
+    from jitbench.define.workload import Filters, expand
+    from jitbench.nightly.night import side_by_side
+    from jitbench.run.ab import Settings
+
+    cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
+                                       mode=("eager", "jit"), device=("cpu",),
+                                       variant=("fused",)))
+             if c.size == "512x512x512"]
+    rec = {"case_id": CASE, "text": "jit_ratio: 1 -> 1.5", "ab_note": None,
+           "ab_command": shlex.join(["jitbench", "ab", "--a", "", "--b",
+                                     f"JITBENCH_TEST_SLOWDOWN={CASE}=x1.5"])}
+    side_by_side(rec, cases, tmp_path, settings=Settings(max_pairs=4))
+    assert rec["ab_verdict"] == "slower", rec
+    assert rec["ab_ci_low"] < 1.5 < rec["ab_ci_high"] and rec["ab_pairs"] == 4
+    assert "side by side in both environments (4 process pairs)" in rec["text"]
+    gone = dict(rec, ab_note="upgraded in place", ab_verdict=None)
+    side_by_side(gone, cases, tmp_path)  # the old interpreter is gone: nothing is measured
+    assert gone["ab_verdict"] is None
+
+
+def test_an_interrupted_ab_keeps_its_rows_and_resumes_with_its_own_arms(tmp_path):
+    from jitbench.define.workload import Filters, expand
+    from jitbench.errors import Interrupted
+    from jitbench.run.ab import Settings, resume_ab, run_ab
+
+    cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
+                                       mode=("eager", "jit"), device=("cpu",),
+                                       variant=("fused",)))
+             if c.size == "64x64x64"]
+    arms = (parse_arm("a", ""), parse_arm("b", "XLA_FLAGS=--xla_cpu_enable_fast_math=false"))
+
+    def ctrl_c_in_round_2(progress):
+        if progress.current.startswith("round 2 arm"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as stopped:
+        run_ab(cases, tmp_path, arms, Settings(max_pairs=3), run_id="ab",
+               on_progress=ctrl_c_in_round_2)
+    assert stopped.value.resume == "jitbench ab --resume"
+    run_dir = tmp_path / "ab"
+    kept = (run_dir / "results.jsonl").read_text().splitlines()
+    assert len(kept) == 4  # round 1: both modes in both arms, nothing of round 2
+    assert json.loads((run_dir / "meta.json").read_text())["status"] == "interrupted"
+    resume_ab(run_dir)
+    rows = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert sorted({(r["ab_arm"], r["ab_round"]) for r in rows}) == [
+        (a, n) for a in "ab" for n in range(3)]
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["ab"]["rounds"] == 3
+    assert meta["ab"]["arms"]["b"]["env"] == {"XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}

@@ -99,8 +99,8 @@ def decide(units: Sequence[float], *, tolerance: float, confidence: float, max_p
 
 def verdicts(df: pd.DataFrame, *, tolerance: float, confidence: float, max_pairs: int,
              final: bool) -> pd.DataFrame:
-    """One row per case: pairs, time B / A with its interval (every pair, the per-look error
-    rate), ``verdict`` (``slower``/``faster``/``same``; ``unresolved`` once ``final`` and no
+    """One row per case: pairs, time B / A with its interval (the pairs of the look that
+    decided it, else every pair; the per-look error rate), ``verdict`` (``slower``/``faster``/``same``; ``unresolved`` once ``final`` and no
     look decided; ``open`` before that; ``failed`` when no pair has both arms ``ok``) and
     what else the arms say: median times, first call, compiles, programs, errors, memory."""
     if df.empty:
@@ -116,9 +116,12 @@ def verdicts(df: pd.DataFrame, *, tolerance: float, confidence: float, max_pairs
         rec["pairs"] = len(u)
         verdict, at = decide(u, tolerance=tolerance, confidence=confidence,
                              max_pairs=max_pairs)
-        ratio, lo, hi = interval(u, alpha) if u else (math.nan, math.nan, math.nan)
+        # a decided case's interval is the one that decided it (its look's pairs): later
+        # pairs, measured for a group-mate, do not reopen it
+        used = u[:at] if at else u
+        ratio, lo, hi = interval(used, alpha) if used else (math.nan, math.nan, math.nan)
         rec.update(ratio=ratio, ci_low=lo, ci_high=hi, decided_at=at,
-                   change_pct=100 * (ratio - 1) if u else math.nan,
+                   change_pct=100 * (ratio - 1) if used else math.nan,
                    verdict=verdict or ("failed" if not u and final else
                                        "unresolved" if final else "open"))
         for arm in ("a", "b"):

@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 
-def add_parser(sub, add_filters, positive, positive_int, percent) -> None:
+def add_parser(sub, add_filters, positive, positive_int, percent, add_process_profile
+               ) -> None:
     p = sub.add_parser(
         "ab", help="measure the cases in two environments (interpreters, XLA flags, thread "
                    "settings) in alternating fresh processes; a verdict per case")
@@ -33,9 +34,9 @@ def add_parser(sub, add_filters, positive, positive_int, percent) -> None:
                    help="B is 'same' as A when its interval lies within +-PCT%% (default: 5)")
     p.add_argument("--time-limit", type=positive("--time-limit"), default=None, metavar="S",
                    help="no new round starts that would end after S seconds")
-    p.add_argument("--budget", type=positive("--budget"), default=0.5, metavar="S",
+    p.add_argument("--budget", type=positive("--budget"), default=0.3, metavar="S",
                    help="seconds of interleaved sampling per case group in each process, at "
-                        "most (default: 0.5; the samples are `jitbench run`'s)")
+                        "most (default: 0.3; the samples are `jitbench run`'s)")
     p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
                    metavar="S", help="time limit of one case group in one process (default: "
                                      "1800)")
@@ -50,6 +51,7 @@ def add_parser(sub, add_filters, positive, positive_int, percent) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the verdicts as JSON (arms, warnings, counts, cases) instead of "
                         "lines")
+    add_process_profile(p)
     p.add_argument("--fail-on-slower", action="store_true",
                    help="exit 1 when B is 'slower' than A in any case")
 
@@ -81,7 +83,8 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
         if not args.no_report:
             run_folder.check_writable(args.reports, "--reports")
         settings = ab.Settings(max_pairs=args.max_pairs, tolerance=args.tolerance / 100,
-                               time_limit=args.time_limit, budget=args.budget)
+                               time_limit=args.time_limit, budget=args.budget,
+                               process_profile=args.process_profile)
         run_dir = ab.run_ab(cases, args.out, arms, settings, case_timeout=args.case_timeout,
                             run_id=args.run_id, command=command, on_progress=progress)
     meta, df = load_meta(run_dir), load_results(run_dir)

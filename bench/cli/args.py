@@ -251,12 +251,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recheck-rounds", type=positive_int("--recheck-rounds"), default=3,
                    metavar="N", help="re-measure suspects N times, each in fresh processes, "
                                      "and judge the median of the rounds (default: 3)")
+    p.add_argument("--confirm-ab", action="store_true",
+                   help="a confirmed step on a night whose framework versions or XLA/TF "
+                        "variables changed is measured in the last good night's environment "
+                        "and tonight's side by side (jitbench ab), where the last good "
+                        "interpreter is still there; the alert gives that verdict")
     add_process_profile(p)
     add_scale_out(p)
 
     sweep_cli.add_parser(sub, add_filters, filters)
     doctor_cli.add_parser(sub)
-    ab_cli.add_parser(sub, add_filters, positive, positive_int, percent)
+    ab_cli.add_parser(sub, add_filters, positive, positive_int, percent, add_process_profile)
     p = sub.add_parser("merge", help="merge the runs of several shards into one run folder")
     p.add_argument("shard_dirs", nargs="+", metavar="SHARD_RUN_DIR",
                    help="the run folders of the shards (`jitbench run --shard K/N`)")

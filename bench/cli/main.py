@@ -77,7 +77,8 @@ def cmd_nightly(args) -> int:
                      recheck_decisive=args.recheck_decisive,
                      case_timeout=args.case_timeout,
                      command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
-                     run_id=args.run_id, process_profile=args.process_profile)
+                     run_id=args.run_id, process_profile=args.process_profile,
+                     confirm_ab=args.confirm_ab)
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
     for key in ("protocol_note", "machine_note", "waiting_note", "profile_note"):

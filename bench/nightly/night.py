@@ -271,6 +271,47 @@ def ab_command(old: dict[str, Any], new: dict[str, Any], rec: dict[str, Any]
     return command(old, new, words)
 
 
+def side_by_side(rec: dict[str, Any], cases: Sequence[Case], out_root: Path,
+                 process_profile: str = "default", on_progress=None, settings=None) -> None:
+    """``jitbench ab`` of an alert's case group between the environments its ``ab_command``
+    names (``jitbench.run.ab``), into ``rec``: ``ab_verdict`` (B, tonight, against A, the last
+    good night), ``ab_ratio`` and its interval, ``ab_run``; nothing when the alert has no
+    command or the old interpreter is gone (``ab_note``)."""
+    import shlex
+
+    from jitbench.analysis.ab import verdicts
+    from jitbench.results.files import load_results
+    from jitbench.run import ab
+
+    if not rec.get("ab_command") or rec.get("ab_note"):
+        return
+    words = shlex.split(rec["ab_command"])
+    mine = next((c for c in cases if c.case_id == rec.get("case_id")), None)
+    if mine is None:
+        return
+    group = [c for c in cases if c.group_key == mine.group_key]
+    settings = settings or ab.Settings(process_profile=process_profile)
+    try:
+        arms = (ab.parse_arm("a", words[words.index("--a") + 1]),
+                ab.parse_arm("b", words[words.index("--b") + 1]))
+        run_dir = ab.run_ab(group, out_root, arms, settings, on_progress=on_progress,
+                            command=words)
+    except UserError as exc:  # e.g. the old interpreter cannot run jitbench any more
+        rec["ab_error"] = str(exc)
+        rec["text"] = rec.get("text", "") + f"; side by side not measured: {exc}"
+        return
+    table = verdicts(load_results(run_dir), tolerance=settings.tolerance,
+                     confidence=settings.confidence, max_pairs=settings.max_pairs, final=True)
+    row = table[table["case_id"] == mine.case_id].iloc[0]
+    rec.update(ab_run=str(run_dir), ab_verdict=row["verdict"], ab_ratio=float(row["ratio"]),
+               ab_ci_low=float(row["ci_low"]), ab_ci_high=float(row["ci_high"]),
+               ab_pairs=int(row["pairs"]))
+    rec["text"] = rec.get("text", "") + (
+        f"; side by side in both environments ({rec['ab_pairs']} process pairs): tonight's / "
+        f"the last good night's {rec['ab_ratio']:.3f}x [{rec['ab_ci_low']:.3f}, "
+        f"{rec['ab_ci_high']:.3f}]: {rec['ab_verdict']}")
+
+
 def _gpu_changes(old: dict[str, Any], new: dict[str, Any], rows) -> list[str]:
     """The GPU's side of what else changed: its model or driver between the two nights, and
     tonight's groups the GPU slowed down in (``gpu_throttled``)."""
@@ -394,10 +435,12 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
             recheck: bool = True, recheck_rounds: int = RECHECK_ROUNDS,
             recheck_decisive: bool = False, case_timeout: float = 1800.0, command=None,
             on_progress=None, run_id: str | None = None,
-            process_profile: str = "default") -> dict[str, Any]:
+            process_profile: str = "default", confirm_ab: bool = False) -> dict[str, Any]:
     """One night: returns the summary (also written as JSON next to the history page).
     ``process_profile``: how its workers (and its rechecks') start
-    (``jitbench.run.options.PROCESS_PROFILES``)."""
+    (``jitbench.run.options.PROCESS_PROFILES``). ``confirm_ab``: a confirmed step on a night
+    whose software changed is measured in both environments side by side (:func:`side_by_side`)
+    where the last good night's interpreter is still there."""
     from jitbench.report import write_report
     from jitbench.report.history_page import write_history_page
     from jitbench.run import runner
@@ -430,6 +473,10 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
                                     rounds=recheck_rounds)
         confirmed = pd.concat([confirmed, suspects[decisive]], ignore_index=True)
     result = summary(h, thresholds, suspects, confirmed, facts)
+    if confirm_ab:
+        cases = night_cases(latest_dir)
+        for rec in result["confirmed"]:
+            side_by_side(rec, cases, latest_dir / "ab", process_profile, on_progress)
     result["machine"] = machine
     result["machine_note"] = None if machine["steady"] else (
         f"the machine ran every JIT-off mode x{machine['factor']:.2f} against its last "

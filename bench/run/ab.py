@@ -43,7 +43,7 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # each process measures a group as `jitbench run` does (the same samples: pipelined calls, a
 # sample of 1 ms at least), but the process, not the sample, is the unit of an A/B: a short
 # budget per group and more processes beat the reverse; no A/A control, no interference check
-PROTOCOL = Protocol(budget=0.5, aa_control="off", alone_samples=0, synced_time=0.05,
+PROTOCOL = Protocol(budget=0.3, aa_control="off", alone_samples=0, synced_time=0.05,
                     synced_min_rounds=3)
 PROBE_TIMEOUT_S = 120.0
 
@@ -168,6 +168,9 @@ class Settings:
     confidence: float = 0.95
     time_limit: float | None = None  # seconds; no new round starts that would pass it
     budget: float = PROTOCOL.budget  # seconds of interleaved sampling per group and process
+    # how both arms' workers start (jitbench.run.options.PROCESS_PROFILES): "stable" pins them
+    # to one core, where most of the scatter between fresh processes goes
+    process_profile: str = "default"
 
     def check(self) -> "Settings":
         if self.max_pairs < ab_analysis.MIN_PAIRS:
@@ -199,7 +202,8 @@ def run_ab(cases: Sequence[Case], out_root: Path | str, arms: tuple[Arm, Arm],
     frameworks = sorted({c.framework for c in cases})
     facts = {arm.name: probe(arm, frameworks) for arm in arms}
     warnings = differences(facts["a"], facts["b"])
-    options = RunOptions(protocol=settings.protocol, case_timeout=case_timeout).check()
+    options = RunOptions(protocol=settings.protocol, case_timeout=case_timeout,
+                         process_profile=settings.process_profile).check()
     run_dir = RunRecord.folder(out_root, run_id)
     meta = {**options.as_meta(run_dir), "kind": "ab",
             "ab": {"arms": facts, "warnings": warnings, "settings": dataclasses.asdict(settings),
