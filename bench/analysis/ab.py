@@ -99,10 +99,11 @@ def decide(units: Sequence[float], *, tolerance: float, confidence: float, max_p
 
 def verdicts(df: pd.DataFrame, *, tolerance: float, confidence: float, max_pairs: int,
              final: bool) -> pd.DataFrame:
-    """One row per case: pairs, time B / A with its interval (the pairs of the look that
-    decided it, else every pair; the per-look error rate), ``verdict`` (``slower``/``faster``/``same``; ``unresolved`` once ``final`` and no
-    look decided; ``open`` before that; ``failed`` when no pair has both arms ``ok``) and
-    what else the arms say: median times, first call, compiles, programs, errors, memory."""
+    """One row per case: pairs, time B / A with its interval (the pairs of the look that decided
+    it, else every pair; the per-look error rate), ``verdict`` (``slower``/``faster``/``same``;
+    ``unresolved`` once ``final`` and no look decided; ``open`` before that; ``failed`` when no
+    pair has both arms ``ok``) and what else the arms say: median times, first call, compiles,
+    programs, errors, memory."""
     if df.empty:
         return pd.DataFrame(columns=CASE_COLUMNS + ["verdict"])
     units = pair_units(df)
