@@ -27,9 +27,9 @@ def add_parser(sub, add_filters, positive, positive_int, percent, add_process_pr
                         "NAME=VALUE environment assignments, shell-quoted; '' (the default): "
                         "this environment")
     p.add_argument("--b", default="", metavar="SPEC", help="arm B, the same way")
-    p.add_argument("--max-pairs", type=positive_int("--max-pairs"), default=10, metavar="N",
+    p.add_argument("--max-pairs", type=positive_int("--max-pairs"), default=8, metavar="N",
                    help="rounds at most (a fresh process of each arm per round); a case not "
-                        "decided then is 'unresolved' (default: 10)")
+                        "decided then is 'unresolved' (default: 8)")
     p.add_argument("--tolerance", type=percent("--tolerance"), default=5.0, metavar="PCT",
                    help="B is 'same' as A when its interval lies within +-PCT%% (default: 5)")
     p.add_argument("--time-limit", type=positive("--time-limit"), default=None, metavar="S",

@@ -163,7 +163,7 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    max_pairs: int = 10  # rounds at most; a case still open then is unresolved
+    max_pairs: int = 8  # rounds at most; a case still open then is unresolved
     tolerance: float = 0.05  # the "same" band
     confidence: float = 0.95
     time_limit: float | None = None  # seconds; no new round starts that would pass it
