@@ -149,6 +149,8 @@ def test_open_until_the_run_ends_then_unresolved_or_failed():
     broken = _rows(1.0, 0.01, 3, status_b="crashed")
     t = _verdicts(broken).iloc[0]
     assert t["verdict"] == "failed" and t["pairs"] == 0 and "crashed 3" in t["status_b"]
+    no_gpu = [dict(r, status="skipped") for r in broken]  # e.g. --device gpu without one
+    assert _verdicts(no_gpu).iloc[0]["verdict"] == "skipped"
 
 
 @pytest.mark.unit

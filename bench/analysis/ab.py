@@ -102,8 +102,8 @@ def verdicts(df: pd.DataFrame, *, tolerance: float, confidence: float, max_pairs
     """One row per case: pairs, time B / A with its interval (the pairs of the look that decided
     it, else every pair; the per-look error rate), ``verdict`` (``slower``/``faster``/``same``;
     ``unresolved`` once ``final`` and no look decided; ``open`` before that; ``failed`` when no
-    pair has both arms ``ok``) and what else the arms say: median times, first call, compiles,
-    programs, errors, memory."""
+    pair has both arms ``ok``, ``skipped`` when every row was) and what else the arms say: median
+    times, first call, compiles, programs, errors, memory."""
     if df.empty:
         return pd.DataFrame(columns=CASE_COLUMNS + ["verdict"])
     units = pair_units(df)
@@ -123,7 +123,8 @@ def verdicts(df: pd.DataFrame, *, tolerance: float, confidence: float, max_pairs
         ratio, lo, hi = interval(used, alpha) if used else (math.nan, math.nan, math.nan)
         rec.update(ratio=ratio, ci_low=lo, ci_high=hi, decided_at=at,
                    change_pct=100 * (ratio - 1) if used else math.nan,
-                   verdict=verdict or ("failed" if not u and final else
+                   verdict=verdict or (("skipped" if set(rows["status"]) == {"skipped"}
+                                        else "failed") if not u and final else
                                        "unresolved" if final else "open"))
         for arm in ("a", "b"):
             rec.update(_arm_facts(rows[rows["ab_arm"] == arm], arm))

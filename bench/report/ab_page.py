@@ -12,7 +12,8 @@ from typing import Any, Mapping
 from jitbench.analysis import ab as ab_analysis
 from jitbench.report import fmt
 
-ORDER = {"slower": 0, "faster": 1, "failed": 2, "unresolved": 3, "open": 4, "same": 5}
+ORDER = {"slower": 0, "faster": 1, "failed": 2, "unresolved": 3, "open": 4, "same": 5,
+         "skipped": 6}
 CSS = {"slower": "slower", "faster": "faster", "failed": "slower"}
 
 
