@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from jitbench.cli.folders import add_output_folders
+
 
 def add_parser(sub, add_filters, positive, positive_int, percent, add_process_profile
                ) -> None:
@@ -42,12 +44,7 @@ def add_parser(sub, add_filters, positive, positive_int, percent, add_process_pr
                                      "1800)")
     p.add_argument("--resume", metavar="RUN_DIR",
                    help="continue an interrupted A/B with its own arms, cases and settings")
-    p.add_argument("--out", default="results", metavar="DIR",
-                   help="results root; the A/B goes to DIR/<run_id>/ (default: results)")
-    p.add_argument("--reports", default="reports", metavar="DIR",
-                   help="reports root; the page goes to DIR/<run_id>/ (default: reports)")
-    p.add_argument("--no-report", action="store_true", help="do not write the HTML page")
-    p.add_argument("--run-id", metavar="ID", help="name of the run folder")
+    add_output_folders(p, "the A/B")
     p.add_argument("--json", action="store_true",
                    help="print the verdicts as JSON (arms, warnings, counts, cases) instead of "
                         "lines")

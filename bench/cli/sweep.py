@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from jitbench.cli.folders import add_output_folders
+
 
 def add_parser(sub, add_filters, filters) -> None:
     """The ``sweep`` subcommand, with the usual case filters (``add_filters`` adds them,
@@ -27,12 +29,7 @@ def add_parser(sub, add_filters, filters) -> None:
     add_filters(p)
     p.add_argument("--sweep", help="sweep names, comma list (default: every sweep of the "
                                    "selected workloads)")
-    p.add_argument("--out", default="results", metavar="DIR",
-                   help="results root; the sweep goes to DIR/<run_id>/ (default: results)")
-    p.add_argument("--reports", default="reports", metavar="DIR",
-                   help="reports root; the page goes to DIR/<run_id>/ (default: reports)")
-    p.add_argument("--no-report", action="store_true", help="do not write the HTML page")
-    p.add_argument("--run-id", metavar="ID", help="name of the run folder")
+    add_output_folders(p, "the sweep")
     p.set_defaults(filters=filters)
 
 
