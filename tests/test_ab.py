@@ -194,9 +194,9 @@ def test_an_interpreter_without_jitbench_is_exit_2_and_one_line(tmp_path):
 def test_a_slowdown_planted_in_another_interpreter_is_called_slower_and_nothing_else(tmp_path):
     other = _second_venv(tmp_path / "other")
     done = _jitbench("ab", "--suite", "matmul_relu", "--framework", "jax", "--variant", "fused",
-                     "--mode", "eager,jit", "--device", "cpu",
+                     "--mode", "eager,jit", "--device", "cpu", "--budget", "0.15",
                      "--b", f"python={other} JITBENCH_TEST_SLOWDOWN={CASE}=x1.5",
-                     "--max-pairs", "4", "--json", "--out", "results", "--reports", "reports",
+                     "--max-pairs", "3", "--json", "--out", "results", "--reports", "reports",
                      cwd=tmp_path, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout)
@@ -204,7 +204,7 @@ def test_a_slowdown_planted_in_another_interpreter_is_called_slower_and_nothing_
     assert cases[CASE]["verdict"] == "slower", cases[CASE]
     assert 1.2 < cases[CASE]["ratio"] < 1.9 and cases[CASE]["ci_low"] > 1.0
     assert [c for c in cases.values() if c["verdict"] in ("slower", "faster")] == [cases[CASE]]
-    assert {c["pairs"] for c in cases.values()} <= {4}
+    assert {c["pairs"] for c in cases.values()} <= {3}
     assert summary["arms"]["b"]["python"] == str(other)
     assert summary["arms"]["a"]["python"] != str(other)
     assert summary["warnings"] == []  # the same packages, reused
@@ -212,11 +212,11 @@ def test_a_slowdown_planted_in_another_interpreter_is_called_slower_and_nothing_
     run_dir = next((tmp_path / "results").iterdir())
     rows = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
     assert {(r["ab_arm"], r["ab_round"]) for r in rows} == {(a, n) for a in "ab"
-                                                           for n in range(4)}
+                                                           for n in range(3)}
     # A B in round 1, B A in round 2: the order alternates
     firsts = [min((r for r in rows if r["ab_round"] == n), key=lambda r: r["started_at"])
-              ["ab_arm"] for n in range(4)]
-    assert firsts == ["a", "b", "a", "b"]
+              ["ab_arm"] for n in range(3)]
+    assert firsts == ["a", "b", "a"]
     meta = json.loads((run_dir / "meta.json").read_text())
     assert meta["kind"] == "ab" and meta["status"] == "complete"
     page = (tmp_path / "reports" / run_dir.name / "index.html").read_text()
@@ -248,17 +248,16 @@ def test_the_nightly_measures_a_changed_environments_step_side_by_side(tmp_path)
     from jitbench.run.ab import Settings
 
     cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
-                                       mode=("eager", "jit"), device=("cpu",),
-                                       variant=("fused",)))
+                                       mode=("jit",), device=("cpu",), variant=("fused",)))
              if c.size == "512x512x512"]
     rec = {"case_id": CASE, "text": "jit_ratio: 1 -> 1.5", "ab_note": None,
            "ab_command": shlex.join(["jitbench", "ab", "--a", "", "--b",
                                      f"JITBENCH_TEST_SLOWDOWN={CASE}=x1.5"])}
-    side_by_side(rec, cases, tmp_path, settings=Settings(max_pairs=4))
+    side_by_side(rec, cases, tmp_path, settings=Settings(max_pairs=3, budget=0.15))
     assert rec["ab_verdict"] == "slower", rec
     # near the planted factor (whether its interval covers it is a rate: the lab notebook's)
-    assert 1.2 < rec["ab_ratio"] < 1.9 and rec["ab_ci_low"] > 1.0 and rec["ab_pairs"] == 4
-    assert "side by side in both environments (4 process pairs)" in rec["text"]
+    assert 1.2 < rec["ab_ratio"] < 1.9 and rec["ab_ci_low"] > 1.0 and rec["ab_pairs"] == 3
+    assert "side by side in both environments (3 process pairs)" in rec["text"]
     gone = dict(rec, ab_note="upgraded in place", ab_verdict=None)
     side_by_side(gone, cases, tmp_path)  # the old interpreter is gone: nothing is measured
     assert gone["ab_verdict"] is None
@@ -280,7 +279,7 @@ def test_an_interrupted_ab_keeps_its_rows_and_resumes_with_its_own_arms(tmp_path
             raise KeyboardInterrupt
 
     with pytest.raises(Interrupted) as stopped:
-        run_ab(cases, tmp_path, arms, Settings(max_pairs=3), run_id="ab",
+        run_ab(cases, tmp_path, arms, Settings(max_pairs=3, budget=0.15), run_id="ab",
                on_progress=ctrl_c_in_round_2)
     assert stopped.value.resume == "jitbench ab --resume"
     run_dir = tmp_path / "ab"
