@@ -105,7 +105,7 @@ def verdicts(df: pd.DataFrame, *, tolerance: float, confidence: float, max_pairs
     pair has both arms ``ok``, ``skipped`` when every row was) and what else the arms say: median
     times, first call, compiles, programs, errors, memory."""
     if df.empty:
-        return pd.DataFrame(columns=CASE_COLUMNS + ["verdict"])
+        return pd.DataFrame(columns=CASE_COLUMNS + ["pairs", "verdict"])
     units = pair_units(df)
     by_case = {c: list(g["log_ratio"]) for c, g in units.groupby("case_id", sort=False)}
     alpha = alpha_per_look(confidence, max_pairs)

@@ -119,15 +119,18 @@ class RunRecord:
         self._writer = None
 
     def write_row(self, row: dict[str, Any], retried: str | None = None,
-                  ab: tuple[str, int] | None = None) -> None:
+                  ab: tuple[str, int] | None = None) -> dict[str, Any]:
         """A row as a worker built it, stamped with this run's id (and why it was measured
-        again, where it was; an A/B's arm and round)."""
-        self._writer.write(rows.stamp(row, self.run_id, retried, ab))
+        again, where it was; an A/B's arm and round); returns the row as written."""
+        stamped = rows.stamp(row, self.run_id, retried, ab)
+        self._writer.write(stamped)
+        return stamped
 
     def write_failure(self, case: Case, status: str, message: str, retried: str | None = None,
-                      ab: tuple[str, int] | None = None, **fields: Any) -> None:
-        """The row of a case whose worker failed (``jitbench.results.row.failure``)."""
-        self.write_row(rows.failure(case, status, message, **fields), retried, ab)
+                      ab: tuple[str, int] | None = None, **fields: Any) -> dict[str, Any]:
+        """The row of a case whose worker failed (``jitbench.results.row.failure``), as
+        written."""
+        return self.write_row(rows.failure(case, status, message, **fields), retried, ab)
 
     @property
     def meta(self) -> Mapping[str, Any]:

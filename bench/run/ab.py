@@ -238,10 +238,8 @@ def resume_ab(run_dir: Path | str, *, command: Sequence[str] | None = None,
 def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], settings: Settings,
             options: RunOptions, rows: list[dict[str, Any]], first: int,
             on_progress: Callable[[Progress], None] | None) -> None:
-    from jitbench.run.runner import group_loop
-
-    from jitbench.run.children import WorkerFailed
-
+    """Rounds ``first``, ``first + 1``, ... until every case is decided, ``max_pairs`` or the
+    time limit; ``rows``: those written so far, and every row written here joins them."""
     groups = group_cases(cases)
     started, stopper = time.monotonic(), StopOnSignals()
     status, signal_name, round_s = "failed", None, 0.0
@@ -251,7 +249,7 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
         if on_progress:
             on_progress(Progress(len(rows), total, text, time.monotonic() - started))
 
-    pending = _pending(groups, rows, settings, first)
+    pending = _pending(groups, verdicts(rows, settings, final=False), first)
     try:
         with stopper, record.writing():
             try:
@@ -263,34 +261,11 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
                         break
                     t0 = time.monotonic()
                     for arm in (arms if rnd % 2 == 0 else arms[::-1]):
-                        tag = (arm.name, rnd)
-
-                        def on_row(row, retried, tag=tag):
-                            with stopper.critical():
-                                record.write_row(row, retried, ab=tag)
-                                rows.append(dict(row, ab_arm=tag[0], ab_round=tag[1]))
-
-                        def on_failure(case, exc: WorkerFailed, log, retried, tag=tag):
-                            with stopper.critical():
-                                record.write_failure(case, exc.status, str(exc), retried,
-                                                     ab=tag, **exc.row_fields(case.mode, log))
-                                rows.append({"case_id": case.case_id, "status": exc.status,
-                                             "ab_arm": tag[0], "ab_round": tag[1]})
-
-                        loop = group_loop(record, options, stopper.critical,
-                                          arm_env=arm.launch_env(), python=arm.python,
-                                          log_prefix=f"{arm.name}{rnd + 1}-",
-                                          env_group_prefix=f"{arm.name}:")
-                        try:
-                            loop.run(pending, on_row, on_failure, on_group=lambda g, a=arm: say(
-                                f"round {rnd + 1} arm {a.name.upper()}: {g[0].workload}/"
-                                f"{g[0].variant} {g[0].framework} {g[0].dtype} {g[0].size}"))
-                        finally:
-                            loop.close(kill=True)
+                        _measure_arm(record, options, stopper, arm, rnd, pending, rows, say)
                     rnd += 1
                     round_s = time.monotonic() - t0
-                    pending = _pending(groups, rows, settings, rnd)
                     table = verdicts(rows, settings, final=False)
+                    pending = _pending(groups, table, rnd)
                     record.set_ab(rounds=rnd, counts=ab_analysis.counts(table))
                 status = "complete"
             except KeyboardInterrupt as exc:
@@ -309,14 +284,44 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
         say(status)
 
 
-def _pending(groups: list[list[Case]], rows: list[dict[str, Any]], settings: Settings,
-             rounds_done: int) -> list[list[Case]]:
-    """The groups with a case not yet decided. A case that no process of either arm measured
-    ``ok`` in two rounds is not waited on (its rows say why)."""
-    if not rows:
-        return groups
-    table = verdicts(rows, settings, final=False)
-    open_ids = set(table.loc[table["verdict"] == "open", "case_id"])
-    hopeless = set(table.loc[table["pairs"] == 0, "case_id"]) if rounds_done >= 2 else set()
-    return [g for g in groups if any(c.case_id in open_ids - hopeless for c in g)
-            or not any(c.case_id in set(table["case_id"]) for c in g)]
+def _measure_arm(record: RunRecord, options: RunOptions, stopper: StopOnSignals, arm: Arm,
+                 rnd: int, pending: list[list[Case]], rows: list[dict[str, Any]],
+                 say: Callable[[str], None]) -> None:
+    """The pending groups in fresh workers of ``arm`` (round ``rnd``), each row written as it
+    comes and added to ``rows``; the workers are gone when it returns."""
+    from jitbench.run.runner import group_loop
+
+    tag = (arm.name, rnd)
+
+    def on_row(row, retried) -> None:
+        with stopper.critical():
+            rows.append(record.write_row(row, retried, ab=tag))
+
+    def on_failure(case, exc, log, retried) -> None:
+        with stopper.critical():
+            rows.append(record.write_failure(case, exc.status, str(exc), retried, ab=tag,
+                                             **exc.row_fields(case.mode, log)))
+
+    def on_group(g) -> None:
+        say(f"round {rnd + 1} arm {arm.name.upper()}: {g[0].workload}/{g[0].variant} "
+            f"{g[0].framework} {g[0].dtype} {g[0].size}")
+
+    loop = group_loop(record, options, stopper.critical, arm_env=arm.launch_env(),
+                      python=arm.python if arm.foreign else None,
+                      log_prefix=f"{arm.name}{rnd + 1}-", env_group_prefix=f"{arm.name}:")
+    try:
+        loop.run(pending, on_row, on_failure, on_group=on_group)
+    finally:
+        loop.close(kill=True)
+
+
+def _pending(groups: list[list[Case]], table, rounds_done: int) -> list[list[Case]]:
+    """The groups with a case not yet decided in ``table`` (:func:`verdicts`, not final), or
+    not measured yet. A case that no process of either arm measured ``ok`` in two rounds is
+    not waited on (its rows say why)."""
+    seen = set(table["case_id"])
+    waiting = set(table.loc[table["verdict"] == "open", "case_id"])
+    if rounds_done >= 2:
+        waiting -= set(table.loc[table["pairs"] == 0, "case_id"])
+    return [g for g in groups
+            if any(c.case_id in waiting or c.case_id not in seen for c in g)]

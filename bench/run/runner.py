@@ -186,9 +186,9 @@ def group_loop(record: RunRecord, options: RunOptions, critical, *,
     """A group loop writing to ``record``: its workers do start-up first and get the options'
     environment; meta.json records each worker and each failure. For an A/B arm
     (``jitbench.run.ab``): ``arm_env`` on top of a mode's own variables (``*_FLAGS`` joined,
-    not replaced, so an arm's XLA flag keeps auto-clustering's), the arm's ``python`` (another
-    interpreter runs the jitbench installed in it, nothing of this one on its path), and
-    prefixes for its logs and its workers' record."""
+    not replaced, so an arm's XLA flag keeps auto-clustering's), ``python``: another
+    interpreter than this one (it runs the jitbench installed in it, nothing of this one on its
+    path; None: this one), and prefixes for its logs and its workers' record."""
 
     def env_for(key: Key) -> dict[str, str]:
         framework, group_name, device = key
@@ -204,14 +204,13 @@ def group_loop(record: RunRecord, options: RunOptions, critical, *,
     def on_worker_failed(exc: WorkerFailed) -> None:
         record.worker_failed(exc.pid, exc.status, exc.exit or "", exc.phase)
 
-    foreign = python is not None and Path(python).absolute() != Path(sys.executable).absolute()
     return GroupLoop(options.protocol, options.case_timeout,
                      log_for=lambda key: _log(record.run_dir, key, log_prefix), env_for=env_for,
                      capture=options.capture(record.run_dir), critical=critical,
                      on_worker=lambda hello, key: record.add_worker(
                          hello, env_group_prefix + key[1]),
                      on_worker_failed=on_worker_failed,
-                     worker_options={"python": python, "import_paths": ()} if foreign else {})
+                     worker_options={"python": python, "import_paths": ()} if python else {})
 
 
 def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case]) -> None:
