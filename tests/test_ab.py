@@ -241,8 +241,6 @@ def test_compare_of_runs_in_two_environments_gives_the_ab_command():
 def test_the_nightly_measures_a_changed_environments_step_side_by_side(tmp_path):
     """``nightly --confirm-ab``: the alert's case group in the last good night's environment
     and tonight's, alternated; the alert gets the verdict (here a planted 1.5x in tonight's)."""
-    import shlex
-
     from jitbench.define.workload import Filters, expand
     from jitbench.nightly.night import side_by_side
     from jitbench.run.ab import Settings
@@ -250,9 +248,12 @@ def test_the_nightly_measures_a_changed_environments_step_side_by_side(tmp_path)
     cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
                                        mode=("jit",), device=("cpu",), variant=("fused",)))
              if c.size == "512x512x512"]
-    rec = {"case_id": CASE, "text": "jit_ratio: 1 -> 1.5", "ab_note": None,
-           "ab_command": shlex.join(["jitbench", "ab", "--a", "", "--b",
-                                     f"JITBENCH_TEST_SLOWDOWN={CASE}=x1.5"])}
+    from jitbench.analysis.ab import ab_command
+
+    # the alert of a night whose environment gained a variable (here the test slowdown)
+    rec = {"case_id": CASE, "text": "jit_ratio: 1 -> 1.5",
+           **ab_command({"env": {}}, {"env": {"JITBENCH_TEST_SLOWDOWN": f"{CASE}=x1.5"}},
+                        ["--suite", "matmul_relu"])}
     side_by_side(rec, cases, tmp_path, settings=Settings(max_pairs=3, budget=0.15))
     assert rec["ab_verdict"] == "slower", rec
     # near the planted factor (whether its interval covers it is a rate: the lab notebook's)

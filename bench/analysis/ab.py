@@ -201,7 +201,8 @@ def ab_command(old: Mapping[str, Any], new: Mapping[str, Any], filters: Sequence
                ) -> dict[str, Any]:
     """When the software differs between two runs' metas (framework versions, the XLA/TF
     variables of their environment), the ``jitbench ab`` command that measures ``filters``'
-    cases in both environments side by side (``ab_command``), and what stands in its way
+    cases in both environments side by side (``ab_command``; its two specs: ``ab_arms``), and
+    what stands in its way
     (``ab_note``: an interpreter upgraded in place no longer has the old versions); {} when
     nothing differs."""
     versions = (old.get("frameworks") or {}) != (new.get("frameworks") or {})
@@ -221,6 +222,7 @@ def ab_command(old: Mapping[str, Any], new: Mapping[str, Any], filters: Sequence
         return shlex.join(([f"python={exe}"] if versions and exe else [])
                           + [f"{k}={values.get(k, '')}" for k in env])
 
-    return {"ab_command": shlex.join(["jitbench", "ab", "--a", arm(exe_a, env_a),
-                                      "--b", arm(exe_b, env_b), *filters]),
-            "ab_note": note}
+    arms = [arm(exe_a, env_a), arm(exe_b, env_b)]
+    return {"ab_command": shlex.join(["jitbench", "ab", "--a", arms[0], "--b", arms[1],
+                                      *filters]),
+            "ab_arms": arms, "ab_note": note}

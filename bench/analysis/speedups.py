@@ -15,7 +15,8 @@ from jitbench.analysis.stats import (
     is_significant,
     noise_verdict,
 )
-from jitbench.analysis.values import CASE_KEYS, row_median, as_number, pandas_module, samples_array, group_records
+from jitbench.analysis.values import (CASE_KEYS, as_number, group_records, pandas_module,
+                                      row_median, samples_array)
 from jitbench.define.modes import FRAMEWORKS, MODES, baselines_for, modes_for, nearest_baseline
 
 # the verdict of a JIT-on row whose framework says it compiled nothing (``jit_happened`` False,

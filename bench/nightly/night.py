@@ -273,36 +273,33 @@ def ab_command(old: dict[str, Any], new: dict[str, Any], rec: dict[str, Any]
 
 def side_by_side(rec: dict[str, Any], cases: Sequence[Case], out_root: Path,
                  process_profile: str = "default", on_progress=None, settings=None) -> None:
-    """``jitbench ab`` of an alert's case group between the environments its ``ab_command``
-    names (``jitbench.run.ab``), into ``rec``: ``ab_verdict`` (B, tonight, against A, the last
-    good night), ``ab_ratio`` and its interval, ``ab_run``; nothing when the alert has no
+    """``jitbench ab`` of an alert's case group between the environments of its ``ab_arms``
+    (:func:`ab_command`; ``jitbench.run.ab``), into ``rec``: ``ab_verdict`` (B, tonight, against A,
+    the last good night), ``ab_ratio`` and its interval, ``ab_run``; nothing when the alert has no
     command or the old interpreter is gone (``ab_note``)."""
     import shlex
 
-    from jitbench.analysis.ab import verdicts
-    from jitbench.results.files import load_results
+    from jitbench.report.ab_page import table
+    from jitbench.results.files import load_meta, load_results
     from jitbench.run import ab
 
-    if not rec.get("ab_command") or rec.get("ab_note"):
+    if not rec.get("ab_arms") or rec.get("ab_note"):
         return
-    words = shlex.split(rec["ab_command"])
     mine = next((c for c in cases if c.case_id == rec.get("case_id")), None)
     if mine is None:
         return
     group = [c for c in cases if c.group_key == mine.group_key]
-    settings = settings or ab.Settings(process_profile=process_profile)
     try:
-        arms = (ab.parse_arm("a", words[words.index("--a") + 1]),
-                ab.parse_arm("b", words[words.index("--b") + 1]))
-        run_dir = ab.run_ab(group, out_root, arms, settings, on_progress=on_progress,
-                            command=words)
+        arms = (ab.parse_arm("a", rec["ab_arms"][0]), ab.parse_arm("b", rec["ab_arms"][1]))
+        run_dir = ab.run_ab(group, out_root, arms,
+                            settings or ab.Settings(process_profile=process_profile),
+                            on_progress=on_progress, command=shlex.split(rec["ab_command"]))
     except UserError as exc:  # e.g. the old interpreter cannot run jitbench any more
         rec["ab_error"] = str(exc)
         rec["text"] = rec.get("text", "") + f"; side by side not measured: {exc}"
         return
-    table = verdicts(load_results(run_dir), tolerance=settings.tolerance,
-                     confidence=settings.confidence, max_pairs=settings.max_pairs, final=True)
-    row = table[table["case_id"] == mine.case_id].iloc[0]
+    verdicts = table(load_results(run_dir), load_meta(run_dir))
+    row = verdicts[verdicts["case_id"] == mine.case_id].iloc[0]
     rec.update(ab_run=str(run_dir), ab_verdict=row["verdict"], ab_ratio=float(row["ratio"]),
                ab_ci_low=float(row["ci_low"]), ab_ci_high=float(row["ci_high"]),
                ab_pairs=int(row["pairs"]))
