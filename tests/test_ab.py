@@ -202,10 +202,12 @@ def test_a_slowdown_planted_in_another_interpreter_is_called_slower_and_nothing_
     summary = json.loads(done.stdout)
     cases = {c["case_id"]: c for c in summary["cases"]}
     assert cases[CASE]["verdict"] == "slower", cases[CASE]
-    assert 1.2 < cases[CASE]["ratio"] < 1.9 and cases[CASE]["ci_low"] > 1.0
+    # slower by about the factor: no upper bound, as beside another test on a 2-core CI host
+    # the planted 1.5x once read 2.1x (the busy-wait competes for the core); how often the
+    # interval covers the factor is a rate, measured in the lab notebook (docs/lab/ab.md)
+    assert cases[CASE]["ratio"] > 1.2 and cases[CASE]["ci_low"] > 1.0
     # the step is the planted case's alone: an unchanged case may be called by chance at the
     # per-case error rate, but none is shown clear of 1.25x as the planted one is
-    assert cases[CASE]["ci_low"] > 1.0
     assert all(c["ci_low"] < 1.25 for c in cases.values() if c is not cases[CASE])
     assert {c["pairs"] for c in cases.values()} <= {3}
     assert summary["arms"]["b"]["python"] == str(other)

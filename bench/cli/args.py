@@ -256,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "variables changed is measured in the last good night's environment "
                         "and tonight's side by side (jitbench ab), where the last good "
                         "interpreter is still there; the alert gives that verdict")
-    add_process_profile(p)
+    add_process_profile(p, night=True)
     add_scale_out(p)
 
     sweep_cli.add_parser(sub, add_filters, filters)
@@ -301,11 +301,27 @@ def percent(name: str):
     return parse
 
 
-def add_process_profile(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--process-profile", choices=list(PROCESS_PROFILES), default="default",
+def add_process_profile(p: argparse.ArgumentParser, night: bool = False) -> None:
+    """``--process-profile``; a night's default is ``auto`` (:func:`night_profile`)."""
+    p.add_argument("--process-profile", choices=[*PROCESS_PROFILES, *(["auto"] if night else [])],
+                   default="auto" if night else "default",
                    help="how each worker process starts: " + "; ".join(
                        f"{k}: {v}" for k, v in PROCESS_PROFILES.items())
-                   + " (default: default)")
+                   + ("; auto: stable when every case of the night runs on the CPU (there the "
+                      "scatter between fresh processes hides a 10%% step), default otherwise "
+                      "(default: auto)" if night else " (default: default)"))
+
+
+def night_profile(name: str, cases) -> str | None:
+    """A night's process profile: ``auto`` is ``stable`` when every case runs on the CPU (a
+    night sees a 10% step only without the fresh-process scatter of the default profile,
+    docs/nightly.md), ``default`` otherwise (pinning a GPU night's host to one core is not
+    measured); None without cases (``--no-run``): the latest night's own profile."""
+    if name != "auto":
+        return name
+    if not cases:  # ``--no-run``: the latest night's own profile (its rechecks measure so)
+        return None
+    return "stable" if all(c.device == "cpu" for c in cases) else "default"
 
 
 def add_scale_out(p: argparse.ArgumentParser) -> None:

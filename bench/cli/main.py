@@ -58,6 +58,7 @@ def _why_no_cases(args) -> str:
 
 def cmd_nightly(args) -> int:
     from jitbench.analysis.history import Thresholds
+    from jitbench.cli.args import night_profile
     from jitbench.nightly.night import SUMMARY_NAME, nightly
     from jitbench.protocol.settings import Protocol
 
@@ -77,7 +78,8 @@ def cmd_nightly(args) -> int:
                      recheck_decisive=args.recheck_decisive,
                      case_timeout=args.case_timeout,
                      command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
-                     run_id=args.run_id, process_profile=args.process_profile,
+                     run_id=args.run_id,
+                     process_profile=night_profile(args.process_profile, cases),
                      confirm_ab=args.confirm_ab)
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")

@@ -432,12 +432,14 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
             recheck: bool = True, recheck_rounds: int = RECHECK_ROUNDS,
             recheck_decisive: bool = False, case_timeout: float = 1800.0, command=None,
             on_progress=None, run_id: str | None = None,
-            process_profile: str = "default", confirm_ab: bool = False) -> dict[str, Any]:
+            process_profile: str | None = None, confirm_ab: bool = False) -> dict[str, Any]:
     """One night: returns the summary (also written as JSON next to the history page).
     ``process_profile``: how its workers (and its rechecks') start
-    (``jitbench.run.options.PROCESS_PROFILES``). ``confirm_ab``: a confirmed step on a night
-    whose software changed is measured in both environments side by side (:func:`side_by_side`)
-    where the last good night's interpreter is still there."""
+    (``jitbench.run.options.PROCESS_PROFILES``; None: the default, or with ``do_run`` off the
+    profile the latest night was measured in, so its rechecks measure as it did).
+    ``confirm_ab``: a confirmed step on a night whose software changed is measured in both
+    environments side by side (:func:`side_by_side`) where the last good night's interpreter
+    is still there."""
     from jitbench.report import write_report
     from jitbench.report.history_page import write_history_page
     from jitbench.run import runner
@@ -445,12 +447,15 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     results_root, reports_root = Path(results_root), Path(reports_root)
     thresholds = thresholds or Thresholds()
     run_kw = {"protocol": protocol, "case_timeout": case_timeout, "command": command,
-              "on_progress": on_progress, "process_profile": process_profile}
+              "on_progress": on_progress, "process_profile": process_profile or "default"}
     if do_run:
         run_dir = runner.run(cases, results_root, run_id=run_id, calibrate=True, **run_kw)
         write_report(run_dir, reports_root / run_dir.name)
     h = analyse(results_root, thresholds)
     latest_dir = results_root / h.order[-1]
+    if process_profile is None:
+        process_profile = profile_facts(h.metas[h.order[-1]])["process_profile"]
+        run_kw["process_profile"] = process_profile
     if not (reports_root / h.order[-1] / "index.html").exists():
         write_report(latest_dir, reports_root / h.order[-1])
     suspects, confirmed, facts = h.tests, h.tests, None
