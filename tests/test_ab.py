@@ -261,8 +261,9 @@ def test_the_nightly_measures_a_changed_environments_step_side_by_side(tmp_path)
                         ["--suite", "matmul_relu"])}
     side_by_side(rec, cases, tmp_path, settings=Settings(max_pairs=3, budget=0.15))
     assert rec["ab_verdict"] == "slower", rec
-    # near the planted factor (whether its interval covers it is a rate: the lab notebook's)
-    assert 1.2 < rec["ab_ratio"] < 1.9 and rec["ab_ci_low"] > 1.0 and rec["ab_pairs"] == 3
+    # slower by about the factor, no upper bound (beside another test on a 2-core CI host a
+    # planted 1.5x once read 2.1x); how often the interval covers it is the lab notebook's
+    assert rec["ab_ratio"] > 1.2 and rec["ab_ci_low"] > 1.0 and rec["ab_pairs"] == 3
     assert "side by side in both environments (3 process pairs)" in rec["text"]
     gone = dict(rec, ab_note="upgraded in place", ab_verdict=None)
     side_by_side(gone, cases, tmp_path)  # the old interpreter is gone: nothing is measured

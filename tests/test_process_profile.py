@@ -44,3 +44,23 @@ def test_a_night_says_what_the_stable_profile_measures():
     assert profile_facts({}) == {"process_profile": "default", "profile_note": None}
     facts = profile_facts({"process_profile": "stable"})
     assert "one core" in facts["profile_note"] and "multi-threaded" in facts["profile_note"]
+
+
+def test_a_run_can_pin_its_workers_to_a_core_of_its_choosing_and_resumes_on_it(tmp_path):
+    options = RunOptions(process_profile="stable", cpu_core=5).check()
+    assert options.worker_env(tmp_path)[CPU_AFFINITY_ENV] == "5"
+    meta = options.as_meta(tmp_path)
+    assert meta["cpu_core"] == 5 and RunOptions.from_meta(meta).cpu_core == 5
+    assert "cpu_core" not in RunOptions().as_meta(tmp_path)  # unpinned: no core to name
+
+
+def test_a_cpu_night_is_pinned_by_default_a_gpu_night_is_not():
+    from jitbench.cli.args import night_profile
+    from jitbench.define.workload import Filters, expand
+
+    cpu = expand(Filters(suite=("matmul_relu",), device=("cpu",)))
+    gpu = expand(Filters(suite=("matmul_relu",), device=("cpu", "gpu")))
+    assert night_profile("auto", cpu) == "stable"
+    assert night_profile("auto", gpu) == "default"
+    assert night_profile("default", cpu) == "default"
+    assert night_profile("auto", []) is None  # --no-run: the latest night's own profile

@@ -104,11 +104,13 @@ def ttest_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, start=0):
 
 
 PAIRED_WINDOW = 30  # earlier nights the paired rule judges a night against
+PAIRED_FLOOR = 0.02  # the least sigma (log) of one process a night: a few agreeing nights are
+# not a noiseless series; nights of k fresh processes each have 1/sqrt(k) of it
 POWER_Z = 1.645  # a step is "visible" to the paired rule when a night shows it 95% of the time
 
 
 def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: float = 0.10,
-                 floor: float = 0.02, z_min: float = 3.0) -> dict[str, float | bool]:
+                 floor: float = PAIRED_FLOOR, z_min: float = 3.0) -> dict[str, float | bool]:
     """One night of the paired rule (log values; ``prev``: the earlier nights): reference
     (median), sigma (robust, at least ``floor``), the night's own sigma from its interval,
     z, ``suspect`` (above every earlier night but the highest from 10 nights on, a step above
@@ -182,8 +184,8 @@ def reference_end(t: int, steady=None) -> int:
     return k
 
 
-def paired_rule(x, lo, hi, threshold=0.10, window=PAIRED_WINDOW, min_previous=5, floor=0.02,
-                z_min=3.0, steady=None, start=0):
+def paired_rule(x, lo, hi, threshold=0.10, window=PAIRED_WINDOW, min_previous=5,
+                floor=PAIRED_FLOOR, z_min=3.0, steady=None, start=0):
     """``steady``: per night, whether the machine ran as usual (:func:`steady_nights`); a
     night that did not is not judged, and is left out of the reference until a steady night
     was judged after it (:func:`reference_end`)."""

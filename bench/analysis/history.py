@@ -65,7 +65,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jitbench.analysis.detectors import MACHINE_BOUND, PAIRED_WINDOW
+from jitbench.analysis.detectors import MACHINE_BOUND, PAIRED_FLOOR, PAIRED_WINDOW
 from jitbench.protocol.timing import robust_sigma
 
 SERIES_KEYS = ["workload", "variant", "size", "dtype", "framework", "mode", "device"]
@@ -96,7 +96,7 @@ class Thresholds:
     # nightly's earlier rule
     detector: str = "paired"
     paired_window: int = PAIRED_WINDOW
-    floor_paired: float = 0.02
+    floor_paired: float = PAIRED_FLOOR  # one process's; nights of k processes: 1/sqrt(k)
     z_min: float = 3.0
     # no step is judged on a night whose JIT-off times all moved more than this against the
     # nights before it (jitbench.analysis.detectors.machine_levels); None: every night is judged
@@ -192,19 +192,51 @@ def run_points(rows: Sequence[Mapping[str, Any]], calibration=None) -> list[dict
     return out
 
 
-def points_table(df, metas: Mapping[str, Mapping[str, Any]], run_order: Sequence[str]):
-    """Long table of every run's points: run_id, run_index (oldest first), and run_points'
-    columns. ``metas``: run_id -> meta.json (for the calibration)."""
+def points_table(df, metas: Mapping[str, Mapping[str, Any]], run_order: Sequence[str],
+                 repeats: Mapping[str, Sequence[Sequence[Mapping[str, Any]]]] | None = None):
+    """Long table of every run's points: run_id, run_index (oldest first), run_points'
+    columns and ``processes``. ``metas``: run_id -> meta.json (for the calibration);
+    ``repeats``: run_id -> the rows of each further fresh process the night measured some of
+    its cases in (``jitbench.nightly.repeats``): a series measured in k processes has one
+    point, their combination (``jitbench.analysis.processes.combine``; the night's
+    calibration for every process)."""
     import pandas as pd
 
     out = []
     for i, run_id in enumerate(run_order):
+        calibration = (metas.get(run_id) or {}).get("calibration")
         rows = df[df["run_id"] == run_id].to_dict("records")
-        for p in run_points(rows, (metas.get(run_id) or {}).get("calibration")):
+        for p in combined_points([run_points(rows, calibration)] + [
+                run_points(list(more), calibration) for more in (repeats or {}).get(run_id, ())]):
             out.append(dict(p, run_id=run_id, run_index=i))
     cols = ["run_id", "run_index", "series", *SERIES_KEYS, "case_id", "metric", "value",
-            "low", "high"]
+            "low", "high", "processes"]
     return pd.DataFrame(out, columns=cols)
+
+
+def combined_points(per_process: Sequence[Sequence[Mapping[str, Any]]]
+                    ) -> list[dict[str, Any]]:
+    """One point per series x metric from the points of one or more fresh processes (the
+    first's order): a count (``compiles``) is the first process's, a quantity their
+    combination (``jitbench.analysis.processes.combine``), with ``processes``."""
+    from jitbench.analysis.processes import combine
+
+    by_key: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for points in per_process:
+        for p in points:
+            by_key.setdefault((p["series"], p["metric"]), []).append(p)
+    out = []
+    for (_, metric), ps in by_key.items():
+        first = dict(ps[0])
+        if METRICS[metric].floor is None or len(ps) == 1 or any(
+                not (isinstance(p["value"], float) and p["value"] > 0) for p in ps):
+            out.append(dict(first, processes=1))
+            continue
+        c = combine([p["value"] for p in ps], [p.get("low") for p in ps],
+                    [p.get("high") for p in ps])
+        out.append(dict(first, value=c["value"], low=c["low"], high=c["high"],
+                        processes=c["processes"]))
+    return out
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
@@ -220,9 +252,11 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     return q
 
 
-def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds
-            ) -> dict[str, Any]:
-    """jit_ratio under the paired rule (``jitbench.analysis.detectors.paired_night``)."""
+def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
+            processes: Sequence[int] = ()) -> dict[str, Any]:
+    """jit_ratio under the paired rule (``jitbench.analysis.detectors.paired_night``). The
+    history's sigma floor is one process's (``floor_paired``): nights of k fresh processes
+    each (``processes``, the median) have 1/sqrt(k) of it."""
     import numpy as np
     from scipy.stats import norm
 
@@ -232,9 +266,10 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds
         v = _num(v)
         return math.log(v) if v and v > 0 else math.nan
 
+    k = float(np.median(processes)) if len(processes) else 1.0
     j = paired_night(math.log(latest), log(low), log(high),
-                     np.log(np.asarray(history, dtype=float)), th.steady, th.floor_paired,
-                     th.z_min)
+                     np.log(np.asarray(history, dtype=float)), th.steady,
+                     th.floor_paired / math.sqrt(max(1.0, k)), th.z_min)
     return {"reference": math.exp(j["reference"]),
             "change": latest / math.exp(j["reference"]) - 1.0,
             "noise": math.sqrt(j["sigma"] ** 2 + j["night_sigma"] ** 2), "z": j["z"],
@@ -285,6 +320,9 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
     hist = points[points["run_id"].isin(previous)]
     by_key = {k: g["value"].to_numpy(dtype=float)
               for k, g in hist.groupby(["series", "metric"], sort=False)}
+    counts = ({k: g["processes"].fillna(1).to_numpy(dtype=float)
+               for k, g in hist.groupby(["series", "metric"], sort=False)}
+              if "processes" in hist.columns else {})
     out = []
     for p in latest.to_dict("records"):
         key = (p["series"], p["metric"])
@@ -299,7 +337,8 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
                    needs=max(0, th.min_previous - len(values)), advisory=False,
                    regression=False)
         if not rec["needs"] and paired and p["metric"] == "jit_ratio":
-            judged = _paired(p["value"], p.get("low"), p.get("high"), values, th)
+            judged = _paired(p["value"], p.get("low"), p.get("high"), values, th,
+                             counts.get(key, ()))
             rec["counted"] = judged.pop("counted")
             rec.update(judged)
         elif not rec["needs"]:

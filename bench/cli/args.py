@@ -15,7 +15,7 @@ from jitbench.cli import sweep as sweep_cli
 from jitbench.define.modes import FRAMEWORKS, modes_for
 from jitbench.frameworks import MATMUL_PRECISIONS
 from jitbench.errors import UserError
-from jitbench.nightly import NIGHT_BUDGET, NIGHT_PRECISION
+from jitbench.nightly import MAX_PROCESSES, NIGHT_BUDGET, NIGHT_PRECISION
 from jitbench.protocol.settings import INTERLEAVE_SCHEMES, STOP_WHEN
 from jitbench.run.options import COMPILE_CACHE_CHOICES as CACHE_CHOICES
 from jitbench.run.options import PROCESS_PROFILES
@@ -249,8 +249,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "every earlier night by the threshold; by default they are confirmed "
                         "as they are)")
     p.add_argument("--recheck-rounds", type=positive_int("--recheck-rounds"), default=3,
-                   metavar="N", help="re-measure suspects N times, each in fresh processes, "
-                                     "and judge the median of the rounds (default: 3)")
+                   metavar="N", help="re-measure suspects in a round of fresh processes at "
+                                     "a time, at most N, until each is known to be slower, "
+                                     "the same or faster, the rounds combined (default: 3)")
+    p.add_argument("--max-processes", type=positive_int("--max-processes"),
+                   default=MAX_PROCESSES, metavar="N",
+                   help=f"measure each JIT series in up to N fresh processes a night, as many "
+                        f"as its own scatter between nights needs to show a --threshold step "
+                        f"(1: one process a night; default: {MAX_PROCESSES})")
+    p.add_argument("--repeat-budget", type=positive("--repeat-budget"), default=None,
+                   metavar="S", help="seconds the night's further processes may take "
+                                     "(default: as long as the night's own run took)")
     p.add_argument("--confirm-ab", action="store_true",
                    help="a confirmed step on a night whose framework versions or XLA/TF "
                         "variables changed is measured in the last good night's environment "

@@ -80,12 +80,18 @@ def cmd_nightly(args) -> int:
                      command=["jitbench", *sys.argv[1:]], on_progress=_progress_printer(),
                      run_id=args.run_id,
                      process_profile=night_profile(args.process_profile, cases),
-                     confirm_ab=args.confirm_ab)
+                     confirm_ab=args.confirm_ab, max_processes=args.max_processes,
+                     repeat_budget=args.repeat_budget)
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
     for key in ("protocol_note", "machine_note", "waiting_note", "profile_note"):
         if result.get(key):
             print(result[key])
+    if result.get("repeats"):
+        print(result["repeats"]["text"])
+    if (result.get("recheck") or {}).get("unresolved"):
+        print(f"re-measured {result['recheck']['rounds']} times and still unresolved (not "
+              f"confirmed): {', '.join(result['recheck']['unresolved'])}")
     if result.get("visible"):
         print(result["visible"]["text"])
     if result["regression"]:

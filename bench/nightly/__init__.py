@@ -4,3 +4,4 @@
 # verdict (Protocol.stop_when "precise"), at most 4 s of sampling per group
 NIGHT_PRECISION = 0.03
 NIGHT_BUDGET = 4.0
+MAX_PROCESSES = 3  # fresh processes a series gets a night, at most (jitbench.nightly.repeats)

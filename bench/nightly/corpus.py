@@ -10,7 +10,9 @@ Per night it keeps:
   null without verdicts);
 - ``verdict``: ``faster`` / ``slower`` / ``same`` / ``unresolved`` (or null);
 - ``median_s`` and ``baseline_median_s``: the two absolute medians (secondary evidence only);
-- ``compiles``: compilations in the first call; ``hlo``: the optimized HLO's fingerprint.
+- ``compiles``: compilations in the first call; ``hlo``: the optimized HLO's fingerprint;
+- ``processes``: the fresh processes the night measured the series in (their combination is
+  its ratio, interval and medians; ``jitbench.nightly.repeats``; absent in older corpora: 1).
 
 A night the series has no ok row reads null everywhere. ``nights`` lists each run's id, start
 time and the framework versions; ``command`` says how the corpus was made; ``host`` where.
@@ -27,12 +29,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from jitbench.analysis.processes import combine
 from jitbench.define.modes import MODES
 from jitbench.errors import UserError
+from jitbench.nightly.repeats import repeat_rows
 from jitbench.results.files import load_meta, read_rows
 
 FORMAT = 1
-VALUES = ("ratio", "low", "high", "verdict", "median_s", "baseline_median_s", "compiles", "hlo")
+VALUES = ("ratio", "low", "high", "verdict", "median_s", "baseline_median_s", "compiles", "hlo",
+          "processes")
 KEYS = ("workload", "variant", "size", "dtype", "framework", "mode", "device")
 
 
@@ -75,6 +80,24 @@ def _night(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _processes(nights: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """A night measured in several fresh processes (``jitbench.nightly.repeats``): per series,
+    the first process's values with ``ratio``, ``low``, ``high`` and both medians the
+    processes' combination (``jitbench.analysis.processes.combine``) and ``processes``."""
+    out = {}
+    for case_id, first in nights[0].items():
+        mine = [n[case_id] for n in nights if case_id in n]
+        c = combine([v["ratio"] for v in mine], [v["low"] for v in mine],
+                    [v["high"] for v in mine])
+        out[case_id] = dict(first, ratio=c["value"], low=c["low"], high=c["high"],
+                            processes=c["processes"])
+        for key in ("median_s", "baseline_median_s"):
+            got = [v[key] for v in mine if v[key]]
+            out[case_id][key] = (math.exp(sum(map(math.log, got)) / len(got)) if got
+                                 else None)
+    return out
+
+
 def from_runs(run_dirs: Sequence[Path | str], command: str = "") -> dict[str, Any]:
     """A corpus from run folders, in the order given (oldest first)."""
     if not run_dirs:
@@ -85,7 +108,8 @@ def from_runs(run_dirs: Sequence[Path | str], command: str = "") -> dict[str, An
         nights.append({"run_id": meta.get("run_id") or Path(d).name,
                        "started_at": meta.get("started_at"),
                        "versions": meta.get("frameworks") or {}, "commit": meta.get("git_commit")})
-        per_night.append(_night(read_rows(Path(d) / "results.jsonl")))
+        per_night.append(_processes([_night(rows) for rows in (
+            [read_rows(Path(d) / "results.jsonl"), *repeat_rows(Path(d))])]))
     series: dict[str, dict[str, Any]] = {}
     for i, night in enumerate(per_night):
         for case_id, v in night.items():

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from jitbench.analysis.detectors import (DETECTORS, PAIRED_WINDOW, Detector, machine_levels,
-                                      paired_night, previous_nights, reference_end,
-                                      steady_nights)
+from jitbench.analysis.detectors import (DETECTORS, PAIRED_FLOOR, PAIRED_WINDOW, Detector,
+                                      machine_levels, paired_night, previous_nights,
+                                      reference_end, steady_nights)
 from jitbench.analysis.history import benjamini_hochberg
 from jitbench.errors import UserError
 from jitbench.nightly import corpus as corpus_mod
@@ -80,9 +80,21 @@ def machine_steady(corpus: dict[str, Any]) -> np.ndarray:
                              bool)
 
 
-def _judge(det: Detector, x, lo, hi, threshold, steady=None, start=0):
+def process_floors(corpus: dict[str, Any]) -> np.ndarray:
+    """Per series, the paired rule's sigma floor for nights of its median process count:
+    ``PAIRED_FLOOR`` is one process's, k processes have 1/sqrt(k) of it (a corpus without
+    ``processes``: one a night)."""
+    out = []
+    for s in corpus["series"].values():
+        k = [v for v in (s.get("processes") or []) if isinstance(v, int) and v > 0]
+        out.append(PAIRED_FLOOR / math.sqrt(float(np.median(k)) if k else 1.0))
+    return np.array(out, float)
+
+
+def _judge(det: Detector, x, lo, hi, threshold, steady=None, start=0, floor=PAIRED_FLOOR):
     p, cand = det.judge(x, lo, hi, threshold=threshold, start=start,
-                        **({"steady": steady} if det.machine_gate else {}))
+                        **({"steady": steady} if det.machine_gate else {}),
+                        **({"floor": floor} if det.name == "paired" else {}))
     seen_before = np.concatenate([[0], np.cumsum(~np.isnan(x))[:-1]])
     tested = ~np.isnan(x) & (seen_before >= MIN_PREVIOUS)
     return np.where(tested, p, np.nan), cand & tested
@@ -118,7 +130,9 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
     ids, x, lo, hi = arrays(corpus)
     n = x.shape[1]
     steady = machine_steady(corpus)
-    judged = [_judge(det, x[s], lo[s], hi[s], threshold, steady) for s in range(len(ids))]
+    floors = process_floors(corpus)
+    judged = [_judge(det, x[s], lo[s], hi[s], threshold, steady, floor=floors[s])
+              for s in range(len(ids))]
     p_all = np.array([j[0] for j in judged]) if ids else np.zeros((0, n))
     false = []
     for s, (p, cand) in enumerate(judged):
@@ -139,7 +153,8 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
                 stop = min(n, k + FOUND_WITHIN)
                 shift = np.where(np.arange(stop) >= k, math.log1p(step), 0.0)
                 p, cand = _judge(det, x[s, :stop] + shift, lo[s, :stop] + shift,
-                                 hi[s, :stop] + shift, threshold, steady[:stop], start=k - 1)
+                                 hi[s, :stop] + shift, threshold, steady[:stop], start=k - 1,
+                                 floor=floors[s])
                 alert = np.nonzero(_alerts(det, p_all[:, :stop], cand, s, p)[k:])[0]
                 total += 1
                 seen = by_series.setdefault(ids[s], [0, 0])
@@ -156,19 +171,21 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
         found[key] = ever / total if total else None
         counts[key] = total
     series_nights = int(sum(np.count_nonzero(~np.isnan(p)) for p, _ in judged))
-    visible = _visible(x, lo, hi, threshold, steady)
+    visible = _visible(x, lo, hi, threshold, steady, floors)
     return {"detector": detector, "doc": det.doc, "nights": n, "series": len(ids),
             "series_nights_judged": series_nights, "false_alerts": len(false),
             "false_alert_list": false, "detection": detection, "delay_nights": delays,
             "found": found, "injections": counts,
             "by_visibility": by_visibility(ids, visible, per_series),
+            "seeing": {f"{step:g}": (float(np.count_nonzero(visible <= step)) / len(ids)
+                                     if ids else None) for step in steps},
             "positions": where, "threshold": threshold,
             "unsteady_nights": [corpus["nights"][t].get("run_id", t)
                                 for t in np.nonzero(~steady)[0]],
             "host": corpus.get("host", {})}
 
 
-def _visible(x, lo, hi, threshold, steady) -> np.ndarray:
+def _visible(x, lo, hi, threshold, steady, floors=None) -> np.ndarray:
     """Per series, the smallest step the paired rule would see on its last judged night
     (``detectors.paired_night``'s ``visible``; NaN with too short a history)."""
     out = np.full(x.shape[0], np.nan)
@@ -179,7 +196,8 @@ def _visible(x, lo, hi, threshold, steady) -> np.ndarray:
         t = int(nights[-1])
         prev = previous_nights(x[s], reference_end(t, steady), PAIRED_WINDOW)
         if prev.size >= MIN_PREVIOUS:
-            out[s] = paired_night(x[s, t], lo[s, t], hi[s, t], prev, threshold)["visible"]
+            out[s] = paired_night(x[s, t], lo[s, t], hi[s, t], prev, threshold,
+                                  PAIRED_FLOOR if floors is None else floors[s])["visible"]
     return out
 
 
@@ -208,7 +226,8 @@ def evaluate_all(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, A
     top = every[SHIPPED]
     return {"nights": top["nights"], "series": top["series"],
             "false_alerts": top["false_alerts"], "detection": top["detection"],
-            "delay_nights": top["delay_nights"], "found": top["found"], "detector": SHIPPED,
+            "delay_nights": top["delay_nights"], "found": top["found"],
+            "seeing": top["seeing"], "detector": SHIPPED,
             "host": top["host"], "detectors": every}
 
 

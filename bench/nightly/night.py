@@ -13,8 +13,10 @@ but the probe-normalised times are not quite (they decide only with ``judge_abso
 when the control itself reads as a step, the recheck's normalised-time verdicts are void
 ("disturbed"). The recheck is judged with the same
 statistics against the same history (the night's own point left out), the correction counting
-only the suspects. It is made ``--recheck-rounds`` times (3), each in fresh processes, and a
-suspect is judged on the median of its rounds (``_recheck`` says why).
+only the suspects. It adds a round of fresh processes at a time, up to ``--recheck-rounds`` (3),
+until each suspect is known to be slower, the same or faster, the rounds' processes combined
+(``_recheck`` says why). Before that, a series whose scatter between nights needs it is
+measured in more fresh processes the same night (``jitbench.nightly.repeats``).
 
 Also the scale-out pieces: ``shard`` (split one night's case groups over N machines,
 deterministically) and ``merge`` (put the shards' rows back into one run).
@@ -22,6 +24,7 @@ deterministically) and ``merge`` (put the shards' rows back into one run).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -39,6 +42,8 @@ from jitbench.define.workload import Case, group_cases
 from jitbench.errors import UserError
 from jitbench.nightly import corpus as corpus_mod
 from jitbench.nightly import evaluate
+from jitbench.nightly import repeats as repeats_mod
+from jitbench.nightly.repeats import night_cases, worker_groups
 from jitbench.nightly.runs import comparable, run_dirs
 from jitbench.results.record import write_merged
 from jitbench.results.run_folder import new_run_id
@@ -122,7 +127,8 @@ def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> H
     df = load_results(runs)
     metas = {load_meta(d).get("run_id") or d.name: load_meta(d) for d in runs}
     order = list(metas)
-    points = points_table(df, metas, order)
+    more = {load_meta(d).get("run_id") or d.name: repeats_mod.repeat_rows(d) for d in runs}
+    points = points_table(df, metas, order, {r: rows for r, rows in more.items() if rows})
     judged = comparable(metas, order)
     waiting = waiting_nights(df, metas, judged, (thresholds or Thresholds()).machine)
     reference = [r for r in judged if r not in waiting]
@@ -130,26 +136,13 @@ def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> H
                    judged, reference, waiting)
 
 
-def night_cases(run_dir: Path) -> list[Case]:
-    """The cases of a run in the order it measured them (cases.json; a merged run has none:
-    then the order of its rows)."""
-    from jitbench.results.run_folder import load_run
-
-    try:
-        return load_run(run_dir, quiet=True)[1]
-    except UserError:
-        return [Case.from_row(r) for r in read_rows(run_dir / "results.jsonl")]
-
-
 def recheck_plan(cases: Sequence[Case], suspect_ids: set[str]) -> tuple[list[Case], list[str]]:
     """(cases to re-measure, control case ids): every case of the suspects' worker groups in
     the night's order, and the first JIT-off case among them that is not suspect (none when
     those workers measured no JIT-off mode)."""
     from jitbench.define.modes import MODES
-    from jitbench.run.runner import worker_key
 
-    keys = {worker_key(c) for c in cases if c.case_id in suspect_ids}
-    again = [c for c in cases if worker_key(c) in keys]
+    again = worker_groups(cases, suspect_ids)
     controls = [c.case_id for c in again if not MODES[(c.framework, c.mode)].jit
                 and c.case_id not in suspect_ids]
     return again, controls[:1]
@@ -343,52 +336,66 @@ def profile_facts(meta: dict[str, Any]) -> dict[str, Any]:
 RECHECK_ROUNDS = 3
 
 
-def _decided(votes: dict[Any, list[bool]], rounds: int) -> bool:
-    """Whether every suspect has a majority of ``rounds`` already (True: slow in that round)."""
-    need = rounds // 2 + 1
-    return all(sum(v) >= need or len(v) - sum(v) >= need for v in votes.values())
+def recheck_verdict(test: dict[str, Any], thresholds: Thresholds) -> str:
+    """What a re-measurement says of one suspect (a :func:`detect_regressions` row of the
+    rechecks' combined point): ``slower`` (suspect again under the same rule), ``faster`` or
+    ``same`` (its interval excludes a step of the threshold: below the reference / (1 +
+    threshold), or below reference x (1 + threshold)), else ``unresolved`` (more processes
+    may tell). A metric without an interval (a count, a probe-normalised time) is ``slower``
+    or ``same``."""
+    if test.get("regression"):
+        return "slower"
+    high, ref = test.get("high"), test.get("reference")
+    if test.get("metric") != "jit_ratio":
+        return "same"
+    if not (isinstance(high, float) and isinstance(ref, float) and high == high):
+        return "unresolved"
+    if high < ref / (1 + thresholds.steady):
+        return "faster"
+    return "same" if high < ref * (1 + thresholds.steady) else "unresolved"
 
 
 def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, run_kw,
              rounds: int = RECHECK_ROUNDS):
-    """Re-measure the suspects in their night's context, ``rounds`` times, each in fresh
-    worker processes; judge each series x metric by the median of its rounds.
+    """Re-measure the suspects in their night's context, one round of fresh worker processes
+    at a time, until each suspect's verdict is known (:func:`recheck_verdict`) or ``rounds``
+    rounds are spent: confirm by measuring more, not by a majority of rounds.
 
-    One round was not enough: on the shared 2-core machine an unchanged XLA program runs up to
-    ~1.5x slower in some processes for a while, and a single fresh process landed in that
-    state again (a +37% "regression" of unchanged code confirmed, n6 of the note to issue 10).
-    A slowdown of the code is in every round; a process that happens to be slow is outvoted.
-    Rounds stop once each suspect has a majority (2 of 3 agreeing: 2 rounds). (confirmed
-    tests, recheck facts)."""
+    After each round a suspect's point is the combination of every re-measuring process so
+    far (``jitbench.analysis.processes.combine``: the process is the unit, so its interval
+    carries the scatter between processes), judged with the same rule against the same history
+    (the night's own point left out, the correction counting only the suspects). One process
+    landing in a slow state is not a step: on this machine an unchanged XLA program runs up to
+    ~1.5x slower in some fresh processes for a while (a +37% "regression" of unchanged code
+    was once confirmed, n6 of the note to issue 10); where one round leaves it open, the next
+    process is added to the estimate. A suspect still ``unresolved`` after ``rounds`` rounds is
+    not confirmed and is listed as such. (confirmed tests, recheck facts)."""
     import pandas as pd
 
+    from jitbench.analysis.history import combined_points
     from jitbench.run import runner
 
     latest_dir = results_root / h.order[-1]
     flagged = suspects.loc[suspects["regression"]]
     again, controls = recheck_plan(night_cases(latest_dir), set(flagged["case_id"]))
     only = set(zip(flagged["series"], flagged["metric"]))
-    dirs, tables, votes = [], [], {k: [] for k in only}
+    dirs, per_round = [], []
     rounds = max(1, rounds)
+    verdicts: dict[tuple[str, str], str] = {}
     for i in range(rounds):
         # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
         d = runner.run(again, latest_dir / "rechecks", run_id=f"{new_run_id()}-r{i + 1}",
                        calibrate=True, **run_kw)
         meta = load_meta(d)
         dirs.append(d)
-        tables.append(points_table(load_results(d), {meta["run_id"]: meta}, [meta["run_id"]]))
-        this = detect_regressions(h.points, h.reference, thresholds, latest=tables[-1],
-                                  only=only)
-        for r in this.to_dict("records"):
-            votes[(r["series"], r["metric"])].append(bool(r["regression"]))
-        if _decided(votes, rounds):  # the remaining rounds could not change a majority
+        per_round.append(points_table(load_results(d), {meta["run_id"]: meta},
+                                      [meta["run_id"]]).to_dict("records"))
+        pts = pd.DataFrame(combined_points(per_round))
+        confirmed = detect_regressions(h.points, h.reference, thresholds, latest=pts, only=only)
+        verdicts = {(r["series"], r["metric"]): recheck_verdict(r, thresholds)
+                    for r in confirmed.to_dict("records")}
+        if "unresolved" not in verdicts.values():
             break
-    every = pd.concat(tables, ignore_index=True)
-    by_test = every.groupby(["series", "metric"], sort=False)
-    pts = (by_test.agg({**{c: "first" for c in every.columns if c not in ("series", "metric",
-                                                                           "value")},
-                        "value": "median"}).reset_index())[every.columns]
-    confirmed = detect_regressions(h.points, h.reference, thresholds, latest=pts, only=only)
     control = detect_regressions(h.points, h.reference, thresholds, latest=pts[
         pts["case_id"].isin(controls) & (pts["metric"] == "baseline_norm")])
     disturbed = bool(((control["change"] > thresholds.steady)
@@ -396,15 +403,29 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     if disturbed:  # the probe did not hold in this recheck: only the ratios are trusted
         confirmed.loc[confirmed["metric"].isin(["baseline_norm", "compile_norm"]),
                       "regression"] = False
-    rounds_of = {k: [round(v, 6) for v in g["value"]] for k, g in by_test}
-    for_suspects = [{"series": s, "metric": m, "values": rounds_of.get((s, m), [])}
+    values = {}
+    for points in per_round:
+        for p in points:
+            values.setdefault((p["series"], p["metric"]), []).append(round(p["value"], 6))
+    tests = {(r["series"], r["metric"]): r for r in confirmed.to_dict("records")}
+    for_suspects = [{"series": s, "metric": m, "values": values.get((s, m), []),
+                     "verdict": verdicts.get((s, m), "unresolved"),
+                     "combined": _finite((tests.get((s, m)) or {}).get("latest")),
+                     "low": _finite((tests.get((s, m)) or {}).get("low")),
+                     "high": _finite((tests.get((s, m)) or {}).get("high"))}
                     for s, m in zip(flagged["series"], flagged["metric"])]
     facts = {"run_dir": str(dirs[0]), "run_dirs": [str(d) for d in dirs], "rounds": len(dirs),
              "max_rounds": rounds,
              "n_cases": len(again), "controls": controls, "suspect_rounds": for_suspects,
+             "unresolved": [f"{v['series']} {v['metric']}" for v in for_suspects
+                            if v["verdict"] == "unresolved"],
              "control_tests": [_record(r) for r in control.to_dict("records")],
              "disturbed": disturbed}
     return confirmed, facts
+
+
+def _finite(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
 EVALUATED_NIGHTS = 30  # the detectors' window: enough to judge them, cheap enough nightly
@@ -432,12 +453,17 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
             recheck: bool = True, recheck_rounds: int = RECHECK_ROUNDS,
             recheck_decisive: bool = False, case_timeout: float = 1800.0, command=None,
             on_progress=None, run_id: str | None = None,
-            process_profile: str | None = None, confirm_ab: bool = False) -> dict[str, Any]:
+            process_profile: str | None = None, confirm_ab: bool = False,
+            max_processes: int = repeats_mod.MAX_PROCESSES,
+            repeat_budget: float | None = None) -> dict[str, Any]:
     """One night: returns the summary (also written as JSON next to the history page).
     ``process_profile``: how its workers (and its rechecks') start
     (``jitbench.run.options.PROCESS_PROFILES``; None: the default, or with ``do_run`` off the
     profile the latest night was measured in, so its rechecks measure as it did).
-    ``confirm_ab``: a confirmed step on a night whose software changed is measured in both
+    ``max_processes``: a series is measured in up to this many fresh processes, as many as
+    its own scatter needs (``jitbench.nightly.repeats``), within ``repeat_budget`` seconds
+    (None: as long as the night's own run took, so a night costs at most about twice one
+    run). ``confirm_ab``: a confirmed step on a night whose software changed is measured in both
     environments side by side (:func:`side_by_side`) where the last good night's interpreter
     is still there."""
     from jitbench.report import write_report
@@ -448,8 +474,16 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     thresholds = thresholds or Thresholds()
     run_kw = {"protocol": protocol, "case_timeout": case_timeout, "command": command,
               "on_progress": on_progress, "process_profile": process_profile or "default"}
+    beside = None
     if do_run:
-        run_dir = runner.run(cases, results_root, run_id=run_id, calibrate=True, **run_kw)
+        run_id = run_id or new_run_id()
+        cores = repeats_mod.spare_cores(run_kw["process_profile"]) if max_processes > 1 \
+            else None
+        if cores:  # a second process of every case on the core the night leaves idle
+            beside = repeats_mod.Beside(cases, results_root / run_id, run_kw, cores[1])
+        with beside or contextlib.nullcontext():
+            run_dir = runner.run(cases, results_root, run_id=run_id, calibrate=True,
+                                 **run_kw, **({"cpu_core": cores[0]} if cores else {}))
         write_report(run_dir, reports_root / run_dir.name)
     h = analyse(results_root, thresholds)
     latest_dir = results_root / h.order[-1]
@@ -458,8 +492,18 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         run_kw["process_profile"] = process_profile
     if not (reports_root / h.order[-1] / "index.html").exists():
         write_report(latest_dir, reports_root / h.order[-1])
-    suspects, confirmed, facts = h.tests, h.tests, None
     machine = machine_state(h.df, h.metas, h.judged, thresholds.machine)
+    repeat_facts = None
+    if do_run and max_processes > 1:  # repeat where the noise is left
+        planned = (repeats_mod.plan(h.points, h.reference, thresholds, max_processes)
+                   if machine["steady"] else {})  # a moved machine: no further round
+        spent = load_meta(latest_dir).get("elapsed_s")
+        budget = repeat_budget if repeat_budget is not None else (
+            float(spent) if isinstance(spent, (int, float)) else 0.0)
+        repeat_facts = repeats_mod.measure(latest_dir, planned, run_kw, budget, beside)
+        if len(repeat_facts["runs"]) > (beside is not None):  # rounds after the night's
+            h = analyse(results_root, thresholds)
+    suspects, confirmed, facts = h.tests, h.tests, None
     if not machine["steady"]:  # the machine, not the code, moved tonight: no step is judged
         confirmed, recheck = suspects.assign(regression=False), False
     # a decisive suspect (its own interval clears the history by the threshold) needs no
@@ -480,6 +524,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         for rec in result["confirmed"]:
             side_by_side(rec, cases, latest_dir / "ab", process_profile, on_progress)
     result["machine"] = machine
+    result["repeats"] = repeat_facts
     result["machine_note"] = None if machine["steady"] else (
         f"the machine ran every JIT-off mode x{machine['factor']:.2f} against its last "
         f"{len(machine['compared_with'])} nights (more than {100 * machine['bound']:.0f}%, all "

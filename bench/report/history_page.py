@@ -134,9 +134,10 @@ def trend_charts(points, order) -> list[dict]:
     return charts
 
 
-def _recheck_seconds(run_dir: Path) -> float | None:
-    """Seconds the night's re-measurements took (its ``rechecks/`` runs), None without any."""
-    spent = [load_meta(d).get("elapsed_s") for d in sorted((run_dir / "rechecks").glob("*"))
+def _extra_seconds(run_dir: Path, folder: str) -> float | None:
+    """Seconds the night's further runs took: its repeats in more fresh processes
+    (``repeats/``) or its re-measurements (``rechecks/``); None without any."""
+    spent = [load_meta(d).get("elapsed_s") for d in sorted((run_dir / folder).glob("*"))
              if d.is_dir()]
     spent = [s for s in spent if isinstance(s, (int, float))]
     return float(sum(spent)) if spent else None
@@ -157,7 +158,8 @@ def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Pa
         runs.append({"run_id": run_id, "started_at": meta.get("started_at"),
                      "status": meta.get("status"), "git_commit": meta.get("git_commit"),
                      "cost_s": meta.get("elapsed_s"),
-                     "recheck_s": _recheck_seconds(Path(results_root) / run_id),
+                     "repeat_s": _extra_seconds(Path(results_root) / run_id, "repeats"),
+                     "recheck_s": _extra_seconds(Path(results_root) / run_id, "rechecks"),
                      "machine": (machine_speed(h.df, before[run_id], run_id)
                                  if run_id in before else None),
                      "compared": run_id in h.judged,

@@ -46,6 +46,9 @@ class RunOptions:
     # float32 matrix products: the framework's default (TF32 on recent GPUs) or "highest"
     matmul_precision: str = "default"
     process_profile: str = "default"  # a key of PROCESS_PROFILES
+    # the core "stable" pins the workers to (None: the lowest this process may use); a night
+    # measures a second process on another core beside its run (jitbench.nightly.repeats)
+    cpu_core: int | None = None
 
     def check(self) -> "RunOptions":
         t = self.case_timeout
@@ -65,6 +68,8 @@ class RunOptions:
                                "compile_cache": self.compile_cache, "calibrate": self.calibrate,
                                "matmul_precision": self.matmul_precision,
                                "process_profile": self.process_profile}
+        if self.process_profile == "stable":
+            out["cpu_core"] = int(self.profile_env()[CPU_AFFINITY_ENV])
         if self.compile_cache != "off":
             out["compile_cache_dir"] = str(self.cache_folder(run_dir).resolve())
         return out
@@ -81,6 +86,7 @@ class RunOptions:
         cache = meta.get("compile_cache")
         precision = meta.get("matmul_precision")
         profile = meta.get("process_profile")
+        core = meta.get("cpu_core")
         if case_timeout is None:
             case_timeout = meta.get("case_timeout_s") or 1800.0
         return cls(protocol=protocol, case_timeout=case_timeout,
@@ -88,7 +94,9 @@ class RunOptions:
                    compile_cache=cache if cache in COMPILE_CACHE_CHOICES else "off",
                    dump_hlo=bool(insight.get("dump_hlo")), profile=bool(insight.get("profile")),
                    matmul_precision=precision if precision in MATMUL_PRECISIONS else "default",
-                   process_profile=profile if profile in PROCESS_PROFILES else "default")
+                   process_profile=profile if profile in PROCESS_PROFILES else "default",
+                   cpu_core=core if isinstance(core, int) and not isinstance(core, bool)
+                   else None)
 
     @staticmethod
     def cache_folder(run_dir: Path) -> Path:
@@ -109,7 +117,8 @@ class RunOptions:
         import os
 
         cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
-        return {"PYTHONHASHSEED": "0", CPU_AFFINITY_ENV: str(min(cores))}
+        core = self.cpu_core if self.cpu_core is not None else min(cores)
+        return {"PYTHONHASHSEED": "0", CPU_AFFINITY_ENV: str(core)}
 
     def capture(self, run_dir: Path) -> dict[str, Any]:
         """The capture options the workers get (``jitbench.xla.capture``)."""

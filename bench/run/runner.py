@@ -78,7 +78,7 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         on_progress: Callable[[Progress], None] | None = None,
         calibrate: bool = False, compile_cache: str = "off", dump_hlo: bool = False,
         profile: bool = False, matmul_precision: str = "default",
-        process_profile: str = "default") -> Path:
+        process_profile: str = "default", cpu_core: int | None = None) -> Path:
     """Measure ``cases``; return the run folder holding results.jsonl and meta.json.
     The keywords are the fields of :class:`jitbench.run.options.RunOptions`: ``calibrate``: first
     measure the machine's matmul peak and each mode's dispatch floor (jitbench.run.calibration,
@@ -86,7 +86,8 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
     (``jitbench.run.compile_cache``). ``dump_hlo`` / ``profile``: keep each JIT mode's optimized
     HLO / a profiler trace of each mode under ``cases/`` (``jitbench.xla.capture``).
     ``matmul_precision``: default (the frameworks' own: TF32 on recent GPUs) or highest.
-    ``process_profile``: how workers start (``jitbench.run.options.PROCESS_PROFILES``).
+    ``process_profile``: how workers start (``jitbench.run.options.PROCESS_PROFILES``);
+    ``cpu_core``: the core ``stable`` pins them to (default: the lowest this process may use).
 
     Raises :class:`Interrupted` (a KeyboardInterrupt) on Ctrl-C / SIGTERM / SIGHUP, after
     marking the run ``interrupted``; continue it with :func:`resume`."""
@@ -95,7 +96,7 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
     options = RunOptions(protocol=protocol, case_timeout=case_timeout, calibrate=calibrate,
                          compile_cache=compile_cache, dump_hlo=dump_hlo,
                          profile=profile, matmul_precision=matmul_precision,
-                         process_profile=process_profile).check()
+                         process_profile=process_profile, cpu_core=cpu_core).check()
     run_dir = RunRecord.folder(out_root, run_id, extra=(
         [options.cache_folder(".").name] if options.compile_cache != "off" else []))
     with RunRecord.create(run_dir, run_dir.name, command or sys.argv, protocol, cases,

@@ -1,0 +1,37 @@
+"""Nights of two processes from two streams of one-process nights recorded at the same time, one
+stream per core: night i of the first stream gets night i of the second as its further process
+(``<night>/repeats/<night>-p2``, what ``jitbench nightly`` writes when it measures a second
+process beside its run), in a new results folder of symbolic links. ``jitbench nightly --corpus``
+of that folder reads each series' point as the two processes' combination.
+
+    python docs/lab/scripts/pair_nights.py A/results B/results AB/results
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from jitbench.nightly.runs import run_dirs
+
+
+def pair(first: Path, second: Path, out: Path) -> int:
+    a, b = run_dirs(first), run_dirs(second)
+    n = min(len(a), len(b))
+    out.mkdir(parents=True, exist_ok=True)
+    for night, other in zip(a[:n], b[:n]):
+        dest = out / night.name
+        dest.mkdir(exist_ok=True)
+        for item in night.iterdir():
+            if item.name not in ("repeats", "rechecks") and not (dest / item.name).exists():
+                (dest / item.name).symlink_to(item.resolve())
+        (dest / "repeats").mkdir(exist_ok=True)
+        link = dest / "repeats" / f"{night.name}-p2"
+        if not link.exists():
+            link.symlink_to(other.resolve())
+    return n
+
+
+if __name__ == "__main__":
+    first, second, out = map(Path, sys.argv[1:4])
+    print(f"{pair(first, second, out)} nights of two processes in {out}")

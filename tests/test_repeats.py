@@ -1,0 +1,143 @@
+"""A night in several fresh processes (jitbench.analysis.processes, jitbench.nightly.repeats)
+and a re-measurement that adds processes until a suspect's verdict is known: the arithmetic,
+the plan and the verdicts, in-process. End to end: tests/test_nightly.py (a night's repeats
+under <night>/repeats, read back by the history)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jitbench.analysis import processes
+from jitbench.analysis.history import (SERIES_KEYS, Thresholds, combined_points,
+                                       detect_regressions)
+from jitbench.nightly import evaluate, repeats
+from jitbench.nightly.night import recheck_verdict
+
+pytestmark = pytest.mark.unit
+
+
+def test_one_process_is_its_own_point():
+    assert processes.combine([1.2], [1.1], [1.3]) == {"value": 1.2, "low": 1.1, "high": 1.3,
+                                                      "processes": 1, "spread": None}
+
+
+def test_processes_combine_by_geometric_mean_and_their_spread_sets_the_interval():
+    c = processes.combine([1.0, 1.21], [0.99, 1.2], [1.01, 1.22])
+    assert c["value"] == pytest.approx(1.1) and c["processes"] == 2
+    spread = math.log(1.21) / math.sqrt(2)  # sd of two logs 0 and log 1.21
+    assert c["spread"] == pytest.approx(spread)
+    sigma = spread / math.sqrt(2)  # the spread beats the processes' own narrow intervals
+    assert c["high"] == pytest.approx(1.1 * math.exp(1.959964 * sigma))
+    # processes that agree do not make a night more precise than its samples
+    agree = processes.combine([1.0, 1.0], [0.9, 0.9], [1 / 0.9, 1 / 0.9])
+    own = math.log(1 / 0.9) * 2 / (2 * 1.959964)
+    assert agree["high"] == pytest.approx(math.exp(1.959964 * own / math.sqrt(2)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.05, 20), min_size=1, max_size=6))
+def test_a_combined_point_lies_between_its_processes_and_inside_its_interval(values):
+    c = processes.combine(values)
+    assert min(values) * (1 - 1e-9) <= c["value"] <= max(values) * (1 + 1e-9)
+    if len(values) > 1:
+        assert c["low"] <= c["value"] <= c["high"]
+
+
+def test_a_noisier_series_needs_more_processes_up_to_the_cap():
+    th = Thresholds()
+    quiet = processes.processes_needed(0.005, 0.005, th.steady, th.z_min, 4)
+    noisy = processes.processes_needed(0.04, 0.015, th.steady, th.z_min, 4)
+    assert quiet == 1 and noisy == 4
+    assert processes.processes_needed(0.025, 0.01, th.steady, th.z_min, 9) == 2
+    # a history of nights of 4 processes each scatters half as much as one process would
+    assert processes.single_process_sigma([0.0, 0.01, -0.01, 0.02, -0.02], [4] * 5, 0.001) \
+        == pytest.approx(2 * processes.single_process_sigma([0.0, 0.01, -0.01, 0.02, -0.02],
+                                                            [1] * 5, 0.001))
+
+
+def _points(values_by_night: dict[str, list[float]], night_width: float = 1.03):
+    """A points table: series name -> its ratio per night (n0, n1, ...)."""
+    rows = []
+    for series, values in values_by_night.items():
+        for i, v in enumerate(values):
+            rows.append({"run_id": f"n{i}", "run_index": i, "series": series,
+                         **{k: series for k in SERIES_KEYS}, "case_id": series,
+                         "metric": "jit_ratio", "value": v, "low": v / night_width,
+                         "high": v * night_width, "processes": 1})
+    return pd.DataFrame(rows)
+
+
+def test_the_plan_gives_a_scattered_series_more_processes_and_a_short_one_none():
+    rng = np.random.default_rng(1)
+    pts = _points({"quiet": list(1.0 * np.exp(rng.normal(0, 0.003, 12))),
+                   "scattered": list(0.5 * np.exp(rng.normal(0, 0.1, 12))),
+                   "young": [0.7] * 12})
+    pts = pts[~((pts["series"] == "young") & (pts["run_index"] < 9))]  # nights 9-11 only
+    plan = repeats.plan(pts, [f"n{i}" for i in range(12)], Thresholds(
+        floor_paired=0.002), max_processes=3)
+    assert plan["scattered"]["processes"] == 3 and plan["quiet"]["processes"] == 1
+    assert "young" not in plan  # 2 earlier nights: not judged yet, nothing to repeat for
+    assert plan["scattered"]["sigma_one"] > 5 * plan["quiet"]["sigma_one"]
+
+
+def test_combined_points_keep_a_count_and_combine_a_ratio():
+    def pt(metric, value):
+        return {"series": "s", "metric": metric, "value": value, "low": None, "high": None,
+                "case_id": "c"}
+
+    out = {p["metric"]: p for p in combined_points([[pt("jit_ratio", 1.0), pt("compiles", 1.0)],
+                                                    [pt("jit_ratio", 1.44), pt("compiles", 2.0)]])}
+    assert out["jit_ratio"]["value"] == pytest.approx(1.2) and out["jit_ratio"]["processes"] == 2
+    assert out["compiles"]["value"] == 1.0 and out["compiles"]["processes"] == 1
+
+
+def test_nights_of_several_processes_lower_the_rules_floor():
+    """The paired rule's floor is one process's sigma: a series whose nights of 4 processes
+    each agree within 0.5% is judged against 1%, not 2%, so a 6% step clears z > 3."""
+    flat = [1.0, 1.003, 0.997, 1.002, 0.998, 1.001, 0.999, 1.0, 1.002, 0.998, 1.0]
+    pts = _points({"s": flat + [1.06]}, night_width=1.005)
+    order = [f"n{i}" for i in range(12)]
+    one = detect_regressions(pts, order, Thresholds()).iloc[0]
+    four = detect_regressions(pts.assign(processes=4), order, Thresholds()).iloc[0]
+    assert not one["regression"] and four["regression"]
+    assert four["noise"] < one["noise"]
+
+
+def test_a_recheck_says_slower_same_faster_or_unresolved():
+    th = Thresholds()
+    base = {"metric": "jit_ratio", "reference": 1.0, "regression": False}
+    assert recheck_verdict(dict(base, regression=True, high=1.3), th) == "slower"
+    assert recheck_verdict(dict(base, high=1.05), th) == "same"
+    assert recheck_verdict(dict(base, high=0.85), th) == "faster"
+    assert recheck_verdict(dict(base, high=1.2), th) == "unresolved"  # a 10% step not excluded
+    assert recheck_verdict(dict(base, high=float("nan")), th) == "unresolved"
+    assert recheck_verdict({"metric": "compiles", "regression": False}, th) == "same"
+
+
+def test_the_evaluation_judges_nights_of_k_processes_against_their_own_floor():
+    rng = np.random.default_rng(3)
+    nights = 30
+    series = {}
+    for s in range(8):
+        r = 0.8 * np.exp(rng.normal(0, 0.006, nights))
+        series[f"s{s}"] = {"keys": {}, "ratio": r.tolist(), "low": (r / 1.006).tolist(),
+                           "high": (r * 1.006).tolist(), "processes": [4] * nights,
+                           **{k: [None] * nights for k in ("verdict", "median_s",
+                                                            "baseline_median_s", "compiles",
+                                                            "hlo")}}
+    corpus = {"format": 1, "command": "t", "host": {}, "series": series,
+              "nights": [{"run_id": f"n{i}"} for i in range(nights)]}
+    assert evaluate.process_floors(corpus) == pytest.approx([0.01] * 8)
+    four = evaluate.evaluate(corpus, "paired")
+    for s in series.values():
+        s.pop("processes")
+    one = evaluate.evaluate(corpus, "paired")
+    assert four["seeing"]["0.05"] > one["seeing"]["0.05"]
+    assert four["false_alerts"] == 0 and one["false_alerts"] == 0
+    assert four["seeing"]["0.1"] == 1.0
