@@ -108,6 +108,26 @@ def test_tf_pairs_each_jit_mode_with_each_baseline():
     assert got[("xla", "eager")]["speedup"] == pytest.approx(3.0, rel=0.05)
 
 
+def test_every_pair_the_worker_judged_in_blocks_takes_its_interval_from_them():
+    """The nearest pair's verdict and the other JIT-off modes' ``pair_verdicts`` (judged from
+    the same blocks): both intervals are the worker's; a pair without one is bootstrapped."""
+    rng = np.random.default_rng(6)
+    xla = make_row("xla", framework="tf", samples=lognormal(rng, 1e-3, 0.02, 30),
+                   verdict="faster", verdict_baseline="graph", verdict_speedup=2.01,
+                   verdict_ci_low=1.9, verdict_ci_high=2.1,
+                   pair_verdicts={"eager": {"verdict": "faster", "speedup": 2.97,
+                                            "ci_low": 2.8, "ci_high": 3.1, "blocks": 12}})
+    rows = [make_row(m, framework="tf", samples=lognormal(rng, t, 0.02, 30))
+            for m, t in (("eager", 3e-3), ("graph", 2e-3))] + [xla]
+    got = {r["baseline"]: r for r in A.speedups(to_frame(rows)).to_dict("records")}
+    assert {b: got[b]["interval_from"] for b in got} == {"graph": "blocks", "eager": "blocks"}
+    assert (got["eager"]["speedup"], got["eager"]["ci_low"], got["eager"]["verdict"]) == (
+        2.97, 2.8, "faster")
+    xla["pair_verdicts"] = {"eager": {"verdict": "unresolved", "speedup": None}}
+    got = {r["baseline"]: r for r in A.speedups(to_frame(rows)).to_dict("records")}
+    assert got["eager"]["interval_from"] == "samples"  # no interval from blocks: bootstrap
+
+
 # --------------------------------------------------------------------------- break-even
 
 def test_amortized_cost_counts_the_first_call_the_early_calls_and_the_median():

@@ -19,9 +19,9 @@ from jitbench.protocol.settings import Protocol
 from jitbench.results.files import COLUMNS, SCHEMA_VERSION
 from jitbench.run import runner
 
-# sequential stopping stays on (the default path), with a 1 s budget per group instead of 6
+# sequential stopping stays on (the default path), with a 0.5 s budget per group instead of 6
 FAST = Protocol(min_time=0.02, min_samples=3, max_samples=20, max_time=1.0,
-                warmup_max_time=0.5, budget=1.0, block_time=0.1)
+                warmup_max_time=0.5, budget=0.5, block_time=0.1)
 
 
 TRAIN_STEP_VARIANTS = ("adam-bn_train",)

@@ -253,3 +253,30 @@ def test_the_precise_rule_samples_on_after_the_verdict_until_the_interval_is_nar
     assert precise["rounds"] > verdict["rounds"]
     assert math.sqrt(precise["ci_high"] / precise["ci_low"]) - 1 <= 0.01
     assert math.sqrt(verdict["ci_high"] / verdict["ci_low"]) - 1 > 0.01
+
+
+def test_a_jit_mode_against_another_jit_off_mode_is_judged_from_the_same_blocks():
+    """TF's xla against eager beside xla against graph (its nearest): judged once when the
+    sampling ends, from the units of the same interleaved blocks, keeping nothing sampling;
+    the nearest pair's verdict stays first (the row's ``verdict``)."""
+    from jitbench.results.row import pair_verdict_fields, verdict_fields
+
+    clock = Steps()
+    p = Protocol(alone_samples=0, switch_calls=0, block_time=0.25, build_sigma=0.0,
+                 budget=100.0)
+    eager = clock.mode("eager", itertools.repeat(0.09))
+    graph = clock.mode("graph", itertools.repeat(0.07))
+    xla = clock.mode("xla", itertools.repeat(0.035))
+    results = measure([eager, graph, xla], p, clock=clock, pairs=[("xla", "graph")],
+                      others=[("xla", "eager")])
+    v = results["xla"].verdicts
+    assert list(v) == ["graph", "eager"]
+    assert v["graph"]["speedup"] == pytest.approx(2.0) and v["graph"]["verdict"] == "faster"
+    assert v["eager"]["speedup"] == pytest.approx(0.09 / 0.035)
+    assert v["eager"]["verdict"] == "faster" and v["eager"]["ci_low"] > 2.0
+    assert v["eager"]["blocks"] >= seq.MIN_UNITS
+    # the other pair kept nothing sampling: the group stopped when the nearest pair settled
+    assert v["eager"]["rounds"] == v["graph"]["rounds"]
+    assert verdict_fields(v)["verdict_baseline"] == "graph"
+    assert set(pair_verdict_fields(v)["pair_verdicts"]) == {"eager"}
+    assert pair_verdict_fields({"graph": v["graph"]}) == {}

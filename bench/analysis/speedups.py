@@ -53,6 +53,25 @@ def _pairs(df):
                     yield keys, mode, r, base, b
 
 
+def _block_verdict(r, base: str) -> tuple[float, float, float, str] | None:
+    """(speedup, low, high, verdict) the worker judged from the blocks for this JIT row
+    against ``base``: its verdict against its nearest baseline, or one of its
+    ``pair_verdicts`` (the other JIT-off modes, judged from the same blocks at the end); None
+    where it has none (an older row, a pytest-benchmark import, too few units)."""
+    if r.get("verdict_baseline") == base:
+        v = {k: r.get(f"verdict_{k}") for k in ("speedup", "ci_low", "ci_high")}
+        v["verdict"] = r.get("verdict")
+    else:
+        pairs = r.get("pair_verdicts")
+        v = pairs.get(base) if isinstance(pairs, dict) else None
+        if not isinstance(v, dict):
+            return None
+    lo, hi, speedup = (as_number(v.get(k)) for k in ("ci_low", "ci_high", "speedup"))
+    if not (lo > 0 and hi > 0 and speedup > 0) or not isinstance(v.get("verdict"), str):
+        return None
+    return speedup, lo, hi, v["verdict"]
+
+
 def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFIDENCE,
              n_boot: int = N_BOOT, seed: int = 0):
     """One row per (case, JIT-on mode, JIT-off baseline) where both measured ``ok``.
@@ -77,11 +96,10 @@ def speedups(df, *, noise_floor: float = NOISE_FLOOR, confidence: float = CONFID
         framework = keys["framework"]
         t_on, t_off = row_median(r), row_median(b)
         ratio = t_off / t_on
-        blocks = r.get("verdict_baseline") == base and as_number(r.get("verdict_ci_low")) > 0
+        judged = _block_verdict(r, base)
+        blocks = judged is not None
         if blocks:  # the worker's sequential verdict: blocks and builds (protocol.sequential)
-            ratio = as_number(r.get("verdict_speedup"))
-            lo, hi = as_number(r.get("verdict_ci_low")), as_number(r.get("verdict_ci_high"))
-            verdict = r.get("verdict")
+            ratio, lo, hi, verdict = judged
             sig = verdict in ("faster", "slower")
         else:
             lo, hi = bootstrap_ratio_ci(samples_array(b.get("samples")),

@@ -24,7 +24,7 @@ MODES: dict[tuple[str, str], Mode] = {(m.framework, m.name): m for m in _ALL}
 
 __all__ = ["AUTOCLUSTER_FLAGS", "DEVICES", "FRAMEWORKS", "MODES", "Mode", "SPECS", "baselines_for",
            "counts_in_process", "environment_problem", "modes_for", "nearest_baseline",
-           "framework_worker_env", "verdict_pairs"]
+           "framework_worker_env", "verdict_pairs", "other_pairs"]
 
 
 def modes_for(framework: str, stateful: bool = True) -> list[str]:
@@ -54,6 +54,15 @@ def verdict_pairs(framework: str, modes: Sequence[str]) -> list[tuple[str, str]]
     if base not in modes:
         return []
     return [(m, base) for m in modes if (framework, m) in MODES and MODES[(framework, m)].jit]
+
+
+def other_pairs(framework: str, modes: Sequence[str]) -> list[tuple[str, str]]:
+    """(JIT mode, JIT-off mode) for the JIT modes of ``modes`` against each JIT-off mode of
+    ``modes`` other than the nearest (TF's xla against eager): judged from the same blocks when
+    sampling ends, keeping nothing sampling."""
+    base = nearest_baseline(framework)
+    jit = [m for m in modes if (framework, m) in MODES and MODES[(framework, m)].jit]
+    return [(m, b) for m in jit for b in baselines_for(framework) if b != base and b in modes]
 
 
 def framework_worker_env(framework: str) -> dict[str, str]:

@@ -224,15 +224,20 @@ class SequentialStop(Stopping):
     judged at the looks; a mode stops when no open pair needs it and it has ``min_samples``;
     the group stops when every mode has stopped or ``p.budget`` seconds are spent. Each JIT
     mode's verdicts go to its result's ``verdicts``. ``controls``: pairs judged the same way
-    that keep no mode sampling (the A/A control)."""
+    that keep no mode sampling (the A/A control); ``others``: pairs judged once, from every
+    block, when sampling ends (a JIT mode against a JIT-off mode other than its nearest: its
+    interval from the same units as the real pairs'), after the real pairs in ``verdicts``."""
 
     def __init__(self, p: Protocol, results: dict[str, ModeResult],
-                 pairs: Sequence[tuple[str, str]], controls: Sequence[tuple[str, str]] = ()):
+                 pairs: Sequence[tuple[str, str]], controls: Sequence[tuple[str, str]] = (),
+                 others: Sequence[tuple[str, str]] = ()):
         self.p, self.results, self.rule = p, results, p.rule()
         names = {name for name, r in results.items() if r.ok}
         self.open_pairs = [(j, b) for j, b in pairs if j in names and b in names and j != b]
         self.open_controls = [(j, b) for j, b in controls if j in names and b in names]
         self.judged = self.open_pairs + self.open_controls
+        self.others = [(j, b) for j, b in others if j in names and b in names and j != b
+                       and (j, b) not in self.judged]
         self.estimates: dict[tuple[str, str], Estimate | None] = {}
         self.taken_at: dict[tuple[str, str], tuple[int, float]] = {}
         self.blocks: list[tuple[int, str, float]] = []
@@ -303,3 +308,12 @@ class SequentialStop(Stopping):
                 "ci_low": e.ci_low if e else None, "ci_high": e.ci_high if e else None,
                 "blocks": e.n_units if e else len(units(self.blocks, jit, base)),
                 "rounds": n_rounds, "s": round(took, 4)}
+        for jit, base in self.others:  # after the real pairs: a row's verdict is its nearest's
+            if not (results[jit].ok and results[base].ok):
+                continue
+            e = estimate(units(self.blocks, jit, base), self.rule)
+            if e is not None:  # too few units: the analysis says how it bracketed the pair
+                results[jit].verdicts[base] = {
+                    "verdict": final(e), "speedup": e.speedup, "ci_low": e.ci_low,
+                    "ci_high": e.ci_high, "blocks": e.n_units, "rounds": rounds,
+                    "s": round(clock() - self.start, 4)}

@@ -151,20 +151,22 @@ def measure(modes: list[Timed], protocol: Protocol = Protocol(),
             clock: Callable[[], float] = time.perf_counter,
             notes: Notes | None = None,
             pairs: Sequence[tuple[str, str]] = (),
-            controls: Sequence[tuple[str, str]] = ()) -> dict[str, ModeResult]:
+            controls: Sequence[tuple[str, str]] = (),
+            others: Sequence[tuple[str, str]] = ()) -> dict[str, ModeResult]:
     """Run the whole protocol on the modes of one case group; one ``ModeResult`` per mode.
     ``notes``: the framework's reasons for compiling (``adapter.compile_notes``), kept per
     mode in ``first_notes`` and ``later_notes``. ``pairs``: (JIT mode, its baseline) whose
     verdicts decide when sampling stops (``protocol.precision`` set; without pairs, the fixed
     protocol: ``min_time`` per mode); ``controls``: pairs judged alike that keep nothing sampling
-    (the A/A control)."""
+    (the A/A control); ``others``: pairs judged once from the same blocks when sampling ends
+    (a JIT mode against a JIT-off mode other than its nearest)."""
     results = {t.name: first_and_warmup(t, protocol, counters, clock, notes) for t in modes}
     if protocol.precision is None or not pairs:  # nothing to judge: the fixed protocol
         stop: Stopping = FixedStop(protocol, results)
     else:
         from jitbench.protocol.sequential import SequentialStop
 
-        stop = SequentialStop(protocol, results, pairs, controls)
+        stop = SequentialStop(protocol, results, pairs, controls, others)
     run_rounds(modes, results, protocol, stop, counters, clock, notes)
     controls_only = {c for c, _ in controls} - {m for pair in pairs for m in pair}
     run_synced([t for t in modes if t.name not in controls_only], results,

@@ -66,11 +66,12 @@ def build_context(df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT,
 
 INTERVAL_METHODS = {
     "blocks": "its 95% interval from the blocks: the worker's interleaved blocks of samples, "
-              "each a unit, judged faster, slower, same or unresolved as they came in "
-              "(the protocol page of the docs)",
+              "each a unit, judged faster, slower, same or unresolved as they came in (a pair "
+              "against a JIT-off mode other than the nearest: from the same blocks, when "
+              "sampling ended; the protocol page of the docs)",
     "samples": "a 95% bootstrap interval of the raw samples, with the run's A/A scatter "
-               "added (pairs the worker did not judge in blocks: against a JIT-off mode other "
-               "than the nearest, or rows of an older run or a pytest-benchmark import)",
+               "added (pairs the worker did not judge in blocks: too few blocks of both "
+               "modes, rows of an older run or a pytest-benchmark import)",
 }
 
 

@@ -131,6 +131,9 @@ FAMILIES: dict[str, str] = {
 }
 OTHER_FIELDS: dict[str, str] = {
     "worker_pid": "the worker process that measured the row",
+    "pair_verdicts": "this JIT mode against each JIT-off mode other than verdict_baseline (TF "
+                     "xla against eager), from the same blocks when sampling ended: {baseline: "
+                     "{verdict, speedup, ci_low, ci_high, blocks}}",
     "ab_arm": "in a `jitbench ab` run: the arm whose processes measured the row (a or b)",
     "ab_round": "in a `jitbench ab` run: the round (0, 1, ...); each round starts fresh "
                 "processes of both arms, A first in even rounds, B first in odd ones",

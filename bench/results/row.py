@@ -149,6 +149,17 @@ def verdict_fields(verdicts: Mapping[str, Mapping[str, Any]], prefix: str = "ver
     return out
 
 
+def pair_verdict_fields(verdicts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """A JIT mode against its other JIT-off modes (after its nearest in ``verdicts``), from the
+    same blocks: ``pair_verdicts`` = {baseline: {verdict, speedup, ci_low, ci_high, blocks}};
+    nothing when there is none."""
+    rest = list(verdicts.items())[1:]
+    if not rest:
+        return {}
+    keep = ("verdict", "speedup", "ci_low", "ci_high", "blocks")
+    return {"pair_verdicts": {b: {k: v.get(k) for k in keep} for b, v in rest}}
+
+
 def counter_fields(first: Mapping[str, float], warmup: Mapping[str, float],
                    samples: Mapping[str, float]) -> dict[str, Any]:
     """The adapter's counters per phase: ``first_compiles``, ``warmup_...``, ``samples_...``."""
@@ -292,6 +303,7 @@ def group_rows(modes: Sequence[str], results: Mapping[str, Any], *,
             # e.g. TF auto-clustering that formed no cluster ran as plain graph mode
             common.update(adapter.mode_facts(mode, r.counters_first))
         common.update(verdict_fields(r.verdicts))
+        common.update(pair_verdict_fields(r.verdicts))
         common.update(latency_fields(mode, results, next(iter(r.verdicts), None),
                                      protocol.confidence))
         if extra is not None:

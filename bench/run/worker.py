@@ -44,7 +44,7 @@ import time
 import traceback
 from typing import Any
 
-from jitbench.define.modes import nearest_baseline, verdict_pairs
+from jitbench.define.modes import nearest_baseline, other_pairs, verdict_pairs
 from jitbench.define.workload import Case, load_workload
 from jitbench.frameworks import device_index
 from jitbench.protocol import case_setup as casework
@@ -239,10 +239,11 @@ AA_SUFFIX = "~aa"  # the A/A control of mode m is timed as "m~aa"
 
 def _pairs(framework: str, modes: list[str], timed: list[str]
            ) -> dict[str, list[tuple[str, str]]]:
-    """``pairs`` (``jitbench.define.modes.verdict_pairs``) and ``controls``: the A/A control
-    against the mode it repeats, judged alike (``jitbench.protocol.timing.measure``)."""
+    """``pairs`` (``jitbench.define.modes.verdict_pairs``), ``controls``: the A/A control
+    against the mode it repeats, judged alike, and ``others``: each JIT mode against the other
+    JIT-off modes, judged from the same blocks at the end (``jitbench.protocol.timing.measure``)."""
     base = nearest_baseline(framework)
-    return {"pairs": verdict_pairs(framework, modes),
+    return {"pairs": verdict_pairs(framework, modes), "others": other_pairs(framework, modes),
             "controls": [(base + AA_SUFFIX, base)] if base + AA_SUFFIX in timed else []}
 
 

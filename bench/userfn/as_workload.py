@@ -37,6 +37,7 @@ from jitbench.define.modes import (
     counts_in_process,
     environment_problem,
     modes_for,
+    other_pairs,
     verdict_pairs,
 )
 from jitbench.define.workload import Case
@@ -261,7 +262,8 @@ def run(spec: Spec, protocol: Protocol | None = None,
     timed = [work.timed(m, work.build([spec.fn], m)) for m in spec.modes]
     results = measure(timed, protocol, counters=adapter.counters,
                       notes=getattr(adapter, "compile_notes", None),
-                      pairs=verdict_pairs(spec.framework, spec.modes))
+                      pairs=verdict_pairs(spec.framework, spec.modes),
+                      others=other_pairs(spec.framework, spec.modes))
     nojit, nojit_mode = _nojit(spec, work, results)
     work.rtol, work.atol = _tolerance(spec, case_of(spec, spec.modes[0]).dtype, nojit)
     flops = float(spec.flops) if spec.flops is not None else None
