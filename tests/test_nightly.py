@@ -279,6 +279,30 @@ def test_an_alert_says_when_the_machine_changed_that_night():
     assert "GPUs [('H200', '580.1')] -> [('H100', '580.1')]" in said
     assert "the GPU slowed down during 1 of tonight's rows (SM clock fell)" in said
 
+    # the file a series' workload is defined in changed (a --suite-file edited between nights)
+    metas["b"]["workload_sources"] = {"mmd": "aaaa", "rnn": "cccc"}
+    metas["c"]["workload_sources"] = {"mmd": "bbbb", "rnn": "cccc"}
+    said = _what_else(History(df, ["a", "b", "c"], metas, points, None, ["a", "b", "c"]),
+                      {"workload": "mmd"})["also_changed"]
+    assert "the source of workload mmd (aaaa -> bbbb)" in said
+    said = _what_else(History(df, ["a", "b", "c"], metas, points, None, ["a", "b", "c"]),
+                      {"workload": "rnn"})["also_changed"]
+    assert not [s for s in said if "source" in s]
+
+
+@pytest.mark.unit
+def test_a_runs_meta_fingerprints_the_file_of_each_workload(tmp_path):
+    from jitbench.define.workload import Filters, expand, source_fingerprints
+
+    cases = expand(Filters(suite=("nightly_small", "matmul_relu"), suite_files=(str(WORKLOAD),)))
+    prints = source_fingerprints(cases)
+    assert set(prints) == {"nightly_small", "matmul_relu"}
+    assert all(isinstance(v, str) and len(v) == 16 for v in prints.values())
+    edited = tmp_path / "nightly_small.py"
+    edited.write_text(WORKLOAD.read_text() + "\n# edited\n")
+    again = expand(Filters(suite=("nightly_small",), suite_files=(str(edited),)))
+    assert source_fingerprints(again)["nightly_small"] != prints["nightly_small"]
+
 
 @pytest.mark.unit
 def test_an_alert_on_changed_software_gives_the_ab_command_that_tells_it_from_the_machine():

@@ -210,6 +210,27 @@ def _load_source(source: str):
     return importlib.import_module(source)
 
 
+def source_fingerprints(cases: Sequence["Case"]) -> dict[str, str]:
+    """{workload name: a fingerprint of the file it is defined in} for the cases' workloads
+    (sha256 of the file, 16 hex digits; None where it cannot be read): the nightly names a
+    changed workload beside a step (``jitbench.nightly.night``)."""
+    out: dict[str, str] = {}
+    for name, source in sorted({(c.workload, c.source) for c in cases if c.source}):
+        path = Path(source) if source.endswith(".py") else None
+        if path is None:
+            try:
+                found = importlib.util.find_spec(
+                    "jitbench." + source if source.startswith(_OLD_SUITES) else source)
+            except (ImportError, ValueError):
+                found = None
+            path = Path(found.origin) if found is not None and found.origin else None
+        try:
+            out[name] = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path else None
+        except OSError:
+            out[name] = None
+    return out
+
+
 def load_workload(source: str) -> Workload:
     module = _load_source(source)
     wl = getattr(module, "WORKLOAD", None)

@@ -211,7 +211,8 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
 def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
     """What an alert needs beside its step: the night it began (the night judged), the night
     before it, and what else changed between them: the series' compile count, the framework
-    versions, the commit, the host, the GPUs (and whether tonight's GPU throttled)."""
+    versions, the source file of its workload, the commit, the host, the GPUs (and whether
+    tonight's GPU throttled)."""
     latest, before = h.order[-1], (h.judged[-2] if len(h.judged) > 1 else None)
     out: dict[str, Any] = {"began": latest, "night_before": before, "also_changed": []}
     if before is None:
@@ -227,6 +228,10 @@ def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
         a, b = (old.get("frameworks") or {}).get(name), (new.get("frameworks") or {}).get(name)
         if a != b:
             out["also_changed"].append(f"{name} {a} -> {b}")
+    mine = rec.get("workload")
+    was, now = ((m.get("workload_sources") or {}).get(mine) for m in (old, new))
+    if was and now and was != now:
+        out["also_changed"].append(f"the source of workload {mine} ({was} -> {now})")
     if old.get("git_commit") != new.get("git_commit"):
         out["also_changed"].append(f"commit {str(old.get('git_commit'))[:10]} -> "
                                    f"{str(new.get('git_commit'))[:10]}")

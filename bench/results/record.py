@@ -20,7 +20,7 @@ import types
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from jitbench.define.workload import Case
+from jitbench.define.workload import Case, source_fingerprints
 from jitbench.errors import UserError
 from jitbench.results import meta as meta_mod
 from jitbench.results import row as rows
@@ -74,6 +74,8 @@ class RunRecord:
         record._meta.update(options)
         # the devices its cases measure on (the nightly compares GPU runs' sample length)
         record._meta["devices_measured"] = sorted({c.device for c in cases})
+        # what each workload's file was (the nightly names one that changed beside a step)
+        record._meta["workload_sources"] = source_fingerprints(cases)
         run_folder.write_cases(record.run_dir, cases)
         record._write()
         return record
