@@ -473,8 +473,17 @@ def test_shards_cover_every_case_once_and_merge_back(tmp_path):
                 for c in shard(cases, k, 2)]
         (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         (d / "meta.json").write_text(json.dumps({"run_id": f"s{k}", "status": "complete"}))
+        side = d / "repeats" / f"s{k}-p2"  # the shard's second process (on another core)
+        side.mkdir(parents=True)
+        (side / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (side / "meta.json").write_text(json.dumps({"run_id": f"s{k}-p2"}))
         dirs.append(d)
     out = merge(dirs, tmp_path / "merged")
     merged = read_rows(out / "results.jsonl")
     assert sorted(r["case_id"] for r in merged) == sorted(c.case_id for c in cases)
     assert {r["run_id"] for r in merged} == {"merged"}
+    from jitbench.nightly.repeats import repeat_rows
+
+    # each shard's further process goes along: a series combines its own shard's
+    again = repeat_rows(out)
+    assert sorted(r["case_id"] for rows in again for r in rows) == sorted(ids)

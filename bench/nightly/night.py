@@ -97,6 +97,11 @@ def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
         logs = Path(d) / "logs"
         if logs.is_dir():
             shutil.copytree(logs, out / "logs" / Path(d).name, dirs_exist_ok=True)
+        # and the shard's further processes: a series' point combines its own shard's
+        # (jitbench.analysis.history.combined_points goes series by series)
+        more = Path(d) / repeats_mod.FOLDER
+        for run in (sorted(more.iterdir()) if more.is_dir() else []):
+            shutil.copytree(run, out / repeats_mod.FOLDER / run.name, dirs_exist_ok=True)
     return out
 
 
