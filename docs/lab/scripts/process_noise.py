@@ -8,7 +8,8 @@ processes of each JIT mode's speedup over its nearest JIT-off mode and of that b
 Settings (``--settings``, default all): ``default`` (as a user runs it), ``threads1`` (thread
 pools at one thread: TF_NUM_INTRAOP_THREADS, TF_NUM_INTEROP_THREADS, OMP_NUM_THREADS,
 XLA_FLAGS), ``pinned`` (``taskset -c 0``), ``quiet`` (both, and PYTHONHASHSEED=0), and one at a
-time ``hashseed`` and ``malloc`` (glibc's trim and mmap thresholds at 1 GiB). Prints a markdown table; keeps the
+time ``hashseed`` and ``malloc`` (glibc's trim and mmap thresholds at 1 GiB), and on one core
+``pinned_malloc`` and ``pinned_arena1`` (one glibc arena). Prints a markdown table; keeps the
 run folders under --out. Five processes give an sd uncertain by about a third.
 """
 
@@ -39,6 +40,10 @@ SETTINGS = {
     "hashseed": ({"PYTHONHASHSEED": "0"}, []),
     "malloc": ({"MALLOC_TRIM_THRESHOLD_": str(2 ** 30), "MALLOC_MMAP_THRESHOLD_": str(2 ** 30)},
                []),
+    # on top of one core (what is left once pinned): the allocator's thresholds, one arena
+    "pinned_malloc": ({"MALLOC_TRIM_THRESHOLD_": str(2 ** 30),
+                       "MALLOC_MMAP_THRESHOLD_": str(2 ** 30)}, ["taskset", "-c", "0"]),
+    "pinned_arena1": ({"MALLOC_ARENA_MAX": "1"}, ["taskset", "-c", "0"]),
 }
 
 
@@ -90,7 +95,7 @@ def main(argv: list[str]) -> int:
     bad = [s for s in settings if s not in SETTINGS]
     if bad:
         sys.exit(f"unknown setting {', '.join(bad)}; valid: {', '.join(SETTINGS)}")
-    if "pinned" in settings or "quiet" in settings:
+    if any(SETTINGS[s][1] for s in settings):
         if shutil.which("taskset") is None:
             sys.exit("taskset is needed for the pinned settings")
     out = Path(args.out)
