@@ -85,13 +85,15 @@ def test_nights_on_which_the_machine_moved_are_not_judged():
 def test_a_step_that_begins_on_nights_the_machine_moved_is_found_on_the_next_steady_one():
     """A 30% step of series 2 from night 20 on, nights 20 and 21 disturbed (every JIT-off
     time x1.4): they are not judged, and they wait outside the reference, so night 22 still
-    sees the step (with them in its reference, as before 2026-11-24, it never did)."""
+    sees the step (with them in its reference, as before 2026-11-24, it never did): at once,
+    its nights combining two processes each (decisive)."""
     corpus = synthetic(nights=40, seed=5, step=(2, 20, 1.3))
     for s in corpus["series"].values():
         s["baseline_median_s"] = [1e-3 * (1.4 if t in (20, 21) else 1.0) for t in range(40)]
     steady = evaluate.machine_steady(corpus)
     ids, x, lo, hi = evaluate.arrays(corpus)
-    _, alert = DETECTORS["paired"].judge(x[2], lo[2], hi[2], threshold=0.10, steady=steady)
+    _, alert = DETECTORS["paired"].judge(x[2], lo[2], hi[2], threshold=0.10, steady=steady,
+                                         processes=np.full(40, 2))
     assert not alert[:22].any() and alert[22]
     assert reference_end(22, steady) == 20 and reference_end(23, steady) == 23
 
@@ -130,9 +132,13 @@ def test_the_paired_rule_alerts_on_the_night_after_a_suspect_or_at_once_when_dec
     assert not alert[:20].any() and alert[20:22].any()
     # an interval wholly above the history's highest night by the threshold: decisive
     prev = np.log(np.full(10, 0.5)) + np.linspace(-0.01, 0.01, 10)
-    night = paired_night(math.log(0.5 * 1.5), math.log(0.5 * 1.45), math.log(0.5 * 1.55), prev)
+    clear = (math.log(0.5 * 1.5), math.log(0.5 * 1.45), math.log(0.5 * 1.55), prev)
+    night = paired_night(*clear, processes=2)
     assert night["suspect"] and night["decisive"]
-    night = paired_night(math.log(0.5 * 1.15), math.log(0.5 * 1.10), math.log(0.5 * 1.20), prev)
+    # one process's interval does not carry the scatter between processes: never decisive
+    assert paired_night(*clear)["suspect"] and not paired_night(*clear)["decisive"]
+    night = paired_night(math.log(0.5 * 1.15), math.log(0.5 * 1.10), math.log(0.5 * 1.20), prev,
+                         processes=2)
     assert night["suspect"] and not night["decisive"]  # re-measured before it is believed
 
 

@@ -20,7 +20,8 @@ Detectors (``DETECTORS``), compared on recorded nights by ``jitbench.nightly.eva
   over their median is above the threshold, and z = step / sqrt(sigma_history² + sigma_night²)
   > 3. It alerts when two consecutive nights are suspect (the second plays the part of the
   same-context re-measurement: fresh processes on the same machine), or at once when the
-  night's interval alone lies wholly above the history's highest ratio by the threshold. A
+  night's interval alone lies wholly above the history's highest ratio by the threshold and
+  the night combines two or more fresh processes (one process's interval cannot). A
   night whose JIT-off times moved more than 10% together against the 5 nights before it
   (:func:`machine_levels`) is not judged: the machine, not the code, moved that night; it
   joins the reference once a steady night was judged after it (:func:`reference_end`).
@@ -110,14 +111,18 @@ POWER_Z = 1.645  # a step is "visible" to the paired rule when a night shows it 
 
 
 def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: float = 0.10,
-                 floor: float = PAIRED_FLOOR, z_min: float = 3.0) -> dict[str, float | bool]:
+                 floor: float = PAIRED_FLOOR, z_min: float = 3.0, processes: int = 1
+                 ) -> dict[str, float | bool]:
     """One night of the paired rule (log values; ``prev``: the earlier nights): reference
     (median), sigma (robust, at least ``floor``), the night's own sigma from its interval,
     z, ``suspect`` (above every earlier night but the highest from 10 nights on, a step above
     the threshold, or half of it from 10 nights on, and z > z_min), ``visible`` (the
     smallest relative step a night as precise as this one shows as suspect 95% of the
     time: what this series can police) and ``decisive`` (a suspect whose interval alone
-    clears the highest earlier night by the threshold: no re-measurement needed)."""
+    clears the highest earlier night by the threshold: no re-measurement needed). Only a
+    night of two or more fresh processes (``processes``) can be decisive: one process's
+    interval does not carry the scatter between processes, and an unchanged JAX series once
+    read +250% with an interval of +-6% in one pinned process (docs/lab/nightly-processes.md)."""
     ref = float(np.median(prev))
     # the highest earlier night, or the second highest from 10 nights on: one odd night must
     # not hide a step for a whole window, a level visited twice is this machine's
@@ -134,7 +139,8 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     # is ~20%); docs/nightly.md
     line = math.log1p(threshold) / (2 if prev.size >= 10 else 1)
     suspect = bool(x > top and step > line and z > z_min)
-    decisive = bool(suspect and not math.isnan(lo) and lo > top + math.log1p(threshold))
+    decisive = bool(suspect and processes >= 2 and not math.isnan(lo)
+                    and lo > top + math.log1p(threshold))
     # the smallest step a night like this one would show as suspect 19 times in 20: above
     # the line, z_min + 1.645 noises up, and 1.645 noises above the highest earlier night
     noise = math.sqrt(sigma ** 2 + night ** 2)
@@ -185,10 +191,11 @@ def reference_end(t: int, steady=None) -> int:
 
 
 def paired_rule(x, lo, hi, threshold=0.10, window=PAIRED_WINDOW, min_previous=5,
-                floor=PAIRED_FLOOR, z_min=3.0, steady=None, start=0):
+                floor=PAIRED_FLOOR, z_min=3.0, steady=None, start=0, processes=None):
     """``steady``: per night, whether the machine ran as usual (:func:`steady_nights`); a
     night that did not is not judged, and is left out of the reference until a steady night
-    was judged after it (:func:`reference_end`)."""
+    was judged after it (:func:`reference_end`). ``processes``: per night, the fresh
+    processes its point combines (None: one each)."""
     n = len(x)
     alert = np.zeros(n, bool)
     suspect_before, before = False, np.zeros(0)
@@ -197,11 +204,12 @@ def paired_rule(x, lo, hi, threshold=0.10, window=PAIRED_WINDOW, min_previous=5,
         if np.isnan(x[t]) or prev.size < min_previous:
             suspect_before = False
             continue
-        j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min)
+        k = 1 if processes is None else int(processes[t])
+        j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, k)
         if suspect_before:  # the re-measurement of last night's suspect: judged as it would
             # be that night, against the nights before the suspect one
             alert[t] = before.size >= min_previous and paired_night(
-                x[t], lo[t], hi[t], before, threshold, floor, z_min)["suspect"]
+                x[t], lo[t], hi[t], before, threshold, floor, z_min, k)["suspect"]
         alert[t] |= j["decisive"]
         if steady is not None and not steady[t]:  # not judged; the next steady night is,
             alert[t] = suspect_before = False     # on its own
@@ -220,7 +228,7 @@ DETECTORS = {d.name: d for d in (
     Detector("paired", paired_rule, alpha=0.5, machine_gate=True,
              doc="two consecutive nights above the history's maximum, a step above the "
                  "threshold (half of it from 10 nights on) with z>3 (history spread and the "
-                 "night's own interval), or one night whose interval clears the maximum by "
-                 "the threshold; no judgement on a night whose JIT-off times moved >10% "
-                 "together against the 5 nights before"),
+                 "night's own interval), or one night of 2+ processes whose interval clears "
+                 "the maximum by the threshold; no judgement on a night whose JIT-off times "
+                 "moved >10% together against the 5 nights before"),
 )}

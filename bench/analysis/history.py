@@ -253,10 +253,11 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
 
 
 def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
-            processes: Sequence[int] = ()) -> dict[str, Any]:
+            processes: Sequence[int] = (), tonight: int = 1) -> dict[str, Any]:
     """jit_ratio under the paired rule (``jitbench.analysis.detectors.paired_night``). The
     history's sigma floor is one process's (``floor_paired``): nights of k fresh processes
-    each (``processes``, the median) have 1/sqrt(k) of it."""
+    each (``processes``, the median) have 1/sqrt(k) of it; ``tonight``: the processes the
+    latest point combines (one cannot be decisive)."""
     import numpy as np
     from scipy.stats import norm
 
@@ -269,13 +270,18 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
     k = float(np.median(processes)) if len(processes) else 1.0
     j = paired_night(math.log(latest), log(low), log(high),
                      np.log(np.asarray(history, dtype=float)), th.steady,
-                     th.floor_paired / math.sqrt(max(1.0, k)), th.z_min)
+                     th.floor_paired / math.sqrt(max(1.0, k)), th.z_min, tonight)
     return {"reference": math.exp(j["reference"]),
             "change": latest / math.exp(j["reference"]) - 1.0,
             "noise": math.sqrt(j["sigma"] ** 2 + j["night_sigma"] ** 2), "z": j["z"],
             "p_value": float(norm.sf(j["z"])), "counted": True,
             "usual_high": math.exp(j["top"]), "suspect": j["suspect"],
             "decisive": j["decisive"], "visible_step": j["visible"]}
+
+
+def _count(v) -> int:
+    """A point's process count (1 where it does not say)."""
+    return int(v) if isinstance(v, (int, float)) and v == v and v >= 1 else 1
 
 
 def _judge(latest: float, history: Sequence[float], metric: Metric, th: Thresholds
@@ -338,7 +344,7 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
                    regression=False)
         if not rec["needs"] and paired and p["metric"] == "jit_ratio":
             judged = _paired(p["value"], p.get("low"), p.get("high"), values, th,
-                             counts.get(key, ()))
+                             counts.get(key, ()), _count(p.get("processes")))
             rec["counted"] = judged.pop("counted")
             rec.update(judged)
         elif not rec["needs"]:

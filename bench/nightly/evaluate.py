@@ -80,21 +80,28 @@ def machine_steady(corpus: dict[str, Any]) -> np.ndarray:
                              bool)
 
 
+def process_counts(corpus: dict[str, Any]) -> np.ndarray:
+    """[series, nights]: the fresh processes each night's point combines (1 where the corpus
+    does not say: one a night)."""
+    n = len(corpus["nights"])
+    return np.array([[v if isinstance(v, int) and v > 0 else 1
+                      for v in (s.get("processes") or [None] * n)]
+                     for s in corpus["series"].values()], int).reshape(-1, n)
+
+
 def process_floors(corpus: dict[str, Any]) -> np.ndarray:
     """Per series, the paired rule's sigma floor for nights of its median process count:
-    ``PAIRED_FLOOR`` is one process's, k processes have 1/sqrt(k) of it (a corpus without
-    ``processes``: one a night)."""
-    out = []
-    for s in corpus["series"].values():
-        k = [v for v in (s.get("processes") or []) if isinstance(v, int) and v > 0]
-        out.append(PAIRED_FLOOR / math.sqrt(float(np.median(k)) if k else 1.0))
-    return np.array(out, float)
+    ``PAIRED_FLOOR`` is one process's, k processes have 1/sqrt(k) of it."""
+    counts = process_counts(corpus)
+    return np.array([PAIRED_FLOOR / math.sqrt(float(np.median(k))) for k in counts], float)
 
 
-def _judge(det: Detector, x, lo, hi, threshold, steady=None, start=0, floor=PAIRED_FLOOR):
+def _judge(det: Detector, x, lo, hi, threshold, steady=None, start=0, floor=PAIRED_FLOOR,
+           processes=None):
     p, cand = det.judge(x, lo, hi, threshold=threshold, start=start,
                         **({"steady": steady} if det.machine_gate else {}),
-                        **({"floor": floor} if det.name == "paired" else {}))
+                        **({"floor": floor, "processes": processes} if det.name == "paired"
+                           else {}))
     seen_before = np.concatenate([[0], np.cumsum(~np.isnan(x))[:-1]])
     tested = ~np.isnan(x) & (seen_before >= MIN_PREVIOUS)
     return np.where(tested, p, np.nan), cand & tested
@@ -130,9 +137,9 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
     ids, x, lo, hi = arrays(corpus)
     n = x.shape[1]
     steady = machine_steady(corpus)
-    floors = process_floors(corpus)
-    judged = [_judge(det, x[s], lo[s], hi[s], threshold, steady, floor=floors[s])
-              for s in range(len(ids))]
+    floors, ks = process_floors(corpus), process_counts(corpus)
+    judged = [_judge(det, x[s], lo[s], hi[s], threshold, steady, floor=floors[s],
+                     processes=ks[s]) for s in range(len(ids))]
     p_all = np.array([j[0] for j in judged]) if ids else np.zeros((0, n))
     false = []
     for s, (p, cand) in enumerate(judged):
@@ -154,7 +161,7 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
                 shift = np.where(np.arange(stop) >= k, math.log1p(step), 0.0)
                 p, cand = _judge(det, x[s, :stop] + shift, lo[s, :stop] + shift,
                                  hi[s, :stop] + shift, threshold, steady[:stop], start=k - 1,
-                                 floor=floors[s])
+                                 floor=floors[s], processes=ks[s, :stop])
                 alert = np.nonzero(_alerts(det, p_all[:, :stop], cand, s, p)[k:])[0]
                 total += 1
                 seen = by_series.setdefault(ids[s], [0, 0])
@@ -171,7 +178,7 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
         found[key] = ever / total if total else None
         counts[key] = total
     series_nights = int(sum(np.count_nonzero(~np.isnan(p)) for p, _ in judged))
-    visible = _visible(x, lo, hi, threshold, steady, floors)
+    visible = _visible(x, lo, hi, threshold, steady, floors, ks)
     return {"detector": detector, "doc": det.doc, "nights": n, "series": len(ids),
             "series_nights_judged": series_nights, "false_alerts": len(false),
             "false_alert_list": false, "detection": detection, "delay_nights": delays,
@@ -185,7 +192,7 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
             "host": corpus.get("host", {})}
 
 
-def _visible(x, lo, hi, threshold, steady, floors=None) -> np.ndarray:
+def _visible(x, lo, hi, threshold, steady, floors=None, counts=None) -> np.ndarray:
     """Per series, the smallest step the paired rule would see on its last judged night
     (``detectors.paired_night``'s ``visible``; NaN with too short a history)."""
     out = np.full(x.shape[0], np.nan)
@@ -197,7 +204,9 @@ def _visible(x, lo, hi, threshold, steady, floors=None) -> np.ndarray:
         prev = previous_nights(x[s], reference_end(t, steady), PAIRED_WINDOW)
         if prev.size >= MIN_PREVIOUS:
             out[s] = paired_night(x[s, t], lo[s, t], hi[s, t], prev, threshold,
-                                  PAIRED_FLOOR if floors is None else floors[s])["visible"]
+                                  PAIRED_FLOOR if floors is None else floors[s],
+                                  processes=1 if counts is None else int(counts[s, t])
+                                  )["visible"]
     return out
 
 
