@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jitbench.analysis.detectors import (DETECTORS, machine_levels, paired_night, reference_end,
-                                      steady_nights)
+from jitbench.analysis.detectors import (DETECTORS, baseline_moves, machine_levels,
+                                      paired_night, reference_end, steady_nights)
 from jitbench.analysis.history import benjamini_hochberg
 from jitbench.errors import UserError
 from jitbench.nightly import corpus as corpus_mod
@@ -218,3 +218,30 @@ def test_corpus_and_evaluate_from_the_command_line(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "false alerts" in out.stdout and "paired *" in out.stdout
+
+
+@pytest.mark.unit
+def test_a_ratio_that_rose_because_its_own_baseline_fell_is_no_jit_slowdown():
+    """The JIT-off baseline of one series runs 3x faster on night 25 while its JIT time stays
+    put (JAX's op-by-op eager did so for minutes on the 2-core host): its ratio triples, and
+    the paired rule does not call that a JIT slowdown; a 30% JIT slowdown of another series
+    that night, its baseline unchanged, it does."""
+    corpus = synthetic(nights=30, series=6, seed=7)
+    for s in corpus["series"].values():
+        s["baseline_median_s"] = [1e-3] * 30
+        s["processes"] = [2] * 30
+    fell, slow = corpus["series"]["case-1"], corpus["series"]["case-2"]
+    fell["baseline_median_s"][25] = 1e-3 / 3
+    for key in ("ratio", "low", "high"):
+        fell[key][25] *= 3
+        slow[key][25] *= 1.3
+    moves = baseline_moves(evaluate.baseline_logs(corpus))
+    assert moves[1, 25] == pytest.approx(-math.log(3)) and abs(moves[2, 25]) < 1e-9
+    ids, x, lo, hi = evaluate.arrays(corpus)
+    judge = DETECTORS["paired"].judge
+    _, alert_fell = judge(x[1], lo[1], hi[1], processes=np.full(30, 2), base_move=moves[1])
+    _, alert_slow = judge(x[2], lo[2], hi[2], processes=np.full(30, 2), base_move=moves[2])
+    assert not alert_fell.any() and alert_slow[25]
+    _, unchecked = judge(x[1], lo[1], hi[1], processes=np.full(30, 2))
+    assert unchecked[25]  # without the baseline's move, the same night is an alert
+    assert evaluate.evaluate(corpus, "paired")["false_alerts"] == 1  # the planted 30% alone

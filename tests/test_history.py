@@ -222,3 +222,18 @@ def test_machine_speed_is_the_median_factor_over_the_cases_both_nights_measured(
     assert speed["factor"] == pytest.approx(1.5) and speed["cases"] == n
     assert speed["q10"] == pytest.approx(1.5) and speed["q90"] == pytest.approx(1.5)
     assert machine_speed(df, runs[1], "no-such-night") is None
+
+
+def test_a_jit_ratio_that_rose_because_its_baseline_fell_is_not_a_regression():
+    """The last night's JAX eager baseline of one case runs 3x faster, its JIT time unchanged:
+    the ratio triples, but the JIT mode did not slow down (``baseline_fell``)."""
+    base = "matmul_relu-fused-jax-eager-cpu-float32-4"
+    df, metas, runs = synthetic_history(seed=4)
+    last = (df["run_id"] == runs[-1]) & (df["case_id"] == base)
+    df.loc[last, "median_s"] /= 3
+    tests, points = judge(df, metas, runs)
+    mine = tests[(tests["case_id"] == base.replace("eager", "jit"))
+                 & (tests["metric"] == "jit_ratio")].iloc[0]
+    assert mine["change"] > 1.5 and mine["baseline_fell"] and not mine["regression"]
+    assert not tests.loc[tests["metric"] == "jit_ratio", "regression"].any()
+    assert set(points.loc[points["metric"] == "jit_ratio", "base_s"].dropna() > 0) == {True}

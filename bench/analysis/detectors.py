@@ -55,10 +55,31 @@ class Detector:
     machine_gate: bool = False  # judge(..., steady=...) skips nights of a moved machine
 
 
+def previous_index(x: np.ndarray, t: int, window: int) -> np.ndarray:
+    """The indices of the last ``window`` nights before ``t`` that have a value."""
+    return np.nonzero(~np.isnan(x[:t]))[0][-window:]
+
+
 def previous_nights(x: np.ndarray, t: int, window: int) -> np.ndarray:
-    prev = x[:t]
-    prev = prev[~np.isnan(prev)]
-    return prev[-window:]
+    return x[previous_index(x, t, window)]
+
+
+def baseline_moves(log_baselines: np.ndarray, window: int = 30) -> np.ndarray:
+    """[series, nights]: how far each series' own JIT-off time moved each night against its
+    median over the ``window`` nights before, less the machine's share (the median of that
+    move over the series that night): log units, NaN where it cannot be told. A ratio that
+    rose because its own baseline fell is no JIT slowdown (:func:`paired_night`)."""
+    n = log_baselines.shape[1] if log_baselines.ndim == 2 else 0
+    move = np.full(log_baselines.shape, np.nan)
+    for t in range(1, n):
+        for s in range(log_baselines.shape[0]):
+            before = previous_nights(log_baselines[s], t, window)
+            if before.size and not np.isnan(log_baselines[s, t]):
+                move[s, t] = log_baselines[s, t] - float(np.median(before))
+    seen = ~np.all(np.isnan(move), axis=0)
+    level = np.full(n, np.nan)
+    level[seen] = np.nanmedian(move[:, seen], axis=0)
+    return move - level
 
 
 def quantile_rule(x, lo, hi, threshold=0.10, window=10, min_previous=5, floor=0.04,
@@ -111,8 +132,8 @@ POWER_Z = 1.645  # a step is "visible" to the paired rule when a night shows it 
 
 
 def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: float = 0.10,
-                 floor: float = PAIRED_FLOOR, z_min: float = 3.0, processes: int = 1
-                 ) -> dict[str, float | bool]:
+                 floor: float = PAIRED_FLOOR, z_min: float = 3.0, processes: int = 1,
+                 base_move: float = math.nan) -> dict[str, float | bool]:
     """One night of the paired rule (log values; ``prev``: the earlier nights): reference
     (median), sigma (robust, at least ``floor``), the night's own sigma from its interval,
     z, ``suspect`` (above every earlier night but the highest from 10 nights on, a step above
@@ -122,7 +143,13 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     clears the highest earlier night by the threshold: no re-measurement needed). Only a
     night of two or more fresh processes (``processes``) can be decisive: one process's
     interval does not carry the scatter between processes, and an unchanged JAX series once
-    read +250% with an interval of +-6% in one pinned process (docs/lab/nightly-processes.md)."""
+    read +250% with an interval of +-6% in one pinned process (docs/lab/nightly-processes.md).
+    ``base_move``: the series' own JIT-off time's move that night beyond the machine's
+    (:func:`baseline_moves`); a ratio that rose while the JIT time itself (the step plus that
+    move) rose by less than a quarter of the step, because its baseline fell, is no JIT
+    slowdown and is not suspect (``baseline_fell``): on the 2-core host
+    JAX's op-by-op baseline of a memory-bound case ran 3-4x faster for minutes in two
+    processes at once while its JIT time stayed put."""
     ref = float(np.median(prev))
     # the highest earlier night, or the second highest from 10 nights on: one odd night must
     # not hide a step for a whole window, a level visited twice is this machine's
@@ -138,7 +165,11 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     # the 6th live night (sigma 3.1% from 5 nights, for a series whose spread over 40 nights
     # is ~20%); docs/nightly.md
     line = math.log1p(threshold) / (2 if prev.size >= 10 else 1)
-    suspect = bool(x > top and step > line and z > z_min)
+    # the JIT time's own move beyond the machine: the ratio's step plus the baseline's move;
+    # under a quarter of the step, the step is the baseline's (a real slowdown that a faster
+    # night of the whole group half hid still counts)
+    fell = bool(not math.isnan(base_move) and step + base_move < step / 4)
+    suspect = bool(x > top and step > line and z > z_min and not fell)
     decisive = bool(suspect and processes >= 2 and not math.isnan(lo)
                     and lo > top + math.log1p(threshold))
     # the smallest step a night like this one would show as suspect 19 times in 20: above
@@ -146,7 +177,8 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     noise = math.sqrt(sigma ** 2 + night ** 2)
     visible = math.expm1(max(line, (z_min + POWER_Z) * noise, top - ref + POWER_Z * noise))
     return {"reference": ref, "top": top, "sigma": sigma, "night_sigma": night, "z": z,
-            "suspect": suspect, "decisive": decisive, "visible": visible}
+            "suspect": suspect, "decisive": decisive, "visible": visible,
+            "baseline_fell": fell}
 
 
 MACHINE_WINDOW = 5  # nights a night's machine speed is compared with
@@ -191,30 +223,34 @@ def reference_end(t: int, steady=None) -> int:
 
 
 def paired_rule(x, lo, hi, threshold=0.10, window=PAIRED_WINDOW, min_previous=5,
-                floor=PAIRED_FLOOR, z_min=3.0, steady=None, start=0, processes=None):
+                floor=PAIRED_FLOOR, z_min=3.0, steady=None, start=0, processes=None,
+                base_move=None):
     """``steady``: per night, whether the machine ran as usual (:func:`steady_nights`); a
     night that did not is not judged, and is left out of the reference until a steady night
     was judged after it (:func:`reference_end`). ``processes``: per night, the fresh
-    processes its point combines (None: one each)."""
+    processes its point combines (None: one each). ``base_move``: per night, the series'
+    own JIT-off move beyond the machine's (:func:`baseline_moves`; None: not checked)."""
     n = len(x)
     alert = np.zeros(n, bool)
-    suspect_before, before = False, np.zeros(0)
+    suspect_before, before = False, np.zeros(0, int)
     for t in range(start, n):
-        prev = previous_nights(x, reference_end(t, steady), window)
+        where = previous_index(x, reference_end(t, steady), window)
+        prev = x[where]
         if np.isnan(x[t]) or prev.size < min_previous:
             suspect_before = False
             continue
         k = 1 if processes is None else int(processes[t])
-        j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, k)
+        moved = math.nan if base_move is None else float(base_move[t])
+        j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, k, moved)
         if suspect_before:  # the re-measurement of last night's suspect: judged as it would
             # be that night, against the nights before the suspect one
             alert[t] = before.size >= min_previous and paired_night(
-                x[t], lo[t], hi[t], before, threshold, floor, z_min, k)["suspect"]
+                x[t], lo[t], hi[t], x[before], threshold, floor, z_min, k, moved)["suspect"]
         alert[t] |= j["decisive"]
         if steady is not None and not steady[t]:  # not judged; the next steady night is,
             alert[t] = suspect_before = False     # on its own
             continue
-        suspect_before, before = j["suspect"] and not j["decisive"], prev
+        suspect_before, before = j["suspect"] and not j["decisive"], where
     return np.where(alert, 0.0, 1.0), alert
 
 

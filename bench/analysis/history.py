@@ -124,7 +124,8 @@ METRICS = {m.name: m for m in (
 
 TEST_COLUMNS = ["series", *SERIES_KEYS, "case_id", "metric", "latest", "low", "high",
                 "reference", "change", "noise", "z", "p_value", "q_value", "usual_high",
-                "n_previous", "needs", "advisory", "regression", "decisive", "visible_step"]
+                "n_previous", "needs", "advisory", "regression", "decisive", "visible_step",
+                "baseline_fell"]
 
 
 def probes(calibration: Mapping[str, Any] | None) -> dict[tuple[str, str], float]:
@@ -164,10 +165,10 @@ def run_points(rows: Sequence[Mapping[str, Any]], calibration=None) -> list[dict
         base_point = {**{k: r[k] for k in SERIES_KEYS}, "case_id": r.get("case_id"),
                       "series": "/".join(str(r[k]) for k in SERIES_KEYS)}
 
-        def point(metric, value, base_point=base_point, low=None, high=None):
+        def point(metric, value, base_point=base_point, low=None, high=None, base_s=None):
             if value is not None:
                 out.append({**base_point, "metric": metric, "value": float(value),
-                            "low": low, "high": high})
+                            "low": low, "high": high, "base_s": base_s})
 
         gflops = probe.get((r["framework"], r["device"])) or probe.get(("*", r["device"]))
         if mode.jit:
@@ -178,9 +179,9 @@ def run_points(rows: Sequence[Mapping[str, Any]], calibration=None) -> list[dict
             if speedup and speedup > 0:  # the paired estimate of a sequential run, its interval
                 lo, hi = _num(r.get("verdict_ci_high")), _num(r.get("verdict_ci_low"))
                 point("jit_ratio", 1 / speedup, low=1 / lo if lo else None,
-                      high=1 / hi if hi else None)
+                      high=1 / hi if hi else None, base_s=theirs)
             elif base in (r.get("interleaved_with") or []) and mine and theirs:
-                point("jit_ratio", mine / theirs)
+                point("jit_ratio", mine / theirs, base_s=theirs)
             point("compiles", _num(r.get("first_compiles")))
             compile_s = _num(r.get("first_compile_s"))
             if compile_s and gflops:
@@ -210,7 +211,7 @@ def points_table(df, metas: Mapping[str, Mapping[str, Any]], run_order: Sequence
                 run_points(list(more), calibration) for more in (repeats or {}).get(run_id, ())]):
             out.append(dict(p, run_id=run_id, run_index=i))
     cols = ["run_id", "run_index", "series", *SERIES_KEYS, "case_id", "metric", "value",
-            "low", "high", "processes"]
+            "low", "high", "processes", "base_s"]
     return pd.DataFrame(out, columns=cols)
 
 
@@ -234,8 +235,11 @@ def combined_points(per_process: Sequence[Sequence[Mapping[str, Any]]]
             continue
         c = combine([p["value"] for p in ps], [p.get("low") for p in ps],
                     [p.get("high") for p in ps])
+        bases = [math.log(b) for b in (p.get("base_s") for p in ps)
+                 if isinstance(b, float) and b > 0]
         out.append(dict(first, value=c["value"], low=c["low"], high=c["high"],
-                        processes=c["processes"]))
+                        processes=c["processes"],
+                        base_s=math.exp(sum(bases) / len(bases)) if bases else None))
     return out
 
 
@@ -253,11 +257,13 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
 
 
 def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
-            processes: Sequence[int] = (), tonight: int = 1) -> dict[str, Any]:
+            processes: Sequence[int] = (), tonight: int = 1, base_move: float = math.nan
+            ) -> dict[str, Any]:
     """jit_ratio under the paired rule (``jitbench.analysis.detectors.paired_night``). The
     history's sigma floor is one process's (``floor_paired``): nights of k fresh processes
     each (``processes``, the median) have 1/sqrt(k) of it; ``tonight``: the processes the
-    latest point combines (one cannot be decisive)."""
+    latest point combines (one cannot be decisive); ``base_move``: its JIT-off time's own
+    move tonight beyond the machine's (:func:`baseline_moves`)."""
     import numpy as np
     from scipy.stats import norm
 
@@ -270,13 +276,35 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
     k = float(np.median(processes)) if len(processes) else 1.0
     j = paired_night(math.log(latest), log(low), log(high),
                      np.log(np.asarray(history, dtype=float)), th.steady,
-                     th.floor_paired / math.sqrt(max(1.0, k)), th.z_min, tonight)
+                     th.floor_paired / math.sqrt(max(1.0, k)), th.z_min, tonight, base_move)
     return {"reference": math.exp(j["reference"]),
             "change": latest / math.exp(j["reference"]) - 1.0,
             "noise": math.sqrt(j["sigma"] ** 2 + j["night_sigma"] ** 2), "z": j["z"],
             "p_value": float(norm.sf(j["z"])), "counted": True,
             "usual_high": math.exp(j["top"]), "suspect": j["suspect"],
+            "baseline_fell": j["baseline_fell"],
             "decisive": j["decisive"], "visible_step": j["visible"]}
+
+
+def baseline_moves(hist, latest) -> dict[str, float]:
+    """series -> how far its JIT-off time (``base_s`` of its ``jit_ratio`` points) moved in
+    ``latest`` against its median in ``hist``, less the machine's share (the median of that
+    move over the series): log units, as ``jitbench.analysis.detectors.baseline_moves``."""
+    import numpy as np
+
+    if "base_s" not in hist.columns or "base_s" not in latest.columns:
+        return {}
+
+    def logs(frame):
+        ratios = frame[(frame["metric"] == "jit_ratio") & (frame["base_s"] > 0)]
+        return {s: np.log(g["base_s"].to_numpy(float)) for s, g in
+                ratios.groupby("series", sort=False)}
+
+    now = {s: float(v[-1]) for s, v in logs(latest).items()}
+    before = logs(hist)
+    move = {s: now[s] - float(np.median(before[s])) for s in now if s in before}
+    level = float(np.median(list(move.values()))) if move else 0.0
+    return {s: m - level for s, m in move.items()}
 
 
 def _count(v) -> int:
@@ -329,6 +357,7 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
     counts = ({k: g["processes"].fillna(1).to_numpy(dtype=float)
                for k, g in hist.groupby(["series", "metric"], sort=False)}
               if "processes" in hist.columns else {})
+    moves = baseline_moves(hist, latest)
     out = []
     for p in latest.to_dict("records"):
         key = (p["series"], p["metric"])
@@ -337,14 +366,16 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
         values = by_key.get(key, [])
         rec = dict({k: p[k] for k in ["series", *SERIES_KEYS, "case_id", "metric"]},
                    latest=p["value"], low=p.get("low"), high=p.get("high"),
-                   decisive=False, visible_step=None, reference=None, change=None,
+                   decisive=False, visible_step=None, baseline_fell=False, reference=None,
+                   change=None,
                    noise=None, z=None,
                    p_value=None, q_value=None, usual_high=None, n_previous=len(values),
                    needs=max(0, th.min_previous - len(values)), advisory=False,
                    regression=False)
         if not rec["needs"] and paired and p["metric"] == "jit_ratio":
             judged = _paired(p["value"], p.get("low"), p.get("high"), values, th,
-                             counts.get(key, ()), _count(p.get("processes")))
+                             counts.get(key, ()), _count(p.get("processes")),
+                             moves.get(p["series"], math.nan))
             rec["counted"] = judged.pop("counted")
             rec.update(judged)
         elif not rec["needs"]:

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from jitbench.analysis.detectors import (DETECTORS, PAIRED_FLOOR, PAIRED_WINDOW, Detector,
-                                      machine_levels, paired_night, previous_nights,
-                                      reference_end, steady_nights)
+                                      baseline_moves, machine_levels, paired_night,
+                                      previous_nights, reference_end, steady_nights)
 from jitbench.analysis.history import benjamini_hochberg
 from jitbench.errors import UserError
 from jitbench.nightly import corpus as corpus_mod
@@ -66,15 +66,21 @@ def arrays(corpus: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray, n
     return ids, logs("ratio"), logs("low"), logs("high")
 
 
+def baseline_logs(corpus: dict[str, Any]) -> np.ndarray:
+    """[series, nights]: the log of each series' JIT-off median (NaN where missing)."""
+    n = len(corpus["nights"])
+    logs = [[math.log(v) if isinstance(v, (int, float)) and v > 0 else np.nan
+             for v in (s.get("baseline_median_s") or [None] * n)]
+            for s in corpus["series"].values()]
+    return np.array(logs, float).reshape(len(logs), n)
+
+
 def machine_steady(corpus: dict[str, Any]) -> np.ndarray:
     """Per night, whether the machine ran as usual (``detectors.steady_nights`` of the
     series' JIT-off medians), or the night has other framework versions than the night
     before (as ``jitbench.analysis.machine.machine_state`` decides)."""
     n = len(corpus["nights"])
-    logs = [[math.log(v) if isinstance(v, (int, float)) and v > 0 else np.nan
-             for v in (s.get("baseline_median_s") or [None] * n)]
-            for s in corpus["series"].values()]
-    steady = steady_nights(machine_levels(np.array(logs, float).reshape(len(logs), n)))
+    steady = steady_nights(machine_levels(baseline_logs(corpus)))
     versions = [json.dumps(night.get("versions"), sort_keys=True) for night in corpus["nights"]]
     return steady | np.array([t > 0 and versions[t] != versions[t - 1] for t in range(n)],
                              bool)
@@ -97,11 +103,11 @@ def process_floors(corpus: dict[str, Any]) -> np.ndarray:
 
 
 def _judge(det: Detector, x, lo, hi, threshold, steady=None, start=0, floor=PAIRED_FLOOR,
-           processes=None):
+           processes=None, base_move=None):
     p, cand = det.judge(x, lo, hi, threshold=threshold, start=start,
                         **({"steady": steady} if det.machine_gate else {}),
-                        **({"floor": floor, "processes": processes} if det.name == "paired"
-                           else {}))
+                        **({"floor": floor, "processes": processes, "base_move": base_move}
+                           if det.name == "paired" else {}))
     seen_before = np.concatenate([[0], np.cumsum(~np.isnan(x))[:-1]])
     tested = ~np.isnan(x) & (seen_before >= MIN_PREVIOUS)
     return np.where(tested, p, np.nan), cand & tested
@@ -138,8 +144,9 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
     n = x.shape[1]
     steady = machine_steady(corpus)
     floors, ks = process_floors(corpus), process_counts(corpus)
+    moves = baseline_moves(baseline_logs(corpus))
     judged = [_judge(det, x[s], lo[s], hi[s], threshold, steady, floor=floors[s],
-                     processes=ks[s]) for s in range(len(ids))]
+                     processes=ks[s], base_move=moves[s]) for s in range(len(ids))]
     p_all = np.array([j[0] for j in judged]) if ids else np.zeros((0, n))
     false = []
     for s, (p, cand) in enumerate(judged):
@@ -161,7 +168,8 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
                 shift = np.where(np.arange(stop) >= k, math.log1p(step), 0.0)
                 p, cand = _judge(det, x[s, :stop] + shift, lo[s, :stop] + shift,
                                  hi[s, :stop] + shift, threshold, steady[:stop], start=k - 1,
-                                 floor=floors[s], processes=ks[s, :stop])
+                                 floor=floors[s], processes=ks[s, :stop],
+                                 base_move=moves[s, :stop])
                 alert = np.nonzero(_alerts(det, p_all[:, :stop], cand, s, p)[k:])[0]
                 total += 1
                 seen = by_series.setdefault(ids[s], [0, 0])
