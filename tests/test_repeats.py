@@ -141,3 +141,29 @@ def test_the_evaluation_judges_nights_of_k_processes_against_their_own_floor():
     assert four["seeing"]["0.05"] > one["seeing"]["0.05"]
     assert four["false_alerts"] == 0 and one["false_alerts"] == 0
     assert four["seeing"]["0.1"] == 1.0
+
+
+def test_the_cost_of_further_runs_counts_wall_time_once(tmp_path):
+    """A second process beside the night's run adds no wall time; two re-measuring processes
+    at once add their common span once (the history page's cost column)."""
+    import datetime as dt
+    import json
+
+    from jitbench.report.history_page import _extra_seconds
+
+    def run(path, start, end):
+        path.mkdir(parents=True)
+        t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc).timestamp()
+        (path / "meta.json").write_text(json.dumps({
+            "started_at": dt.datetime.fromtimestamp(t0 + start, dt.timezone.utc).isoformat(),
+            "finished_at": dt.datetime.fromtimestamp(t0 + end, dt.timezone.utc).isoformat()}))
+
+    night = tmp_path / "n1"
+    run(night, 0, 100)
+    run(night / "repeats" / "n1-p2", 5, 95)  # beside the night's run
+    run(night / "repeats" / "n1-p3", 100, 150)
+    run(night / "rechecks" / "r1", 150, 200)
+    run(night / "rechecks" / "r1b", 151, 190)  # beside r1
+    assert _extra_seconds(night, "repeats") == pytest.approx(50)
+    assert _extra_seconds(night, "rechecks") == pytest.approx(50)
+    assert _extra_seconds(tmp_path / "n1", "nothing") is None

@@ -371,8 +371,10 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     at a time, until each suspect's verdict is known (:func:`recheck_verdict`) or ``rounds``
     rounds are spent: confirm by measuring more, not by a majority of rounds.
 
-    After each round a suspect's point is the combination of every re-measuring process so
-    far (``jitbench.analysis.processes.combine``: the process is the unit, so its interval
+    On two cores in the pinned profile a round is two processes at once (one beside the
+    other, ``jitbench.nightly.repeats.Beside``). After each round a suspect's point is the
+    combination of every re-measuring process so far
+    (``jitbench.analysis.processes.combine``: the process is the unit, so its interval
     carries the scatter between processes), judged with the same rule against the same history
     (the night's own point left out, the correction counting only the suspects). One process
     landing in a slow state is not a step: on this machine an unchanged XLA program runs up to
@@ -392,14 +394,22 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     dirs, per_round = [], []
     rounds = max(1, rounds)
     verdicts: dict[tuple[str, str], str] = {}
+    # on two cores in the pinned profile each round is two processes at once
+    cores = repeats_mod.spare_cores(run_kw.get("process_profile", "default"))
     for i in range(rounds):
         # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
-        d = runner.run(again, latest_dir / "rechecks", run_id=f"{new_run_id()}-r{i + 1}",
-                       calibrate=True, **run_kw)
-        meta = load_meta(d)
-        dirs.append(d)
-        per_round.append(points_table(load_results(d), {meta["run_id"]: meta},
-                                      [meta["run_id"]]).to_dict("records"))
+        run_id = f"{new_run_id()}-r{i + 1}"
+        beside = repeats_mod.Beside(again, latest_dir / "rechecks", f"{run_id}b", run_kw,
+                                    cores[1]) if cores else None
+        with beside or contextlib.nullcontext():
+            d = runner.run(again, latest_dir / "rechecks", run_id=run_id, calibrate=True,
+                           **run_kw, **({"cpu_core": cores[0]} if cores else {}))
+        for done in [d] + ([beside.run_dir] if beside and not beside.error else []):
+            meta = load_meta(done)
+            dirs.append(done)
+            per_round.append(points_table(load_results(done), {meta["run_id"]: meta},
+                                          [meta["run_id"]]).to_dict("records"))
+        done_rounds = i + 1
         pts = pd.DataFrame(combined_points(per_round))
         confirmed = detect_regressions(h.points, h.reference, thresholds, latest=pts, only=only)
         verdicts = {(r["series"], r["metric"]): recheck_verdict(r, thresholds)
@@ -424,7 +434,8 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
                      "low": _finite((tests.get((s, m)) or {}).get("low")),
                      "high": _finite((tests.get((s, m)) or {}).get("high"))}
                     for s, m in zip(flagged["series"], flagged["metric"])]
-    facts = {"run_dir": str(dirs[0]), "run_dirs": [str(d) for d in dirs], "rounds": len(dirs),
+    facts = {"run_dir": str(dirs[0]), "run_dirs": [str(d) for d in dirs], "rounds": done_rounds,
+             "processes": len(dirs),
              "max_rounds": rounds,
              "n_cases": len(again), "controls": controls, "suspect_rounds": for_suspects,
              "unresolved": [f"{v['series']} {v['metric']}" for v in for_suspects
@@ -490,7 +501,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         cores = repeats_mod.spare_cores(run_kw["process_profile"]) if max_processes > 1 \
             else None
         if cores:  # a second process of every case on the core the night leaves idle
-            beside = repeats_mod.Beside(cases, results_root / run_id, run_kw, cores[1])
+            beside = repeats_mod.Beside.of_night(cases, results_root / run_id, run_kw, cores[1])
         with beside or contextlib.nullcontext():
             run_dir = runner.run(cases, results_root, run_id=run_id, calibrate=True,
                                  **run_kw, **({"cpu_core": cores[0]} if cores else {}))

@@ -114,26 +114,34 @@ def spare_cores(process_profile: str) -> tuple[int, int] | None:
 
 
 class Beside:
-    """The night's cases in a second fresh process, on a core of its own, while the night's run
-    measures them on the first (``with Beside(...)``; on a 2-core host a pinned night leaves
-    the second core idle): round 2 at no extra wall time. Its run is
-    ``<night>/repeats/<night>-p2``; what went wrong, if anything, is in ``error`` (the night
-    goes on with one process)."""
+    """Cases in a second fresh process, on a core of its own, while a run measures them on the
+    first (``with Beside(...)``; on a 2-core host a pinned run leaves the second core idle):
+    a second process at no extra wall time. The night's is ``<night>/repeats/<night>-p2``
+    (:meth:`of_night`), a re-measurement round's sits beside that round's run. What went
+    wrong, if anything, is in ``error`` (the night goes on with one process); ``run_dir``:
+    the run it wrote."""
 
-    def __init__(self, cases: Sequence[Case], run_dir: Path, run_kw: dict[str, Any],
-                 core: int):
-        self.cases, self.run_dir, self.core = list(cases), Path(run_dir), core
+    def __init__(self, cases: Sequence[Case], out_root: Path, run_id: str,
+                 run_kw: dict[str, Any], core: int):
+        self.cases, self.core = list(cases), core
+        self.run_dir = Path(out_root) / run_id
         self.run_kw = {**run_kw, "on_progress": None}
         self.error: str | None = None
         self.spent_s = 0.0
         self._thread = None
+
+    @classmethod
+    def of_night(cls, cases: Sequence[Case], night_dir: Path, run_kw: dict[str, Any],
+                 core: int) -> "Beside":
+        night_dir = Path(night_dir)
+        return cls(cases, night_dir / FOLDER, f"{night_dir.name}-p2", run_kw, core)
 
     def _run(self) -> None:
         from jitbench.run import runner
 
         t0 = time.perf_counter()
         try:
-            runner.run(self.cases, self.run_dir / FOLDER, run_id=f"{self.run_dir.name}-p2",
+            runner.run(self.cases, self.run_dir.parent, run_id=self.run_dir.name,
                        calibrate=False, cpu_core=self.core, **self.run_kw)
         except BaseException as exc:  # noqa: BLE001 - the night goes on with one process
             self.error = f"{type(exc).__name__}: {exc}"
@@ -173,7 +181,7 @@ def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str,
     spent, runs = 0.0, []
     stopped, first = None, 2
     if beside is not None:
-        done_beside = run_dir / FOLDER / f"{run_dir.name}-p2" / "results.jsonl"
+        done_beside = beside.run_dir / "results.jsonl"
         ok = {r.get("case_id") for r in (read_rows(done_beside) if done_beside.is_file()
                                           else []) if r.get("status") == "ok"}
         for c in measured:

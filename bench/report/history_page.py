@@ -134,13 +134,35 @@ def trend_charts(points, order) -> list[dict]:
     return charts
 
 
+def _span(meta) -> tuple[float, float] | None:
+    """(start, end) of a run in seconds since the epoch, from its meta (None if unknown)."""
+    import datetime as dt
+
+    try:
+        start = dt.datetime.fromisoformat(meta["started_at"]).timestamp()
+        end = dt.datetime.fromisoformat(meta["finished_at"]).timestamp()
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (start, end) if end >= start else None
+
+
 def _extra_seconds(run_dir: Path, folder: str) -> float | None:
-    """Seconds the night's further runs took: its repeats in more fresh processes
-    (``repeats/``) or its re-measurements (``rechecks/``); None without any."""
-    spent = [load_meta(d).get("elapsed_s") for d in sorted((run_dir / folder).glob("*"))
-             if d.is_dir()]
-    spent = [s for s in spent if isinstance(s, (int, float))]
-    return float(sum(spent)) if spent else None
+    """Wall seconds the night's further runs added: its repeats in more fresh processes
+    (``repeats/``) or its re-measurements (``rechecks/``), runs measured at the same time
+    (a second process beside another on the other core) counted once and none of the night's
+    own run; None without any."""
+    spans = [_span(load_meta(d)) for d in sorted((run_dir / folder).glob("*")) if d.is_dir()]
+    spans = sorted(s for s in spans if s)
+    if not spans:
+        return None
+    night = _span(load_meta(run_dir)) or (0.0, 0.0)
+    total, reach = 0.0, -float("inf")
+    for start, end in spans:  # the union of the spans, less the night's own
+        start = max(start, reach)
+        if end > start:
+            total += end - start - max(0.0, min(end, night[1]) - max(start, night[0]))
+            reach = end
+    return total
 
 
 def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Path:
