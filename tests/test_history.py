@@ -87,7 +87,11 @@ def test_a_planted_30_percent_jit_slowdown_is_flagged_and_only_it(slow):
         assert list(flagged["case_id"]) == [slow], seed
         assert list(flagged["metric"]) == ["jit_ratio"]
         row = flagged.iloc[0]
-        assert 0.2 < row["change"] < 0.4 and row["q_value"] < 0.05
+        # judged on the quieter of its two quantities: the ratio, or the JIT time against the
+        # machine (which carries the group's own drift of that run, +-5% here)
+        assert row["quantity"] in ("jit_ratio", "jit_time")
+        low = 0.2 if row["quantity"] == "jit_ratio" else 0.1
+        assert low < row["change"] < 0.45 and row["q_value"] < 0.05
 
 
 def test_a_slower_baseline_is_advisory_on_its_probe_normalised_time_and_a_faster_jit_is_not():

@@ -222,30 +222,80 @@ def reference_end(t: int, steady=None) -> int:
     return k
 
 
+def jit_levels(log_jit: np.ndarray, log_base: np.ndarray) -> np.ndarray:
+    """[series, nights]: each JIT mode's own log time less the machine's level that night, the
+    median over the series of their JIT-off log time against the series' first night (a
+    regression of every JIT mode at once leaves the JIT-off modes, and so the level, where they
+    were). A series' second quantity beside its ratio: where its JIT-off baseline has states
+    of its own (op-by-op JAX, a memory-bound TF graph) the ratio carries them and this does
+    not (:func:`judge_night`)."""
+    if log_base.size == 0:
+        return np.full(log_jit.shape, np.nan)
+    first = np.array([row[~np.isnan(row)][0] if (~np.isnan(row)).any() else np.nan
+                      for row in log_base])
+    rel = log_base - first[:, None]
+    seen = ~np.all(np.isnan(rel), axis=0)
+    level = np.full(log_base.shape[1], np.nan)
+    level[seen] = np.nanmedian(rel[:, seen], axis=0)
+    return log_jit - level[None, :]
+
+
+def judge_night(t: int, where: np.ndarray, x, lo, hi, alt=None, threshold=0.10,
+                floor=PAIRED_FLOOR, z_min=3.0, processes: int = 1,
+                base_move: float = math.nan) -> dict[str, float | bool | str]:
+    """Night ``t`` of a series against the nights ``where`` (indices), under
+    :func:`paired_night`, on the quieter of its two quantities over those nights: the paired
+    ratio ``x`` (with the night's interval ``lo``/``hi`` and the baseline check), or ``alt``
+    (:func:`jit_levels`: the JIT time against the machine; no interval, never decisive) when
+    its robust spread there is smaller. ``quantity`` says which. A step of the JIT time whose
+    ratio rose by less than a quarter of it while its own baseline rose by more than half of
+    it is not suspect (``group_moved``): both modes of the group moved, which the ratio
+    cancels (a TF float64 MMD group ran 42% slower, JIT and JIT-off alike, on 3 of 12 pinned
+    nights)."""
+    prev = x[where]
+    if alt is not None and not np.isnan(alt[t]):
+        other = alt[where]
+        other = other[~np.isnan(other)]
+        if other.size >= min(prev.size, 5) and other.size >= 2 and \
+                robust_sigma(other) < robust_sigma(prev[~np.isnan(prev)]):
+            j = paired_night(float(alt[t]), math.nan, math.nan, other, threshold, floor,
+                             z_min, processes)
+            step = float(alt[t] - j["reference"])
+            ratio_step = float(x[t] - np.median(prev[~np.isnan(prev)]))
+            moved = bool(j["suspect"] and ratio_step < step / 4
+                         and not math.isnan(base_move) and base_move > step / 2)
+            if moved:
+                j = {**j, "suspect": False, "decisive": False}
+            return {**j, "quantity": "jit_time", "group_moved": moved}
+    j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, processes, base_move)
+    return {**j, "quantity": "jit_ratio", "group_moved": False}
+
+
 def paired_rule(x, lo, hi, threshold=0.10, window=PAIRED_WINDOW, min_previous=5,
                 floor=PAIRED_FLOOR, z_min=3.0, steady=None, start=0, processes=None,
-                base_move=None):
+                base_move=None, alt=None):
     """``steady``: per night, whether the machine ran as usual (:func:`steady_nights`); a
     night that did not is not judged, and is left out of the reference until a steady night
     was judged after it (:func:`reference_end`). ``processes``: per night, the fresh
     processes its point combines (None: one each). ``base_move``: per night, the series'
-    own JIT-off move beyond the machine's (:func:`baseline_moves`; None: not checked)."""
+    own JIT-off move beyond the machine's (:func:`baseline_moves`; None: not checked).
+    ``alt``: per night, the JIT time against the machine (:func:`jit_levels`), judged
+    instead of the ratio where it is the quieter (:func:`judge_night`; None: the ratio)."""
     n = len(x)
     alert = np.zeros(n, bool)
     suspect_before, before = False, np.zeros(0, int)
     for t in range(start, n):
         where = previous_index(x, reference_end(t, steady), window)
-        prev = x[where]
-        if np.isnan(x[t]) or prev.size < min_previous:
+        if np.isnan(x[t]) or where.size < min_previous:
             suspect_before = False
             continue
         k = 1 if processes is None else int(processes[t])
         moved = math.nan if base_move is None else float(base_move[t])
-        j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, k, moved)
+        j = judge_night(t, where, x, lo, hi, alt, threshold, floor, z_min, k, moved)
         if suspect_before:  # the re-measurement of last night's suspect: judged as it would
             # be that night, against the nights before the suspect one
-            alert[t] = before.size >= min_previous and paired_night(
-                x[t], lo[t], hi[t], x[before], threshold, floor, z_min, k, moved)["suspect"]
+            alert[t] = before.size >= min_previous and judge_night(
+                t, before, x, lo, hi, alt, threshold, floor, z_min, k, moved)["suspect"]
         alert[t] |= j["decisive"]
         if steady is not None and not steady[t]:  # not judged; the next steady night is,
             alert[t] = suspect_before = False     # on its own

@@ -125,7 +125,7 @@ METRICS = {m.name: m for m in (
 TEST_COLUMNS = ["series", *SERIES_KEYS, "case_id", "metric", "latest", "low", "high",
                 "reference", "change", "noise", "z", "p_value", "q_value", "usual_high",
                 "n_previous", "needs", "advisory", "regression", "decisive", "visible_step",
-                "baseline_fell"]
+                "baseline_fell", "group_moved", "quantity"]
 
 
 def probes(calibration: Mapping[str, Any] | None) -> dict[tuple[str, str], float]:
@@ -165,10 +165,11 @@ def run_points(rows: Sequence[Mapping[str, Any]], calibration=None) -> list[dict
         base_point = {**{k: r[k] for k in SERIES_KEYS}, "case_id": r.get("case_id"),
                       "series": "/".join(str(r[k]) for k in SERIES_KEYS)}
 
-        def point(metric, value, base_point=base_point, low=None, high=None, base_s=None):
+        def point(metric, value, base_point=base_point, low=None, high=None, base_s=None,
+                  jit_s=None):
             if value is not None:
                 out.append({**base_point, "metric": metric, "value": float(value),
-                            "low": low, "high": high, "base_s": base_s})
+                            "low": low, "high": high, "base_s": base_s, "jit_s": jit_s})
 
         gflops = probe.get((r["framework"], r["device"])) or probe.get(("*", r["device"]))
         if mode.jit:
@@ -179,9 +180,9 @@ def run_points(rows: Sequence[Mapping[str, Any]], calibration=None) -> list[dict
             if speedup and speedup > 0:  # the paired estimate of a sequential run, its interval
                 lo, hi = _num(r.get("verdict_ci_high")), _num(r.get("verdict_ci_low"))
                 point("jit_ratio", 1 / speedup, low=1 / lo if lo else None,
-                      high=1 / hi if hi else None, base_s=theirs)
+                      high=1 / hi if hi else None, base_s=theirs, jit_s=mine)
             elif base in (r.get("interleaved_with") or []) and mine and theirs:
-                point("jit_ratio", mine / theirs, base_s=theirs)
+                point("jit_ratio", mine / theirs, base_s=theirs, jit_s=mine)
             point("compiles", _num(r.get("first_compiles")))
             compile_s = _num(r.get("first_compile_s"))
             if compile_s and gflops:
@@ -211,7 +212,7 @@ def points_table(df, metas: Mapping[str, Mapping[str, Any]], run_order: Sequence
                 run_points(list(more), calibration) for more in (repeats or {}).get(run_id, ())]):
             out.append(dict(p, run_id=run_id, run_index=i))
     cols = ["run_id", "run_index", "series", *SERIES_KEYS, "case_id", "metric", "value",
-            "low", "high", "processes", "base_s"]
+            "low", "high", "processes", "base_s", "jit_s"]
     return pd.DataFrame(out, columns=cols)
 
 
@@ -235,11 +236,14 @@ def combined_points(per_process: Sequence[Sequence[Mapping[str, Any]]]
             continue
         c = combine([p["value"] for p in ps], [p.get("low") for p in ps],
                     [p.get("high") for p in ps])
-        bases = [math.log(b) for b in (p.get("base_s") for p in ps)
-                 if isinstance(b, float) and b > 0]
+        def geomean(key):
+            got = [math.log(v) for v in (p.get(key) for p in ps)
+                   if isinstance(v, float) and v > 0]
+            return math.exp(sum(got) / len(got)) if got else None
+
         out.append(dict(first, value=c["value"], low=c["low"], high=c["high"],
-                        processes=c["processes"],
-                        base_s=math.exp(sum(bases) / len(bases)) if bases else None))
+                        processes=c["processes"], base_s=geomean("base_s"),
+                        jit_s=geomean("jit_s")))
     return out
 
 
@@ -257,33 +261,76 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
 
 
 def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
-            processes: Sequence[int] = (), tonight: int = 1, base_move: float = math.nan
-            ) -> dict[str, Any]:
-    """jit_ratio under the paired rule (``jitbench.analysis.detectors.paired_night``). The
+            processes: Sequence[int] = (), tonight: int = 1, base_move: float = math.nan,
+            alt: Sequence[float] | None = None) -> dict[str, Any]:
+    """jit_ratio under the paired rule (``jitbench.analysis.detectors.judge_night``). The
     history's sigma floor is one process's (``floor_paired``): nights of k fresh processes
     each (``processes``, the median) have 1/sqrt(k) of it; ``tonight``: the processes the
     latest point combines (one cannot be decisive); ``base_move``: its JIT-off time's own
-    move tonight beyond the machine's (:func:`baseline_moves`)."""
+    move tonight beyond the machine's (:func:`baseline_moves`); ``alt``: the log JIT time
+    against the machine on the same nights, tonight last (:func:`jit_times`), judged instead
+    where it is the quieter (then ``change`` is that time's)."""
     import numpy as np
     from scipy.stats import norm
 
-    from jitbench.analysis.detectors import paired_night
+    from jitbench.analysis.detectors import judge_night
 
     def log(v):
         v = _num(v)
         return math.log(v) if v and v > 0 else math.nan
 
+    n = len(history)
     k = float(np.median(processes)) if len(processes) else 1.0
-    j = paired_night(math.log(latest), log(low), log(high),
-                     np.log(np.asarray(history, dtype=float)), th.steady,
-                     th.floor_paired / math.sqrt(max(1.0, k)), th.z_min, tonight, base_move)
-    return {"reference": math.exp(j["reference"]),
-            "change": latest / math.exp(j["reference"]) - 1.0,
+    x = np.log(np.append(np.asarray(history, dtype=float), latest))
+    lo, hi = np.full(n + 1, np.nan), np.full(n + 1, np.nan)
+    lo[n], hi[n] = log(low), log(high)
+    j = judge_night(n, np.arange(n), x, lo, hi,
+                    None if alt is None else np.asarray(alt, dtype=float), th.steady,
+                    th.floor_paired / math.sqrt(max(1.0, k)), th.z_min, tonight, base_move)
+    now = x[n] if j["quantity"] == "jit_ratio" else float(alt[n])
+    return {"reference": math.exp(j["reference"]) if j["quantity"] == "jit_ratio" else
+            latest / math.exp(now - j["reference"]),
+            "change": math.expm1(now - j["reference"]),
             "noise": math.sqrt(j["sigma"] ** 2 + j["night_sigma"] ** 2), "z": j["z"],
             "p_value": float(norm.sf(j["z"])), "counted": True,
-            "usual_high": math.exp(j["top"]), "suspect": j["suspect"],
-            "baseline_fell": j["baseline_fell"],
+            "usual_high": math.exp(j["top"] - now) * latest, "suspect": j["suspect"],
+            "baseline_fell": j["baseline_fell"], "quantity": j["quantity"],
+            "group_moved": j["group_moved"],
             "decisive": j["decisive"], "visible_step": j["visible"]}
+
+
+def jit_times(hist, latest) -> dict[str, tuple[list[float], float]]:
+    """series -> (the log JIT time of each of its ``jit_ratio`` points in ``hist``, in order,
+    and tonight's in ``latest``), each less the machine's level that night: the median over
+    the series of their log JIT-off time against the series' first night there
+    (``jitbench.analysis.detectors.jit_levels``). NaN where a point lacks a time."""
+    import numpy as np
+
+    if "jit_s" not in hist.columns or "jit_s" not in latest.columns:
+        return {}
+
+    def lg(v):
+        return math.log(v) if isinstance(v, float) and v > 0 else math.nan
+
+    rows = [(now, r["run_id"], r["series"], lg(r.get("jit_s")), lg(r.get("base_s")))
+            for now, frame in ((False, hist), (True, latest))
+            for r in frame[frame["metric"] == "jit_ratio"].to_dict("records")]
+    first: dict[str, float] = {}
+    rel: dict[tuple[bool, str], list[float]] = {}
+    for now, run, series, _, base in rows:
+        if not math.isnan(base):
+            first.setdefault(series, base)
+            rel.setdefault((now, run), []).append(base - first[series])
+    level = {key: float(np.median(v)) for key, v in rel.items()}
+    past: dict[str, list[float]] = {}
+    tonight: dict[str, float] = {}
+    for now, run, series, jit, _ in rows:
+        value = jit - level.get((now, run), math.nan)
+        if now:
+            tonight[series] = value
+        else:
+            past.setdefault(series, []).append(value)
+    return {s: (past.get(s, []), tonight[s]) for s in tonight}
 
 
 def baseline_moves(hist, latest) -> dict[str, float]:
@@ -358,6 +405,7 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
                for k, g in hist.groupby(["series", "metric"], sort=False)}
               if "processes" in hist.columns else {})
     moves = baseline_moves(hist, latest)
+    times = jit_times(hist, latest) if paired else {}
     out = []
     for p in latest.to_dict("records"):
         key = (p["series"], p["metric"])
@@ -366,16 +414,19 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
         values = by_key.get(key, [])
         rec = dict({k: p[k] for k in ["series", *SERIES_KEYS, "case_id", "metric"]},
                    latest=p["value"], low=p.get("low"), high=p.get("high"),
-                   decisive=False, visible_step=None, baseline_fell=False, reference=None,
+                   decisive=False, visible_step=None, baseline_fell=False,
+                   group_moved=False, quantity=p["metric"], reference=None,
                    change=None,
                    noise=None, z=None,
                    p_value=None, q_value=None, usual_high=None, n_previous=len(values),
                    needs=max(0, th.min_previous - len(values)), advisory=False,
                    regression=False)
         if not rec["needs"] and paired and p["metric"] == "jit_ratio":
+            past, now = times.get(p["series"], ([], math.nan))
             judged = _paired(p["value"], p.get("low"), p.get("high"), values, th,
                              counts.get(key, ()), _count(p.get("processes")),
-                             moves.get(p["series"], math.nan))
+                             moves.get(p["series"], math.nan),
+                             [*past, now] if len(past) == len(values) else None)
             rec["counted"] = judged.pop("counted")
             rec.update(judged)
         elif not rec["needs"]:

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from jitbench.analysis.detectors import (DETECTORS, PAIRED_FLOOR, PAIRED_WINDOW, Detector,
-                                      baseline_moves, machine_levels, paired_night,
-                                      previous_nights, reference_end, steady_nights)
+                                      baseline_moves, jit_levels, judge_night,
+                                      machine_levels, previous_index, reference_end,
+                                      steady_nights)
 from jitbench.analysis.history import benjamini_hochberg
 from jitbench.errors import UserError
 from jitbench.nightly import corpus as corpus_mod
@@ -66,11 +67,12 @@ def arrays(corpus: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray, n
     return ids, logs("ratio"), logs("low"), logs("high")
 
 
-def baseline_logs(corpus: dict[str, Any]) -> np.ndarray:
-    """[series, nights]: the log of each series' JIT-off median (NaN where missing)."""
+def baseline_logs(corpus: dict[str, Any], key: str = "baseline_median_s") -> np.ndarray:
+    """[series, nights]: the log of each series' JIT-off median (``key``: or its JIT mode's,
+    ``median_s``), NaN where missing."""
     n = len(corpus["nights"])
     logs = [[math.log(v) if isinstance(v, (int, float)) and v > 0 else np.nan
-             for v in (s.get("baseline_median_s") or [None] * n)]
+             for v in (s.get(key) or [None] * n)]
             for s in corpus["series"].values()]
     return np.array(logs, float).reshape(len(logs), n)
 
@@ -103,11 +105,11 @@ def process_floors(corpus: dict[str, Any]) -> np.ndarray:
 
 
 def _judge(det: Detector, x, lo, hi, threshold, steady=None, start=0, floor=PAIRED_FLOOR,
-           processes=None, base_move=None):
+           processes=None, base_move=None, alt=None):
     p, cand = det.judge(x, lo, hi, threshold=threshold, start=start,
                         **({"steady": steady} if det.machine_gate else {}),
-                        **({"floor": floor, "processes": processes, "base_move": base_move}
-                           if det.name == "paired" else {}))
+                        **({"floor": floor, "processes": processes, "base_move": base_move,
+                            "alt": alt} if det.name == "paired" else {}))
     seen_before = np.concatenate([[0], np.cumsum(~np.isnan(x))[:-1]])
     tested = ~np.isnan(x) & (seen_before >= MIN_PREVIOUS)
     return np.where(tested, p, np.nan), cand & tested
@@ -144,9 +146,11 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
     n = x.shape[1]
     steady = machine_steady(corpus)
     floors, ks = process_floors(corpus), process_counts(corpus)
-    moves = baseline_moves(baseline_logs(corpus))
+    base = baseline_logs(corpus)
+    moves, alt = baseline_moves(base), jit_levels(baseline_logs(corpus, "median_s"), base)
     judged = [_judge(det, x[s], lo[s], hi[s], threshold, steady, floor=floors[s],
-                     processes=ks[s], base_move=moves[s]) for s in range(len(ids))]
+                     processes=ks[s], base_move=moves[s], alt=alt[s])
+              for s in range(len(ids))]
     p_all = np.array([j[0] for j in judged]) if ids else np.zeros((0, n))
     false = []
     for s, (p, cand) in enumerate(judged):
@@ -169,7 +173,7 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
                 p, cand = _judge(det, x[s, :stop] + shift, lo[s, :stop] + shift,
                                  hi[s, :stop] + shift, threshold, steady[:stop], start=k - 1,
                                  floor=floors[s], processes=ks[s, :stop],
-                                 base_move=moves[s, :stop])
+                                 base_move=moves[s, :stop], alt=alt[s, :stop] + shift)
                 alert = np.nonzero(_alerts(det, p_all[:, :stop], cand, s, p)[k:])[0]
                 total += 1
                 seen = by_series.setdefault(ids[s], [0, 0])
@@ -186,7 +190,7 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
         found[key] = ever / total if total else None
         counts[key] = total
     series_nights = int(sum(np.count_nonzero(~np.isnan(p)) for p, _ in judged))
-    visible = _visible(x, lo, hi, threshold, steady, floors, ks)
+    visible = _visible(x, lo, hi, threshold, steady, floors, ks, alt)
     return {"detector": detector, "doc": det.doc, "nights": n, "series": len(ids),
             "series_nights_judged": series_nights, "false_alerts": len(false),
             "false_alert_list": false, "detection": detection, "delay_nights": delays,
@@ -200,7 +204,7 @@ def evaluate(corpus: dict[str, Any], detector: str, threshold: float = 0.10,
             "host": corpus.get("host", {})}
 
 
-def _visible(x, lo, hi, threshold, steady, floors=None, counts=None) -> np.ndarray:
+def _visible(x, lo, hi, threshold, steady, floors=None, counts=None, alt=None) -> np.ndarray:
     """Per series, the smallest step the paired rule would see on its last judged night
     (``detectors.paired_night``'s ``visible``; NaN with too short a history)."""
     out = np.full(x.shape[0], np.nan)
@@ -209,12 +213,13 @@ def _visible(x, lo, hi, threshold, steady, floors=None, counts=None) -> np.ndarr
         if not nights.size:
             continue
         t = int(nights[-1])
-        prev = previous_nights(x[s], reference_end(t, steady), PAIRED_WINDOW)
-        if prev.size >= MIN_PREVIOUS:
-            out[s] = paired_night(x[s, t], lo[s, t], hi[s, t], prev, threshold,
-                                  PAIRED_FLOOR if floors is None else floors[s],
-                                  processes=1 if counts is None else int(counts[s, t])
-                                  )["visible"]
+        where = previous_index(x[s], reference_end(t, steady), PAIRED_WINDOW)
+        if where.size >= MIN_PREVIOUS:
+            out[s] = judge_night(t, where, x[s], lo[s], hi[s],
+                                 None if alt is None else alt[s], threshold,
+                                 PAIRED_FLOOR if floors is None else floors[s],
+                                 processes=1 if counts is None else int(counts[s, t])
+                                 )["visible"]
     return out
 
 

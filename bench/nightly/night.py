@@ -165,6 +165,9 @@ def _record(r: dict[str, Any]) -> dict[str, Any]:
         out["text"] = (f"{METRICS[r['metric']].doc}: {r['reference']:.4g} -> {r['latest']:.4g}"
                        f"{interval} ({100 * r['change']:+.1f}%){noise}, {r['n_previous']} "
                        f"earlier runs")
+        if r.get("quantity") == "jit_time":  # jitbench.analysis.detectors.judge_night
+            out["text"] += ("; judged on the JIT mode's own time against the machine, the "
+                            "quieter of its two series (its JIT-off baseline moves on its own)")
     return out
 
 
