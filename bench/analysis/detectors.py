@@ -14,7 +14,9 @@ Detectors (``DETECTORS``), compared on recorded nights by ``jitbench.nightly.eva
 - ``ttest``: a change point at the latest nights as Apache Otava (Hunter) tests one: the last
   one or two nights against up to 30 before them, Student's t, p < 0.001, and a mean step
   above half the threshold.
-- ``paired``: the night's paired interval against the series' usual spread. A night is
+- ``paired``: the night's paired interval against the series' usual spread, on the quieter of
+  the series' two quantities (:func:`judge_night`: the ratio, or the JIT time against the
+  machine, :func:`jit_levels`). A night is
   *suspect* when its ratio is above every one of the previous 30 nights' ratios (all but the
   highest, from 10 nights on), the step
   over their median is above the threshold, and z = step / sqrt(sigma_history² + sigma_night²)
@@ -312,7 +314,8 @@ DETECTORS = {d.name: d for d in (
              doc="change point at the last 1-2 nights, Student's t against up to 30 before, "
                  "p<0.001 (Otava's default), step > threshold/2"),
     Detector("paired", paired_rule, alpha=0.5, machine_gate=True,
-             doc="two consecutive nights above the history's maximum, a step above the "
+             doc="on the quieter of a series' ratio and its JIT time against the machine: "
+                 "two consecutive nights above the history's maximum, a step above the "
                  "threshold (half of it from 10 nights on) with z>3 (history spread and the "
                  "night's own interval), or one night of 2+ processes whose interval clears "
                  "the maximum by the threshold; no judgement on a night whose JIT-off times "

@@ -11,6 +11,9 @@ runs; each run contributes one *point* per metric, each a ratio taken inside tha
     (``MODES[...].baseline``) in the same run. The two modes are interleaved in one worker, so
     machine drift hits both alike and cancels in the ratio. A row not interleaved with its
     baseline gets no point (its ratio would carry the drift between two processes).
+    Each point also carries both medians (``jit_s``, ``base_s``): the paired rule judges a
+    series on the quieter of its ratio and its JIT time against the machine
+    (``jitbench.analysis.detectors.judge_night``), and checks the one with the other.
 ``compiles`` (JIT-on rows)
     the framework's own count of compilations during the first call. An integer the machine
     cannot move: flagged when it rises above a history that never varied.
