@@ -248,10 +248,10 @@ def judge_night(t: int, where: np.ndarray, x, lo, hi, alt=None, threshold=0.10,
     """Night ``t`` of a series against the nights ``where`` (indices), under
     :func:`paired_night`, on the quieter of its two quantities over those nights: the paired
     ratio ``x`` (with the night's interval ``lo``/``hi`` and the baseline check), or ``alt``
-    (:func:`jit_levels`: the JIT time against the machine; no interval, never decisive) when
-    its robust spread there is smaller. ``quantity`` says which. A step of the JIT time whose
-    ratio rose by less than a quarter of it while its own baseline rose by more than half of
-    it is not suspect (``group_moved``): both modes of the group moved, which the ratio
+    (:func:`jit_levels`: the JIT time against the machine; no interval of its own: decisive
+    only where the ratio's night is) when its robust spread there is smaller. ``quantity``
+    says which. A step of the JIT time whose ratio rose by less than a quarter of it while
+    its own baseline rose by more than half of it is not suspect (``group_moved``): both modes of the group moved, which the ratio
     cancels (a TF float64 MMD group ran 42% slower, JIT and JIT-off alike, on 3 of 12 pinned
     nights)."""
     prev = x[where]
@@ -266,8 +266,11 @@ def judge_night(t: int, where: np.ndarray, x, lo, hi, alt=None, threshold=0.10,
             ratio_step = float(x[t] - np.median(prev[~np.isnan(prev)]))
             moved = bool(j["suspect"] and ratio_step < step / 4
                          and not math.isnan(base_move) and base_move > step / 2)
-            if moved:
-                j = {**j, "suspect": False, "decisive": False}
+            # decisive where the ratio's own interval is: the JIT time has none
+            ratio = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, processes,
+                                 base_move)
+            j = {**j, "suspect": j["suspect"] and not moved,
+                 "decisive": bool(j["suspect"] and not moved and ratio["decisive"])}
             return {**j, "quantity": "jit_time", "group_moved": moved}
     j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, processes, base_move)
     return {**j, "quantity": "jit_ratio", "group_moved": False}
