@@ -251,9 +251,9 @@ def judge_night(t: int, where: np.ndarray, x, lo, hi, alt=None, threshold=0.10,
     (:func:`jit_levels`: the JIT time against the machine; no interval of its own: decisive
     only where the ratio's night is) when its robust spread there is smaller. ``quantity``
     says which. A step of the JIT time whose ratio rose by less than a quarter of it while
-    its own baseline rose by more than half of it is not suspect (``group_moved``): both modes of the group moved, which the ratio
-    cancels (a TF float64 MMD group ran 42% slower, JIT and JIT-off alike, on 3 of 12 pinned
-    nights)."""
+    its own baseline rose by more than half of it is not suspect (``group_moved``): both
+    modes of the group moved, which the ratio cancels (a TF float64 MMD group ran 42%
+    slower, JIT and JIT-off alike, on 3 of 12 pinned nights)."""
     prev = x[where]
     if alt is not None and not np.isnan(alt[t]):
         other = alt[where]
