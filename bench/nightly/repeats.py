@@ -69,14 +69,21 @@ def plan(points, reference: Sequence[str], thresholds, max_processes: int = MAX_
     """case id -> ``processes`` (k), ``sigma_one`` (the series' night-to-night sigma with one
     process a night, log units) and ``night_sigma`` (tonight's own, from its interval), for
     each JIT series of the latest night of ``reference`` (the nights it is judged against
-    before it). ``points``: ``jitbench.analysis.history.points_table``."""
+    before it). ``points``: ``jitbench.analysis.history.points_table``. The scatter is the
+    quieter of the series' two quantities, as the rule judges it
+    (``jitbench.analysis.detectors.judge_night``: the ratio, or the JIT time against the
+    machine); tonight's interval is the ratio's (the JIT time has none)."""
     import numpy as np
+
+    from jitbench.analysis.history import jit_times
+    from jitbench.protocol.timing import robust_sigma
 
     if not reference:
         return {}
     latest = reference[-1]
     ratios = points[points["metric"] == "jit_ratio"]
     earlier = ratios[ratios["run_id"].isin(list(reference[:-1]))]
+    times = jit_times(earlier, ratios[ratios["run_id"] == latest])
     by_series = {s: g for s, g in earlier.groupby("series", sort=False)}
     out = {}
     for p in ratios[ratios["run_id"] == latest].to_dict("records"):
@@ -85,6 +92,10 @@ def plan(points, reference: Sequence[str], thresholds, max_processes: int = MAX_
             continue
         prev = prev.tail(max(thresholds.window, thresholds.paired_window))
         logs = np.log(prev["value"].to_numpy(float))
+        alt = np.asarray(times.get(p["series"], ([], 0.0))[0][-len(prev):], float)
+        alt = alt[~np.isnan(alt)]
+        if alt.size >= thresholds.min_previous and robust_sigma(alt) < robust_sigma(logs):
+            logs = alt
         counts = prev["processes"].fillna(1).astype(int).tolist() \
             if "processes" in prev.columns else [1] * len(prev)
         sigma_one = single_process_sigma(logs.tolist(), counts, thresholds.floor_paired)
