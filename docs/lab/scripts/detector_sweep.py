@@ -26,8 +26,7 @@ def sweep(path: str, zs: list[float], floors: list[float]) -> list[dict]:
                 judge = functools.partial(detectors.paired_rule, z_min=z)
                 evaluate.DETECTORS["paired"] = dataclasses.replace(original, judge=judge)
                 evaluate.PAIRED_FLOOR = floor
-                night = functools.partial(detectors.paired_night, z_min=z)
-                evaluate.paired_night = night
+                evaluate.judge_night = functools.partial(detectors.judge_night, z_min=z)
                 r = evaluate.evaluate(corpus, "paired")
                 out.append({"z_min": z, "floor": floor, "false_alerts": r["false_alerts"],
                             "nights": r["nights"], "series": r["series"],
@@ -35,7 +34,7 @@ def sweep(path: str, zs: list[float], floors: list[float]) -> list[dict]:
     finally:
         evaluate.DETECTORS["paired"] = original
         evaluate.PAIRED_FLOOR = detectors.PAIRED_FLOOR
-        evaluate.paired_night = detectors.paired_night
+        evaluate.judge_night = detectors.judge_night
     return out
 
 
