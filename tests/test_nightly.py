@@ -488,3 +488,22 @@ def test_shards_cover_every_case_once_and_merge_back(tmp_path):
     # each shard's further process goes along: a series combines its own shard's
     again = repeat_rows(out)
     assert sorted(r["case_id"] for rows in again for r in rows) == sorted(ids)
+
+
+def test_closing_one_loop_leaves_another_loops_worker_alone(tmp_path):
+    """A night's run and the second process beside it are two loops of workers in one
+    process: the run's calibration closing its loop must not close the other's worker (it
+    once did, mid-run: "I/O operation on closed file"); Ctrl-C still takes every worker."""
+    from jitbench.protocol.settings import Protocol
+    from jitbench.run.children import live_workers
+    from jitbench.run.groups import GroupLoop
+
+    def loop(name):
+        return GroupLoop(Protocol(), 60.0, log_for=lambda key: tmp_path / f"{name}.log")
+
+    mine, other = loop("mine"), loop("other")
+    a, b = mine.worker_for(("jax", "default", "cpu")), other.worker_for(("jax", "default", "cpu"))
+    mine.close()
+    assert not a.alive() and b.alive() and b in live_workers()
+    mine.close(kill=True, everyone=True)  # a run stopped by Ctrl-C
+    assert not b.alive()

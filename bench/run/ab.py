@@ -312,7 +312,7 @@ def _measure_arm(record: RunRecord, options: RunOptions, stopper: StopOnSignals,
     try:
         loop.run(pending, on_row, on_failure, on_group=on_group)
     finally:
-        loop.close(kill=True)
+        loop.close(kill=True, everyone=True)
 
 
 def _pending(groups: list[list[Case]], table, rounds_done: int) -> list[list[Case]]:

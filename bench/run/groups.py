@@ -145,8 +145,12 @@ class GroupLoop:
             if self.fresh_worker_per_group and key in self.workers:
                 self.workers.pop(key).close()
 
-    def close(self, kill: bool = False) -> None:
-        """Close (or kill) every worker this loop started, and any other still alive."""
-        for w in list(self.workers.values()) + live_workers():
-            w.kill() if kill else w.close()
+    def close(self, kill: bool = False, everyone: bool = False) -> None:
+        """Close (``kill``: kill) every worker this loop started; ``everyone``: kill any other
+        worker of this process still alive too (a run stopped by Ctrl-C takes them all along).
+        Otherwise other loops' workers are left alone: a night measures a second process
+        beside its run (``jitbench.nightly.repeats.Beside``), and the run's calibration closing
+        every live worker once broke that one off mid-run."""
+        for w in list(self.workers.values()) + (live_workers() if everyone else []):
+            w.kill() if kill or everyone else w.close()
         self.workers.clear()

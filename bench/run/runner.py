@@ -165,7 +165,7 @@ def _execute(ex: _Execution, cases: list[Case],
                 raise Interrupted(signum, ex.run_dir, ex.done, ex.total) from None
             finally:
                 ex.stopper.disarm()
-                loop.close(kill=status != "complete")
+                loop.close(kill=status != "complete", everyone=status == "interrupted")
                 ex.record.finish(status, time.monotonic() - ex.started,
                                  interrupted_by=signal_name, n_recorded=ex.done)
     finally:
