@@ -399,6 +399,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     verdicts: dict[tuple[str, str], str] = {}
     # on two cores in the pinned profile each round is two processes at once
     cores = repeats_mod.spare_cores(run_kw.get("process_profile", "default"))
+    beside_errors: list[str] = []
     for i in range(rounds):
         # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
         run_id = f"{new_run_id()}-r{i + 1}"
@@ -407,6 +408,8 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
         with beside or contextlib.nullcontext():
             d = runner.run(again, latest_dir / "rechecks", run_id=run_id, calibrate=True,
                            **run_kw, **({"cpu_core": cores[0]} if cores else {}))
+        if beside is not None and beside.error:  # the round goes on with one process
+            beside_errors.append(beside.error)
         for done in [d] + ([beside.run_dir] if beside and not beside.error else []):
             meta = load_meta(done)
             dirs.append(done)
@@ -438,7 +441,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
                      "high": _finite((tests.get((s, m)) or {}).get("high"))}
                     for s, m in zip(flagged["series"], flagged["metric"])]
     facts = {"run_dir": str(dirs[0]), "run_dirs": [str(d) for d in dirs], "rounds": done_rounds,
-             "processes": len(dirs),
+             "processes": len(dirs), "beside_errors": beside_errors,
              "max_rounds": rounds,
              "n_cases": len(again), "controls": controls, "suspect_rounds": for_suspects,
              "unresolved": [f"{v['series']} {v['metric']}" for v in for_suspects

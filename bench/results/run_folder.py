@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -58,7 +59,9 @@ def check_writable(folder: Path | str, what: str) -> Path:
         raise UserError(f"{what} {str(folder)!r} is a file, not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".jitbench-write-test-{os.getpid()}"
+        # one probe per thread: a night's re-measurement starts two runs into one folder at
+        # once (jitbench.nightly.repeats.Beside), and a shared name let one remove the other's
+        probe = folder / f".jitbench-write-test-{os.getpid()}-{threading.get_ident()}"
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:
