@@ -167,3 +167,28 @@ def test_the_cost_of_further_runs_counts_wall_time_once(tmp_path):
     assert _extra_seconds(night, "repeats") == pytest.approx(50)
     assert _extra_seconds(night, "rechecks") == pytest.approx(50)
     assert _extra_seconds(tmp_path / "n1", "nothing") is None
+
+
+def test_two_runs_started_into_one_folder_at_once_both_find_it_writable(tmp_path):
+    """A re-measurement round starts its two processes' runs into one ``rechecks/`` folder at
+    the same moment (``repeats.Beside``): the write probe of one must not be the other's."""
+    import threading
+
+    from jitbench.results.run_folder import check_writable
+
+    errors = []
+
+    def probe():
+        for _ in range(300):
+            try:
+                check_writable(tmp_path / "rechecks", "results folder")
+            except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=probe) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert list((tmp_path / "rechecks").iterdir()) == []  # no probe left behind
