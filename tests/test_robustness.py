@@ -21,7 +21,7 @@ import pytest
 
 HERE = Path(__file__).parent
 WORKLOADS = HERE / "workloads"
-CASE_TIMEOUT_S = 10  # the hang costs this much; every honest JAX group here takes ~1 s
+CASE_TIMEOUT_S = 8  # the hang costs this much; every honest JAX group here takes ~1 s
 
 
 def jitbench(*args, timeout=600):
