@@ -270,8 +270,8 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
     history's sigma floor is one process's (``floor_paired``): nights of k fresh processes
     each (``processes``, the median) have 1/sqrt(k) of it; ``tonight``: the processes the
     latest point combines (one cannot be decisive); ``base_move``: its JIT-off time's own
-    move tonight beyond the machine's (:func:`baseline_moves`); ``alt``: the log JIT time
-    against the machine on the same nights, tonight last (:func:`jit_times`), judged instead
+    move tonight beyond the machine's; ``alt``: the log JIT time against the machine on the
+    same nights, tonight last (both :func:`tonight_against_history`), judged instead
     where it is the quieter (then ``change`` is that time's)."""
     import numpy as np
     from scipy.stats import norm
@@ -302,59 +302,40 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
             "decisive": j["decisive"], "visible_step": j["visible"]}
 
 
-def jit_times(hist, latest) -> dict[str, tuple[list[float], float]]:
-    """series -> (the log JIT time of each of its ``jit_ratio`` points in ``hist``, in order,
-    and tonight's in ``latest``), each less the machine's level that night: the median over
-    the series of their log JIT-off time against the series' first night there
-    (``jitbench.analysis.detectors.jit_levels``). NaN where a point lacks a time."""
+def tonight_against_history(hist, latest) -> dict[str, dict[str, Any]]:
+    """For each series with a ``jit_ratio`` point in ``latest``: ``base_move`` (its JIT-off
+    time's move tonight beyond the machine's, ``jitbench.analysis.detectors.baseline_moves``)
+    and ``jit_time`` (the log JIT time against the machine, ``detectors.jit_levels``) of each
+    of its points in ``hist`` in order, then tonight's. The same functions the replay of a
+    corpus uses (``jitbench.nightly.evaluate``), on a [series, night] table of the points'
+    ``base_s`` and ``jit_s``, tonight last."""
     import numpy as np
 
-    if "jit_s" not in hist.columns or "jit_s" not in latest.columns:
+    from jitbench.analysis.detectors import baseline_moves, jit_levels
+
+    if not {"base_s", "jit_s"} <= set(hist.columns) & set(latest.columns):
         return {}
+    past = hist[hist["metric"] == "jit_ratio"]
+    now = latest[latest["metric"] == "jit_ratio"]
+    runs = list(dict.fromkeys(past["run_id"]))
+    series = list(dict.fromkeys(now["series"]))
+    row = {s: i for i, s in enumerate(series)}
+    col = {r: i for i, r in enumerate(runs)}
+    base, jit = (np.full((len(series), len(runs) + 1), np.nan) for _ in range(2))
 
     def lg(v):
         return math.log(v) if isinstance(v, float) and v > 0 else math.nan
 
-    rows = [(now, r["run_id"], r["series"], lg(r.get("jit_s")), lg(r.get("base_s")))
-            for now, frame in ((False, hist), (True, latest))
-            for r in frame[frame["metric"] == "jit_ratio"].to_dict("records")]
-    first: dict[str, float] = {}
-    rel: dict[tuple[bool, str], list[float]] = {}
-    for now, run, series, _, base in rows:
-        if not math.isnan(base):
-            first.setdefault(series, base)
-            rel.setdefault((now, run), []).append(base - first[series])
-    level = {key: float(np.median(v)) for key, v in rel.items()}
-    past: dict[str, list[float]] = {}
-    tonight: dict[str, float] = {}
-    for now, run, series, jit, _ in rows:
-        value = jit - level.get((now, run), math.nan)
-        if now:
-            tonight[series] = value
-        else:
-            past.setdefault(series, []).append(value)
-    return {s: (past.get(s, []), tonight[s]) for s in tonight}
-
-
-def baseline_moves(hist, latest) -> dict[str, float]:
-    """series -> how far its JIT-off time (``base_s`` of its ``jit_ratio`` points) moved in
-    ``latest`` against its median in ``hist``, less the machine's share (the median of that
-    move over the series): log units, as ``jitbench.analysis.detectors.baseline_moves``."""
-    import numpy as np
-
-    if "base_s" not in hist.columns or "base_s" not in latest.columns:
-        return {}
-
-    def logs(frame):
-        ratios = frame[(frame["metric"] == "jit_ratio") & (frame["base_s"] > 0)]
-        return {s: np.log(g["base_s"].to_numpy(float)) for s, g in
-                ratios.groupby("series", sort=False)}
-
-    now = {s: float(v[-1]) for s, v in logs(latest).items()}
-    before = logs(hist)
-    move = {s: now[s] - float(np.median(before[s])) for s in now if s in before}
-    level = float(np.median(list(move.values()))) if move else 0.0
-    return {s: m - level for s, m in move.items()}
+    for frame, tonight in ((past, False), (now, True)):
+        for p in frame.to_dict("records"):
+            if p["series"] in row:
+                at = (row[p["series"]], len(runs) if tonight else col[p["run_id"]])
+                base[at], jit[at] = lg(p.get("base_s")), lg(p.get("jit_s"))
+    moves, alt = baseline_moves(base), jit_levels(jit, base)
+    cols = {s: [col[r] for r in g["run_id"]] for s, g in past.groupby("series", sort=False)}
+    return {s: {"base_move": float(moves[i, -1]),
+                "jit_time": [float(alt[i, c]) for c in cols.get(s, [])] + [float(alt[i, -1])]}
+            for s, i in row.items()}
 
 
 def _count(v) -> int:
@@ -407,8 +388,7 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
     counts = ({k: g["processes"].fillna(1).to_numpy(dtype=float)
                for k, g in hist.groupby(["series", "metric"], sort=False)}
               if "processes" in hist.columns else {})
-    moves = baseline_moves(hist, latest)
-    times = jit_times(hist, latest) if paired else {}
+    tonight = tonight_against_history(hist, latest) if paired else {}
     out = []
     for p in latest.to_dict("records"):
         key = (p["series"], p["metric"])
@@ -425,11 +405,12 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
                    needs=max(0, th.min_previous - len(values)), advisory=False,
                    regression=False)
         if not rec["needs"] and paired and p["metric"] == "jit_ratio":
-            past, now = times.get(p["series"], ([], math.nan))
+            mine = tonight.get(p["series"], {})
+            alt = mine.get("jit_time")
             judged = _paired(p["value"], p.get("low"), p.get("high"), values, th,
                              counts.get(key, ()), _count(p.get("processes")),
-                             moves.get(p["series"], math.nan),
-                             [*past, now] if len(past) == len(values) else None)
+                             mine.get("base_move", math.nan),
+                             alt if alt and len(alt) == len(values) + 1 else None)
             rec["counted"] = judged.pop("counted")
             rec.update(judged)
         elif not rec["needs"]:

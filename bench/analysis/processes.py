@@ -31,9 +31,10 @@ from jitbench.protocol.timing import robust_sigma
 Z95 = 1.959964
 
 
-def _sigma(value: float, low: float | None, high: float | None) -> float | None:
-    """The log sigma of one process's interval (None without one)."""
-    if not (low and high and low > 0 and high > 0 and high >= low):
+def interval_sigma(low: float | None, high: float | None) -> float | None:
+    """The log sigma of a 95% interval (None without one)."""
+    if not (isinstance(low, (int, float)) and isinstance(high, (int, float))
+            and 0 < low <= high):
         return None
     return (math.log(high) - math.log(low)) / (2 * Z95)
 
@@ -55,8 +56,7 @@ def combine(values: Sequence[float], lows: Sequence[float | None] | None = None,
                 "spread": None}
     mean = sum(logs) / k
     spread = math.sqrt(sum((x - mean) ** 2 for x in logs) / (k - 1))
-    own = [s for s in (_sigma(v, lo, hi) for v, lo, hi in zip(values, lows, highs))
-           if s is not None]
+    own = [s for s in (interval_sigma(lo, hi) for lo, hi in zip(lows, highs)) if s is not None]
     within = math.sqrt(sum(s * s for s in own) / len(own)) if own else 0.0
     sigma = max(spread, within) / math.sqrt(k)
     return {"value": math.exp(mean), "low": math.exp(mean - Z95 * sigma),

@@ -24,7 +24,6 @@ deterministically) and ``merge`` (put the shards' rows back into one run).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -388,7 +387,6 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     import pandas as pd
 
     from jitbench.analysis.history import combined_points
-    from jitbench.run import runner
 
     latest_dir = results_root / h.order[-1]
     flagged = suspects.loc[suspects["regression"]]
@@ -397,17 +395,13 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     dirs, per_round = [], []
     rounds = max(1, rounds)
     verdicts: dict[tuple[str, str], str] = {}
-    # on two cores in the pinned profile each round is two processes at once
-    cores = repeats_mod.spare_cores(run_kw.get("process_profile", "default"))
     beside_errors: list[str] = []
     for i in range(rounds):
-        # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
+        # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh; on two
+        # cores in the pinned profile a round is two processes at once
         run_id = f"{new_run_id()}-r{i + 1}"
-        beside = repeats_mod.Beside(again, latest_dir / "rechecks", f"{run_id}b", run_kw,
-                                    cores[1]) if cores else None
-        with beside or contextlib.nullcontext():
-            d = runner.run(again, latest_dir / "rechecks", run_id=run_id, calibrate=True,
-                           **run_kw, **({"cpu_core": cores[0]} if cores else {}))
+        d, beside = repeats_mod.run_with_beside(again, latest_dir / "rechecks", run_id, run_kw,
+                                                (latest_dir / "rechecks", f"{run_id}b"))
         if beside is not None and beside.error:  # the round goes on with one process
             beside_errors.append(beside.error)
         for done in [d] + ([beside.run_dir] if beside and not beside.error else []):
@@ -495,22 +489,18 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     is still there."""
     from jitbench.report import write_report
     from jitbench.report.history_page import write_history_page
-    from jitbench.run import runner
 
     results_root, reports_root = Path(results_root), Path(reports_root)
     thresholds = thresholds or Thresholds()
     run_kw = {"protocol": protocol, "case_timeout": case_timeout, "command": command,
               "on_progress": on_progress, "process_profile": process_profile or "default"}
     beside = None
-    if do_run:
+    if do_run:  # with repeats, a second process of every case on a core the night leaves idle
         run_id = run_id or new_run_id()
-        cores = repeats_mod.spare_cores(run_kw["process_profile"]) if max_processes > 1 \
-            else None
-        if cores:  # a second process of every case on the core the night leaves idle
-            beside = repeats_mod.Beside.of_night(cases, results_root / run_id, run_kw, cores[1])
-        with beside or contextlib.nullcontext():
-            run_dir = runner.run(cases, results_root, run_id=run_id, calibrate=True,
-                                 **run_kw, **({"cpu_core": cores[0]} if cores else {}))
+        run_dir, beside = repeats_mod.run_with_beside(
+            cases, results_root, run_id, run_kw,
+            (results_root / run_id / repeats_mod.FOLDER, f"{run_id}-p2"),
+            pair=max_processes > 1)
         write_report(run_dir, reports_root / run_dir.name)
     h = analyse(results_root, thresholds)
     latest_dir = results_root / h.order[-1]

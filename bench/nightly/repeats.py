@@ -18,13 +18,15 @@ and :func:`worker_groups` (every case of the worker groups that hold some cases)
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from jitbench.analysis.processes import processes_needed, single_process_sigma
+from jitbench.analysis.processes import (interval_sigma, processes_needed,
+                                         single_process_sigma)
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Case
 from jitbench.errors import UserError
@@ -75,7 +77,7 @@ def plan(points, reference: Sequence[str], thresholds, max_processes: int = MAX_
     machine); tonight's interval is the ratio's (the JIT time has none)."""
     import numpy as np
 
-    from jitbench.analysis.history import jit_times
+    from jitbench.analysis.history import tonight_against_history
     from jitbench.protocol.timing import robust_sigma
 
     if not reference:
@@ -83,7 +85,7 @@ def plan(points, reference: Sequence[str], thresholds, max_processes: int = MAX_
     latest = reference[-1]
     ratios = points[points["metric"] == "jit_ratio"]
     earlier = ratios[ratios["run_id"].isin(list(reference[:-1]))]
-    times = jit_times(earlier, ratios[ratios["run_id"] == latest])
+    times = tonight_against_history(earlier, ratios[ratios["run_id"] == latest])
     by_series = {s: g for s, g in earlier.groupby("series", sort=False)}
     out = {}
     for p in ratios[ratios["run_id"] == latest].to_dict("records"):
@@ -92,16 +94,15 @@ def plan(points, reference: Sequence[str], thresholds, max_processes: int = MAX_
             continue
         prev = prev.tail(max(thresholds.window, thresholds.paired_window))
         logs = np.log(prev["value"].to_numpy(float))
-        alt = np.asarray(times.get(p["series"], ([], 0.0))[0][-len(prev):], float)
+        alt = np.asarray(times.get(p["series"], {}).get("jit_time", [0.0])[:-1][-len(prev):],
+                         float)
         alt = alt[~np.isnan(alt)]
         if alt.size >= thresholds.min_previous and robust_sigma(alt) < robust_sigma(logs):
             logs = alt
         counts = prev["processes"].fillna(1).astype(int).tolist() \
             if "processes" in prev.columns else [1] * len(prev)
         sigma_one = single_process_sigma(logs.tolist(), counts, thresholds.floor_paired)
-        lo, hi = p.get("low"), p.get("high")
-        night = ((math.log(hi) - math.log(lo)) / (2 * 1.96)
-                 if isinstance(lo, float) and isinstance(hi, float) and 0 < lo <= hi else 0.0)
+        night = interval_sigma(p.get("low"), p.get("high")) or 0.0
         k = p.get("processes")
         night *= math.sqrt(k if isinstance(k, (int, float)) and k >= 1 else 1)  # one
         # process's sigma, where tonight had more
@@ -127,8 +128,8 @@ def spare_cores(process_profile: str) -> tuple[int, int] | None:
 class Beside:
     """Cases in a second fresh process, on a core of its own, while a run measures them on the
     first (``with Beside(...)``; on a 2-core host a pinned run leaves the second core idle):
-    a second process at no extra wall time. The night's is ``<night>/repeats/<night>-p2``
-    (:meth:`of_night`), a re-measurement round's sits beside that round's run. What went
+    a second process at no extra wall time (:func:`run_with_beside`). The night's is
+    ``<night>/repeats/<night>-p2``, a re-measurement round's sits beside that round's run. What went
     wrong, if anything, is in ``error`` (the night goes on with one process); ``run_dir``:
     the run it wrote."""
 
@@ -140,12 +141,6 @@ class Beside:
         self.error: str | None = None
         self.spent_s = 0.0
         self._thread = None
-
-    @classmethod
-    def of_night(cls, cases: Sequence[Case], night_dir: Path, run_kw: dict[str, Any],
-                 core: int) -> "Beside":
-        night_dir = Path(night_dir)
-        return cls(cases, night_dir / FOLDER, f"{night_dir.name}-p2", run_kw, core)
 
     def _run(self) -> None:
         from jitbench.run import runner
@@ -170,6 +165,23 @@ class Beside:
             self._thread.join()
 
 
+def run_with_beside(cases: Sequence[Case], out_root: Path, run_id: str,
+                    run_kw: dict[str, Any], beside_at: tuple[Path, str], calibrate: bool = True,
+                    pair: bool = True) -> tuple[Path, Beside | None]:
+    """A run of ``cases`` (``jitbench.run.runner.run``) and, where ``pair`` and
+    :func:`spare_cores` give a second core, the same cases in a second process beside it
+    (``beside_at``: that run's results folder and id): (the run's folder, the
+    :class:`Beside` or None). The night and each re-measurement round run so."""
+    from jitbench.run import runner
+
+    cores = spare_cores(run_kw["process_profile"]) if pair else None
+    beside = Beside(cases, beside_at[0], beside_at[1], run_kw, cores[1]) if cores else None
+    with beside or contextlib.nullcontext():
+        run_dir = runner.run(cases, out_root, run_id=run_id, calibrate=calibrate, **run_kw,
+                             **({"cpu_core": cores[0]} if cores else {}))
+    return run_dir, beside
+
+
 def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str, Any],
             budget_s: float, beside: Beside | None = None) -> dict[str, Any]:
     """Rounds of the plan beyond those measured already (the night's run, and ``beside`` it a
@@ -188,7 +200,6 @@ def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str,
         else None
     top = max((v["processes"] for v in planned.values()), default=1)
     measured = {c.case_id: 1 for c in cases if MODES[(c.framework, c.mode)].jit}
-    measured.update({c: 1 for c in planned})
     spent, runs = 0.0, []
     stopped, first = None, 2
     if beside is not None:
