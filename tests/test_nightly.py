@@ -129,7 +129,11 @@ def test_a_2x_slower_jit_mode_is_confirmed_and_named(history):
     # an unchanged series may be confirmed beside it on a noisy night (the docstring says why)
     (rec,) = [r for r in summary["confirmed"]
               if (r["case_id"], r["metric"]) == (SLOW_CASE, "jit_ratio")]
-    assert rec["change"] > 0.5 and rec["n_previous"] == 5
+    # judged on the quieter of its ratio and its JIT time against the machine: a planted 2x
+    # reads +100% in the ratio, less in the JIT time when the night's baselines moved too
+    # (+49% beside other tests: the machine's level takes its share)
+    assert rec["change"] > (0.5 if rec["quantity"] == "jit_ratio" else 0.3)
+    assert rec["n_previous"] == 5
     # with 5 earlier nights the series is judged, and its scatter asks for more than one
     # process (capped at --max-processes 2): the night's worker group again, in a fresh one
     repeated = summary["repeats"]
