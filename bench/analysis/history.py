@@ -224,7 +224,7 @@ def combined_points(per_process: Sequence[Sequence[Mapping[str, Any]]]
     """One point per series x metric from the points of one or more fresh processes (the
     first's order): a count (``compiles``) is the first process's, a quantity their
     combination (``jitbench.analysis.processes.combine``), with ``processes``."""
-    from jitbench.analysis.processes import combine
+    from jitbench.analysis.processes import combine, geometric_mean
 
     by_key: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for points in per_process:
@@ -239,14 +239,10 @@ def combined_points(per_process: Sequence[Sequence[Mapping[str, Any]]]
             continue
         c = combine([p["value"] for p in ps], [p.get("low") for p in ps],
                     [p.get("high") for p in ps])
-        def geomean(key):
-            got = [math.log(v) for v in (p.get(key) for p in ps)
-                   if isinstance(v, float) and v > 0]
-            return math.exp(sum(got) / len(got)) if got else None
-
         out.append(dict(first, value=c["value"], low=c["low"], high=c["high"],
-                        processes=c["processes"], base_s=geomean("base_s"),
-                        jit_s=geomean("jit_s")))
+                        processes=c["processes"],
+                        base_s=geometric_mean([p.get("base_s") for p in ps]),
+                        jit_s=geometric_mean([p.get("jit_s") for p in ps])))
     return out
 
 

@@ -63,6 +63,13 @@ def combine(values: Sequence[float], lows: Sequence[float | None] | None = None,
             "high": math.exp(mean + Z95 * sigma), "processes": k, "spread": spread}
 
 
+def geometric_mean(values: Sequence[float | None]) -> float | None:
+    """The geometric mean of the positive numbers among ``values`` (None without any): how
+    a night's processes' medians combine."""
+    logs = [math.log(v) for v in values if isinstance(v, (int, float)) and v > 0]
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
 def single_process_sigma(history_logs: Sequence[float], history_processes: Sequence[int],
                          floor: float) -> float:
     """The night-to-night sigma (log units) a series would have with one process a night:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from jitbench.analysis.processes import combine
+from jitbench.analysis.processes import combine, geometric_mean
 from jitbench.define.modes import MODES
 from jitbench.errors import UserError
 from jitbench.nightly.repeats import repeat_rows
@@ -92,9 +92,7 @@ def _processes(nights: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, A
         out[case_id] = dict(first, ratio=c["value"], low=c["low"], high=c["high"],
                             processes=c["processes"])
         for key in ("median_s", "baseline_median_s"):
-            got = [v[key] for v in mine if v[key]]
-            out[case_id][key] = (math.exp(sum(map(math.log, got)) / len(got)) if got
-                                 else None)
+            out[case_id][key] = geometric_mean([v[key] for v in mine])
     return out
 
 
