@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jitbench.analysis.detectors import (DETECTORS, baseline_moves, machine_levels,
+from jitbench.analysis.detectors import (DETECTORS, PAIRED_FLOOR, baseline_moves, machine_levels,
                                       paired_night, reference_end, steady_nights)
 from jitbench.analysis.history import benjamini_hochberg
 from jitbench.errors import UserError
@@ -224,7 +224,7 @@ def test_a_corpus_without_process_counts_reads_as_one_a_night():
     corpus = corpus_mod.load(CORPORA / "corpus-default-profile.json.gz")
     assert all("processes" not in s for s in corpus["series"].values())
     assert set(evaluate.process_counts(corpus).ravel()) == {1}
-    assert evaluate.process_floors(corpus) == pytest.approx([0.02] * len(corpus["series"]))
+    assert evaluate.process_floors(corpus) == pytest.approx([PAIRED_FLOOR] * len(corpus["series"]))
 
 
 def test_corpus_and_evaluate_from_the_command_line(tmp_path):
@@ -264,3 +264,25 @@ def test_a_ratio_that_rose_because_its_own_baseline_fell_is_no_jit_slowdown():
     _, unchecked = judge(x[1], lo[1], hi[1], processes=np.full(30, 2))
     assert unchecked[25]  # without the baseline's move, the same night is an alert
     assert evaluate.evaluate(corpus, "paired")["false_alerts"] == 1  # the planted 30% alone
+
+
+@pytest.mark.unit
+def test_a_night_adds_only_the_noise_beyond_its_historys_usual_own_interval():
+    """The history's spread already carries a usual night's own noise: a series whose nights
+    scatter 1% with intervals of +-8% sees a 10% step (counted whole, the night's interval
+    hid it); a night twice as wide as usual still adds what is beyond the usual."""
+    from jitbench.analysis.detectors import judge_night
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(0.0, 0.01, 21)
+    x[-1] = math.log(1.10)
+    half = 1.96 * 0.04
+    lo, hi = x - half, x + half
+    j = judge_night(20, np.arange(20), x, lo, hi)
+    assert j["suspect"] and j["noise"] == pytest.approx(j["sigma"])
+    counted_whole = math.sqrt(j["sigma"] ** 2 + j["night_sigma"] ** 2)
+    assert j["z"] > 3 > (x[-1] - j["reference"]) / counted_whole
+    lo[-1], hi[-1] = x[-1] - 2 * half, x[-1] + 2 * half  # tonight twice the usual width
+    wide = judge_night(20, np.arange(20), x, lo, hi)
+    assert not wide["suspect"]
+    assert wide["noise"] == pytest.approx(math.sqrt(j["sigma"] ** 2 + 3 * 0.04 ** 2))

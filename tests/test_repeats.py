@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jitbench.analysis import processes
+from jitbench.analysis.detectors import PAIRED_FLOOR
 from jitbench.analysis.history import (SERIES_KEYS, Thresholds, combined_points,
                                        detect_regressions)
 from jitbench.nightly import evaluate, repeats
@@ -99,14 +100,27 @@ def test_combined_points_keep_a_count_and_combine_a_ratio():
 
 def test_nights_of_several_processes_lower_the_rules_floor():
     """The paired rule's floor is one process's sigma: a series whose nights of 4 processes
-    each agree within 0.5% is judged against 1%, not 2%, so a 6% step clears z > 3."""
+    each agree within 0.5% is judged against half of it, so a 6% step that one process a
+    night leaves under z 4 (6% / 1.5%) clears it."""
     flat = [1.0, 1.003, 0.997, 1.002, 0.998, 1.001, 0.999, 1.0, 1.002, 0.998, 1.0]
     pts = _points({"s": flat + [1.06]}, night_width=1.005)
     order = [f"n{i}" for i in range(12)]
-    one = detect_regressions(pts, order, Thresholds()).iloc[0]
-    four = detect_regressions(pts.assign(processes=4), order, Thresholds()).iloc[0]
+    th = Thresholds(z_min=4.0)
+    one = detect_regressions(pts, order, th).iloc[0]
+    four = detect_regressions(pts.assign(processes=4), order, th).iloc[0]
     assert not one["regression"] and four["regression"]
-    assert four["noise"] < one["noise"]
+    assert one["noise"] == pytest.approx(th.floor_paired)
+    assert four["noise"] == pytest.approx(th.floor_paired / 2)
+
+
+def test_the_live_rule_counts_tonights_interval_beyond_the_historys_usual_width():
+    """As the replay does (``detectors.judge_night``): nights whose own intervals are +-8%
+    but scatter 0.5% show a 10% step tonight (its interval as wide as theirs), and the
+    step's noise is the history's spread alone."""
+    flat = [1.0, 1.003, 0.997, 1.002, 0.998, 1.001, 0.999, 1.0, 1.002, 0.998, 1.0]
+    pts = _points({"s": flat + [1.10]}, night_width=1.08)
+    row = detect_regressions(pts, [f"n{i}" for i in range(12)], Thresholds()).iloc[0]
+    assert row["regression"] and row["noise"] == pytest.approx(Thresholds().floor_paired)
 
 
 def test_a_recheck_says_slower_same_faster_or_unresolved():
@@ -133,7 +147,7 @@ def test_the_evaluation_judges_nights_of_k_processes_against_their_own_floor():
                                                             "hlo")}}
     corpus = {"format": 1, "command": "t", "host": {}, "series": series,
               "nights": [{"run_id": f"n{i}"} for i in range(nights)]}
-    assert evaluate.process_floors(corpus) == pytest.approx([0.01] * 8)
+    assert evaluate.process_floors(corpus) == pytest.approx([PAIRED_FLOOR / 2] * 8)
     four = evaluate.evaluate(corpus, "paired")
     for s in series.values():
         s.pop("processes")

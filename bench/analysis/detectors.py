@@ -128,14 +128,17 @@ def ttest_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, start=0):
 
 
 PAIRED_WINDOW = 30  # earlier nights the paired rule judges a night against
-PAIRED_FLOOR = 0.02  # the least sigma (log) of one process a night: a few agreeing nights are
-# not a noiseless series; nights of k fresh processes each have 1/sqrt(k) of it
+PAIRED_FLOOR = 0.015  # the least sigma (log) of one process a night: a few agreeing nights are
+# not a noiseless series (the quietest pinned series scatter 0.3-1.5% a night; 1% and 1.5%
+# gave the same replayed figures, 2% hid steps: docs/lab/nightly-processes.md); nights of k
+# fresh processes each have 1/sqrt(k) of it
 POWER_Z = 1.645  # a step is "visible" to the paired rule when a night shows it 95% of the time
 
 
 def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: float = 0.10,
                  floor: float = PAIRED_FLOOR, z_min: float = 3.0, processes: int = 1,
-                 base_move: float = math.nan) -> dict[str, float | bool]:
+                 base_move: float = math.nan, usual_night: float = 0.0
+                 ) -> dict[str, float | bool]:
     """One night of the paired rule (log values; ``prev``: the earlier nights): reference
     (median), sigma (robust, at least ``floor``), the night's own sigma from its interval,
     z, ``suspect`` (above every earlier night but the highest from 10 nights on, a step above
@@ -151,7 +154,10 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     move) rose by less than a quarter of the step, because its baseline fell, is no JIT
     slowdown and is not suspect (``baseline_fell``): on the 2-core host
     JAX's op-by-op baseline of a memory-bound case ran 3-4x faster for minutes in two
-    processes at once while its JIT time stayed put."""
+    processes at once while its JIT time stayed put. ``usual_night``: the earlier nights' own
+    sigma (median, from their intervals): their spread already carries a usual night's own
+    noise, so only the part of tonight's beyond it is added (``noise``; counted whole, a
+    series' within-night interval wider than its scatter between nights hid 10% steps)."""
     ref = float(np.median(prev))
     # the highest earlier night, or the second highest from 10 nights on: one odd night must
     # not hide a step for a whole window, a level visited twice is this machine's
@@ -159,7 +165,8 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     sigma = max(robust_sigma(prev), floor)
     night = (hi - lo) / (2 * 1.96) if not (math.isnan(lo) or math.isnan(hi)) else 0.0
     step = x - ref
-    z = step / math.sqrt(sigma ** 2 + night ** 2)
+    noise = math.sqrt(sigma ** 2 + max(0.0, night ** 2 - usual_night ** 2))
+    z = step / noise
     # from 10 nights on, half the threshold: a step *of* the threshold must be seen, so the
     # line it is judged against lies below it (at the threshold itself a 10% step is a coin
     # toss). Before, the sigma of a few nights is too uncertain for that: with half the
@@ -176,9 +183,9 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
                     and lo > top + math.log1p(threshold))
     # the smallest step a night like this one would show as suspect 19 times in 20: above
     # the line, z_min + 1.645 noises up, and 1.645 noises above the highest earlier night
-    noise = math.sqrt(sigma ** 2 + night ** 2)
     visible = math.expm1(max(line, (z_min + POWER_Z) * noise, top - ref + POWER_Z * noise))
     return {"reference": ref, "top": top, "sigma": sigma, "night_sigma": night, "z": z,
+            "noise": noise,
             "suspect": suspect, "decisive": decisive, "visible": visible,
             "baseline_fell": fell}
 
@@ -242,6 +249,14 @@ def jit_levels(log_jit: np.ndarray, log_base: np.ndarray) -> np.ndarray:
     return log_jit - level[None, :]
 
 
+def usual_night_sigma(lo: np.ndarray, hi: np.ndarray) -> float:
+    """The median of nights' own sigmas (log units) from their 95% intervals (``lo``, ``hi``:
+    log bounds, NaN where a night has none); 0 without any."""
+    width = np.asarray(hi, float) - np.asarray(lo, float)
+    width = width[~np.isnan(width)]
+    return float(np.median(width)) / (2 * 1.96) if width.size else 0.0
+
+
 def judge_night(t: int, where: np.ndarray, x, lo, hi, alt=None, threshold=0.10,
                 floor=PAIRED_FLOOR, z_min=3.0, processes: int = 1,
                 base_move: float = math.nan) -> dict[str, float | bool | str]:
@@ -255,6 +270,7 @@ def judge_night(t: int, where: np.ndarray, x, lo, hi, alt=None, threshold=0.10,
     modes of the group moved, which the ratio cancels (a TF float64 MMD group ran 42%
     slower, JIT and JIT-off alike, on 3 of 12 pinned nights)."""
     prev = x[where]
+    usual = usual_night_sigma(lo[where], hi[where])
     if alt is not None and not np.isnan(alt[t]):
         other = alt[where]
         other = other[~np.isnan(other)]
@@ -268,11 +284,12 @@ def judge_night(t: int, where: np.ndarray, x, lo, hi, alt=None, threshold=0.10,
                          and not math.isnan(base_move) and base_move > step / 2)
             # decisive where the ratio's own interval is: the JIT time has none
             ratio = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, processes,
-                                 base_move)
+                                 base_move, usual)
             j = {**j, "suspect": j["suspect"] and not moved,
                  "decisive": bool(j["suspect"] and not moved and ratio["decisive"])}
             return {**j, "quantity": "jit_time", "group_moved": moved}
-    j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, processes, base_move)
+    j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, processes, base_move,
+                     usual)
     return {**j, "quantity": "jit_ratio", "group_moved": False}
 
 

@@ -261,14 +261,15 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
 
 def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
             processes: Sequence[int] = (), tonight: int = 1, base_move: float = math.nan,
-            alt: Sequence[float] | None = None) -> dict[str, Any]:
+            alt: Sequence[float] | None = None, bounds=None) -> dict[str, Any]:
     """jit_ratio under the paired rule (``jitbench.analysis.detectors.judge_night``). The
     history's sigma floor is one process's (``floor_paired``): nights of k fresh processes
     each (``processes``, the median) have 1/sqrt(k) of it; ``tonight``: the processes the
     latest point combines (one cannot be decisive); ``base_move``: its JIT-off time's own
     move tonight beyond the machine's; ``alt``: the log JIT time against the machine on the
     same nights, tonight last (both :func:`tonight_against_history`), judged instead
-    where it is the quieter (then ``change`` is that time's)."""
+    where it is the quieter (then ``change`` is that time's); ``bounds``: the history's
+    (lows, highs), whose usual width the night's own noise is counted beyond."""
     import numpy as np
     from scipy.stats import norm
 
@@ -283,6 +284,9 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
     x = np.log(np.append(np.asarray(history, dtype=float), latest))
     lo, hi = np.full(n + 1, np.nan), np.full(n + 1, np.nan)
     lo[n], hi[n] = log(low), log(high)
+    if bounds is not None and len(bounds[0]) == n:
+        lo[:n] = [log(v) for v in bounds[0]]
+        hi[:n] = [log(v) for v in bounds[1]]
     j = judge_night(n, np.arange(n), x, lo, hi,
                     None if alt is None else np.asarray(alt, dtype=float), th.steady,
                     th.floor_paired / math.sqrt(max(1.0, k)), th.z_min, tonight, base_move)
@@ -290,7 +294,7 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
     return {"reference": math.exp(j["reference"]) if j["quantity"] == "jit_ratio" else
             latest / math.exp(now - j["reference"]),
             "change": math.expm1(now - j["reference"]),
-            "noise": math.sqrt(j["sigma"] ** 2 + j["night_sigma"] ** 2), "z": j["z"],
+            "noise": j["noise"], "z": j["z"],
             "p_value": float(norm.sf(j["z"])), "counted": True,
             "usual_high": math.exp(j["top"] - now) * latest, "suspect": j["suspect"],
             "baseline_fell": j["baseline_fell"], "quantity": j["quantity"],
@@ -384,6 +388,9 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
     counts = ({k: g["processes"].fillna(1).to_numpy(dtype=float)
                for k, g in hist.groupby(["series", "metric"], sort=False)}
               if "processes" in hist.columns else {})
+    bounds = ({k: (g["low"].to_numpy(dtype=float), g["high"].to_numpy(dtype=float))
+               for k, g in hist.groupby(["series", "metric"], sort=False)}
+              if {"low", "high"} <= set(hist.columns) else {})
     tonight = tonight_against_history(hist, latest) if paired else {}
     out = []
     for p in latest.to_dict("records"):
@@ -406,7 +413,8 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
             judged = _paired(p["value"], p.get("low"), p.get("high"), values, th,
                              counts.get(key, ()), _count(p.get("processes")),
                              mine.get("base_move", math.nan),
-                             alt if alt and len(alt) == len(values) + 1 else None)
+                             alt if alt and len(alt) == len(values) + 1 else None,
+                             bounds.get(key))
             rec["counted"] = judged.pop("counted")
             rec.update(judged)
         elif not rec["needs"]:
