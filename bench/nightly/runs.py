@@ -25,9 +25,14 @@ def comparable(metas: dict[str, dict[str, Any]], order: list[str]) -> list[str]:
     after a switch of mode instead of 1, which moved TF mmd's xla/graph ratio by +27%) starts a new
     history: judged against the old protocol's runs, the first night after the upgrade "confirmed"
     that change as two regressions."""
-    def measuring(meta):  # the process profile too: pinned nights are another series
+    def measuring(meta):  # the process profile too: pinned nights are another series, and
+        # so are nights of another setting of it (a stable night recorded before the allocator
+        # setting set the hash seed alone)
+        profile = meta.get("process_profile") or "default"
+        env = meta.get("profile_env") or ({"PYTHONHASHSEED": "0"} if profile == "stable"
+                                          else {})
         return (_measuring(meta.get("protocol"), "gpu" in (meta.get("devices_measured") or ())),
-                meta.get("process_profile") or "default")
+                profile, sorted(env.items()))
 
     latest = measuring(metas[order[-1]])
     return [r for r in order if measuring(metas[r]) == latest]

@@ -44,6 +44,11 @@ SETTINGS = {
     "pinned_malloc": ({"MALLOC_TRIM_THRESHOLD_": str(2 ** 30),
                        "MALLOC_MMAP_THRESHOLD_": str(2 ** 30)}, ["taskset", "-c", "0"]),
     "pinned_arena1": ({"MALLOC_ARENA_MAX": "1"}, ["taskset", "-c", "0"]),
+    # the nightly's stable profile as shipped (one core, hash seed 0), and it with the thread
+    # pools at one thread or with the allocator's thresholds
+    "stable": ({"PYTHONHASHSEED": "0"}, ["taskset", "-c", "0"]),
+    "stable_malloc": ({"PYTHONHASHSEED": "0", "MALLOC_TRIM_THRESHOLD_": str(2 ** 30),
+                       "MALLOC_MMAP_THRESHOLD_": str(2 ** 30)}, ["taskset", "-c", "0"]),
 }
 
 
