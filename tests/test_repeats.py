@@ -87,6 +87,18 @@ def test_the_plan_gives_a_scattered_series_more_processes_and_a_short_one_none()
     assert plan["scattered"]["sigma_one"] > 5 * plan["quiet"]["sigma_one"]
 
 
+def test_the_plan_counts_tonights_interval_beyond_the_usual_width_as_the_rule_does():
+    """Nights that each have a wide interval (+-8%) but scatter 0.3% between them: the rule
+    sees a 10% step there (tonight's interval is as wide as usual), so the plan adds no
+    process for it."""
+    rng = np.random.default_rng(2)
+    pts = _points({"wide": list(1.0 * np.exp(rng.normal(0, 0.003, 12)))}, night_width=1.08)
+    plan = repeats.plan(pts, [f"n{i}" for i in range(12)], Thresholds(floor_paired=0.002),
+                        max_processes=3)
+    assert plan["wide"]["processes"] == 1
+    assert plan["wide"]["night_sigma"] == pytest.approx(0.0, abs=1e-3)
+
+
 def test_combined_points_keep_a_count_and_combine_a_ratio():
     def pt(metric, value):
         return {"series": "s", "metric": metric, "value": value, "low": None, "high": None,

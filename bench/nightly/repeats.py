@@ -77,6 +77,7 @@ def plan(points, reference: Sequence[str], thresholds, max_processes: int = MAX_
     machine); tonight's interval is the ratio's (the JIT time has none)."""
     import numpy as np
 
+    from jitbench.analysis.detectors import usual_night_sigma
     from jitbench.analysis.history import tonight_against_history
     from jitbench.protocol.timing import robust_sigma
 
@@ -105,7 +106,12 @@ def plan(points, reference: Sequence[str], thresholds, max_processes: int = MAX_
         night = interval_sigma(p.get("low"), p.get("high")) or 0.0
         k = p.get("processes")
         night *= math.sqrt(k if isinstance(k, (int, float)) and k >= 1 else 1)  # one
-        # process's sigma, where tonight had more
+        # process's sigma, where tonight had more; counted beyond the earlier nights' usual
+        # one, as the rule counts it (detectors.paired_night)
+        if {"low", "high"} <= set(prev.columns):
+            usual = usual_night_sigma(np.log(prev["low"].to_numpy(float)),
+                                      np.log(prev["high"].to_numpy(float)))
+            night = math.sqrt(max(0.0, night ** 2 - usual ** 2 * float(np.median(counts))))
         out[p["case_id"]] = {
             "processes": processes_needed(sigma_one, night, thresholds.steady,
                                           thresholds.z_min, max_processes),
