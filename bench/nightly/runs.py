@@ -26,8 +26,8 @@ def comparable(metas: dict[str, dict[str, Any]], order: list[str]) -> list[str]:
     history: judged against the old protocol's runs, the first night after the upgrade "confirmed"
     that change as two regressions."""
     def measuring(meta):  # the process profile too: pinned nights are another series, and
-        # so are nights of another setting of it (a stable night recorded before the allocator
-        # setting set the hash seed alone)
+        # so are nights of another setting of it (``profile_env``; a stable night that does
+        # not record it set the hash seed alone)
         profile = meta.get("process_profile") or "default"
         env = meta.get("profile_env") or ({"PYTHONHASHSEED": "0"} if profile == "stable"
                                           else {})

@@ -24,17 +24,15 @@ COMPILE_CACHE_CHOICES = ("off", "cold", "warm")  # jitbench.run.compile_cache sa
 COMPILE_CACHE_ENV = "JITBENCH_COMPILE_CACHE"  # read by the adapters before the framework starts
 COMPILE_CACHE_FOLDER = "compile-cache"  # under the run folder
 # how each worker process is started: "default" as a user's process runs (every core, a random
-# hash seed); "stable" pinned to one core with hash seed 0 and glibc's allocator keeping what
-# it freed (trim and mmap thresholds at 1 GiB), which removed most of the scatter between
-# fresh processes (docs/nightly.md, "Process profiles"): it detects a change in the compiled
-# code, but a single core that faults no page in twice is not the user's program
-STABLE_MALLOC = str(2 ** 30)  # bytes: glibc returns and maps nothing below this
+# hash seed); "stable" pinned to one core with hash seed 0, which removed most of the scatter
+# between fresh processes (docs/nightly.md, "Process profiles"): it detects a change in the
+# compiled code, but a single core is not the user's multi-threaded program. glibc's allocator
+# thresholds on top did not make nights quieter (docs/lab/nightly-processes.md)
 PROCESS_PROFILES = {
     "default": "every core, a random hash seed: as a user's process runs",
-    "stable": "each worker pinned to one core, hash seed 0, glibc's allocator keeping freed "
-              "memory: little scatter between fresh processes; measures the program on one "
-              "core without page faults of re-allocated temporaries, not a user's "
-              "multi-threaded speedup",
+    "stable": "each worker pinned to one core, hash seed 0: little scatter between fresh "
+              "processes; measures the program on one core, not a user's multi-threaded "
+              "speedup",
 }
 
 
@@ -125,8 +123,7 @@ class RunOptions:
 
         cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
         core = self.cpu_core if self.cpu_core is not None else min(cores)
-        return {"PYTHONHASHSEED": "0", CPU_AFFINITY_ENV: str(core),
-                "MALLOC_TRIM_THRESHOLD_": STABLE_MALLOC, "MALLOC_MMAP_THRESHOLD_": STABLE_MALLOC}
+        return {"PYTHONHASHSEED": "0", CPU_AFFINITY_ENV: str(core)}
 
     def capture(self, run_dir: Path) -> dict[str, Any]:
         """The capture options the workers get (``jitbench.xla.capture``)."""

@@ -23,7 +23,7 @@ night() {  # label cmd...
   local rc=$?
   echo "$id $(date -u +%H:%M:%S) rc=$rc wall=$(echo "$(date +%s.%N) - $t0" | bc)" >> $OUT.log
 }
-for i in 1 2 3 4 5; do
+for i in $(seq 1 ${NIGHTS:-5}); do
   night new$i "${NEW[@]}" -m jitbench nightly $COMMON --results $OUT/results \
     --reports $OUT/reports --run-id new$i
   if [ -n "$WITH_OLD" ]; then case $i in 2|4) night old$i env PYTHONPATH=/tmp/rec/lib $PY \
