@@ -165,7 +165,7 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     sigma = max(robust_sigma(prev), floor)
     night = (hi - lo) / (2 * 1.96) if not (math.isnan(lo) or math.isnan(hi)) else 0.0
     step = x - ref
-    noise = math.sqrt(sigma ** 2 + max(0.0, night ** 2 - usual_night ** 2))
+    noise = math.sqrt(sigma ** 2 + beyond_usual(night, usual_night) ** 2)
     z = step / noise
     # from 10 nights on, half the threshold: a step *of* the threshold must be seen, so the
     # line it is judged against lies below it (at the threshold itself a 10% step is a coin
@@ -255,6 +255,12 @@ def usual_night_sigma(lo: np.ndarray, hi: np.ndarray) -> float:
     width = np.asarray(hi, float) - np.asarray(lo, float)
     width = width[~np.isnan(width)]
     return float(np.median(width)) / (2 * 1.96) if width.size else 0.0
+
+
+def beyond_usual(night: float, usual: float) -> float:
+    """What a night's own sigma has beyond the usual one of its earlier nights, whose spread
+    already carries that much (:func:`paired_night`)."""
+    return math.sqrt(max(0.0, night ** 2 - usual ** 2))
 
 
 def judge_night(t: int, where: np.ndarray, x, lo, hi, alt=None, threshold=0.10,

@@ -383,14 +383,12 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
     if latest is None:
         latest = points[points["run_id"] == run_order[-1]]
     hist = points[points["run_id"].isin(previous)]
-    by_key = {k: g["value"].to_numpy(dtype=float)
-              for k, g in hist.groupby(["series", "metric"], sort=False)}
-    counts = ({k: g["processes"].fillna(1).to_numpy(dtype=float)
-               for k, g in hist.groupby(["series", "metric"], sort=False)}
+    groups = dict(list(hist.groupby(["series", "metric"], sort=False)))
+    by_key = {k: g["value"].to_numpy(dtype=float) for k, g in groups.items()}
+    counts = ({k: g["processes"].fillna(1).to_numpy(dtype=float) for k, g in groups.items()}
               if "processes" in hist.columns else {})
     bounds = ({k: (g["low"].to_numpy(dtype=float), g["high"].to_numpy(dtype=float))
-               for k, g in hist.groupby(["series", "metric"], sort=False)}
-              if {"low", "high"} <= set(hist.columns) else {})
+               for k, g in groups.items()} if {"low", "high"} <= set(hist.columns) else {})
     tonight = tonight_against_history(hist, latest) if paired else {}
     out = []
     for p in latest.to_dict("records"):

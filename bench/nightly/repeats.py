@@ -77,7 +77,7 @@ def plan(points, reference: Sequence[str], thresholds, max_processes: int = MAX_
     machine); tonight's interval is the ratio's (the JIT time has none)."""
     import numpy as np
 
-    from jitbench.analysis.detectors import usual_night_sigma
+    from jitbench.analysis.detectors import beyond_usual, usual_night_sigma
     from jitbench.analysis.history import tonight_against_history
     from jitbench.protocol.timing import robust_sigma
 
@@ -111,7 +111,7 @@ def plan(points, reference: Sequence[str], thresholds, max_processes: int = MAX_
         if {"low", "high"} <= set(prev.columns):
             usual = usual_night_sigma(np.log(prev["low"].to_numpy(float)),
                                       np.log(prev["high"].to_numpy(float)))
-            night = math.sqrt(max(0.0, night ** 2 - usual ** 2 * float(np.median(counts))))
+            night = beyond_usual(night, usual * math.sqrt(float(np.median(counts))))
         out[p["case_id"]] = {
             "processes": processes_needed(sigma_one, night, thresholds.steady,
                                           thresholds.z_min, max_processes),
