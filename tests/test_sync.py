@@ -25,3 +25,48 @@ def test_unsynced_timing_would_be_visibly_shorter():
     med = lambda r: float(np.median(r.samples))  # noqa: E731
     # three 1024³ matmuls take milliseconds; dispatching them takes microseconds
     assert med(synced) > 10 * med(unsynced), (med(synced), med(unsynced))
+
+
+def test_the_planted_slowdown_scales_each_sample_and_adds_no_wait_of_its_own(monkeypatch):
+    """``JITBENCH_TEST_SLOWDOWN='<glob>=x1.5'`` makes what is timed 1.5x as long and leaves the
+    protocol's syncs as they are: calls that pipeline are still waited for once a sample (a wait
+    per call widened the planted series' interval on one core). A fake clock: every read moves
+    it on by a microsecond, a call by 2 ms."""
+    import dataclasses
+    import types
+
+    from jitbench.define.workload import Case
+    from jitbench.run import worker
+
+    class Clock:
+        now = 0.0
+
+        def perf_counter(self):
+            self.now += 1e-6
+            return self.now
+
+    clock = Clock()
+    monkeypatch.setattr(worker, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
+    monkeypatch.setenv("JITBENCH_TEST_SLOWDOWN", "w-*=x1.5")
+    syncs = {"plain": 0, "slowed": 0}
+
+    def timed(name):
+        def call():
+            clock.now += 0.002
+
+        def sync(out):
+            syncs[name] += 1
+        return Timed(name, call, sync)
+
+    case = Case(workload="w", variant="default", size="s", params_json="{}", dtype="float32",
+                framework="jax", device="cpu", mode="jit")
+    plain = timed("plain")
+    assert worker._slowed_for_tests(dataclasses.replace(case, workload="v"), plain) is plain
+    slowed = worker._slowed_for_tests(case, timed("slowed"))
+    p = Protocol(min_time=0.1, min_samples=10, max_samples=10, max_loops=4, interleave="block",
+                 target_overhead=1e-9)
+    results = measure([plain, slowed], p, clock=clock.perf_counter)
+    assert results["slowed"].loops == results["plain"].loops == 4
+    med = {k: float(np.median(r.samples)) for k, r in results.items()}
+    assert med["slowed"] / med["plain"] == pytest.approx(1.5, rel=0.01), med
+    assert syncs["slowed"] == syncs["plain"], syncs  # one sync a sample, as without the hook

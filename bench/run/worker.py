@@ -119,74 +119,51 @@ def _marked(where: Where, fn, placed, mode: str):
     return call
 
 
-def _slowed_for_tests(case: Case, fn, sync=None):
+def _slowed_for_tests(case: Case, timed: Timed) -> Timed:
     """Test hook: JITBENCH_TEST_SLOWDOWN='<case_id glob>=<seconds>' adds that much to every
     call of the matching cases, so regression detection can be tested end to end;
-    '<glob>=x1.3' makes each call 1.3x as long as it takes (:func:`_scaled`)."""
+    '<glob>=x1.3' makes everything timed of them 1.3x as long (:func:`_scaled`)."""
     spec = os.environ.get("JITBENCH_TEST_SLOWDOWN")
     if not spec:
-        return fn
+        return timed
     import fnmatch
 
     pattern, _, amount = spec.rpartition("=")
     if not fnmatch.fnmatch(case.case_id, pattern):
-        return fn
+        return timed
     if amount.startswith("x"):
-        return _scaled(fn, float(amount[1:]), sync)
+        return _scaled(timed, float(amount[1:]))
 
-    def slowed(*xs):
+    def slowed():
         time.sleep(float(amount))
-        return fn(*xs)
+        return timed.call()
 
-    return slowed
+    return Timed(timed.name, slowed, timed.sync)
 
 
-def _scaled(fn, factor: float, sync=None):
-    """``fn`` taking ``factor`` times as long, timed the way the protocol times it. Its first two
-    calls (the first one compiles) are waited for and scaled; the third measures it: 5 calls each
-    waited for (``sync``) against 20 back to back with one wait. Where the two agree (the work,
-    not the dispatch, sets the time), each call is waited for and the CPU kept busy for the
-    extra share of its own time; where calls pipeline (a short call on a device that runs ahead:
-    waiting for each would time another thing), the host stays busy for the extra share of the
-    pipelined time after each dispatch, which is what a slower host-bound call costs. Busy, not
-    asleep: a sleep is too coarse for µs."""
-    state: dict[str, float] = {}
+def _scaled(timed: Timed, factor: float) -> Timed:
+    """``timed`` taking ``factor`` times as long, whatever the protocol times: after each sync,
+    the CPU is kept busy for ``factor - 1`` times what the calls since the previous sync and
+    this sync took. The calls themselves are left as they are (no wait added between calls
+    that pipeline), so the step is the only change: waiting for each call, as this hook once
+    did, added a thread hand-off per call and widened the planted series' interval on one
+    core (lab notebook, nightly-processes). Busy, not asleep: a sleep is too coarse for µs."""
+    began: list[float] = []
 
-    def busy(seconds: float) -> None:
-        until = time.perf_counter() + seconds
-        while time.perf_counter() < until:
-            pass
+    def call():
+        if not began:
+            began.append(time.perf_counter())
+        return timed.call()
 
-    def measure(xs) -> None:
-        wait = sync or (lambda out: out)
-        synced = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            wait(fn(*xs))
-            synced.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        for _ in range(20):
-            out = fn(*xs)
-        wait(out)
-        state["pipelined"] = (time.perf_counter() - t0) / 20
-        state["each"] = float(sorted(synced)[2] <= 1.2 * state["pipelined"] or sync is None)
+    def sync(out) -> None:
+        timed.sync(out)
+        if began:
+            until = time.perf_counter()
+            until += (factor - 1) * (until - began.pop())
+            while time.perf_counter() < until:
+                pass
 
-    def scaled(*xs):
-        state["calls"] = state.get("calls", 0) + 1
-        if state["calls"] == 3:
-            measure(xs)
-        if state.get("each", 1.0):
-            start = time.perf_counter()
-            out = fn(*xs)
-            if sync is not None:
-                sync(out)
-            busy((factor - 1) * (time.perf_counter() - start))
-            return out
-        out = fn(*xs)
-        busy((factor - 1) * state["pipelined"])
-        return out
-
-    return scaled
+    return Timed(timed.name, call, sync)
 
 
 def _peak_memory(adapter, timed: list[Timed], results, device: str
@@ -289,8 +266,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
                                  reduction=wl.reduction_length(first.params, first.variant))
         built = {case.mode: stages() for case in cases}  # kept: jitbench.xla.capture asks for them
         fns = {case.mode: work.build(built[case.mode], case.mode) for case in cases}
-        timed = [work.timed(case.mode, _slowed_for_tests(case, fns[case.mode], adapter.sync),
-                            marked)
+        timed = [_slowed_for_tests(case, work.timed(case.mode, fns[case.mode], marked))
                  for case in cases]
         control = nearest_baseline(first.framework)
         if aa and any(c.mode == control for c in cases):
