@@ -286,3 +286,49 @@ def test_a_night_adds_only_the_noise_beyond_its_historys_usual_own_interval():
     wide = judge_night(20, np.arange(20), x, lo, hi)
     assert not wide["suspect"]
     assert wide["noise"] == pytest.approx(math.sqrt(j["sigma"] ** 2 + 3 * 0.04 ** 2))
+
+
+@pytest.mark.unit
+def test_a_night_near_a_step_is_re_measured_and_the_re_measurement_decides():
+    """A step whose night reads z between 2 and 3 is not suspect but near: the next night (the
+    re-measurement, in the replay) alerts when it is suspect against the nights before; a
+    near night followed by an unchanged one alerts nowhere."""
+    from jitbench.analysis.detectors import NEAR_Z, judge_night
+
+    from jitbench.protocol.timing import robust_sigma
+
+    x = np.zeros(24)
+    x[:20] = np.random.default_rng(3).permutation(np.linspace(-0.03, 0.03, 20))
+    sigma = robust_sigma(x[:20])
+    x[20] = 2.5 * sigma  # above the history's top and the line, z 2.5: near, not suspect
+    lo = hi = np.full(24, np.nan)
+    first = judge_night(20, np.arange(20), x, lo, hi)
+    assert first["near"] and not first["suspect"] and NEAR_Z < first["z"] < 3, first
+    rule = DETECTORS["paired"].judge
+    confirmed = x.copy()
+    confirmed[21] = x[20] + 0.03  # the re-measurement reads a step that stands out
+    assert rule(confirmed, lo, hi, threshold=0.10)[1][21]
+    back = x.copy()
+    back[21:] = 0.0  # the re-measurement reads the reference: no alert
+    assert not rule(back, lo, hi, threshold=0.10)[1].any()
+    # below NEAR_Z: neither, and the next night is judged on its own
+    x[20] = 1.5 * sigma
+    assert not judge_night(20, np.arange(20), x, lo, hi)["near"]
+
+
+@pytest.mark.unit
+def test_a_point_of_more_processes_than_its_history_has_less_of_its_spread():
+    """Half the night-to-night variance is taken to stay however many processes measure a
+    night, the rest falls as 1/k: a 2-process re-measurement against one-process nights has
+    sqrt(0.75) of their sigma, 4 processes sqrt(0.625); as many as the history's: all of it."""
+    from jitbench.analysis.detectors import processes_noise
+
+    assert processes_noise(1) == 1.0 and processes_noise(2, 2) == 1.0
+    assert processes_noise(2) == pytest.approx(math.sqrt(0.75))
+    assert processes_noise(4) == pytest.approx(math.sqrt(0.625))
+    assert processes_noise(1, 2) == pytest.approx(math.sqrt(1 / 0.75))
+    prev = np.random.default_rng(1).normal(0.0, 0.03, 20)
+    one = paired_night(0.09, math.nan, math.nan, prev)
+    two = paired_night(0.09, math.nan, math.nan, prev, processes=2)
+    assert two["noise"] == pytest.approx(one["noise"] * math.sqrt(0.75))
+    assert two["z"] > one["z"]

@@ -135,6 +135,26 @@ def test_the_live_rule_counts_tonights_interval_beyond_the_historys_usual_width(
     assert row["regression"] and row["noise"] == pytest.approx(Thresholds().floor_paired)
 
 
+def test_a_night_near_a_step_is_re_measured_and_two_processes_judge_it_with_less_noise():
+    """Live, as in the replay: tonight at z 2.7 is ``near`` (re-measured, not a suspect); the
+    same reading from a re-measurement of two fresh processes has sqrt(0.75) of the one-process
+    history's sigma (``detectors.processes_noise``) and is a suspect."""
+    from jitbench.protocol.timing import robust_sigma
+
+    spread = np.exp(np.random.default_rng(2).permutation(np.linspace(-0.04, 0.04, 11)))
+    th = Thresholds()
+    sigma = robust_sigma(np.log(spread))
+    tonight = float(np.median(spread)) * math.exp(2.7 * sigma)
+    pts = _points({"s": [*spread, tonight]}, night_width=1.01)
+    order = [f"n{i}" for i in range(12)]
+    row = detect_regressions(pts, order, th).iloc[0]
+    assert row["near"] and not row["regression"] and 2 < row["z"] < 3
+    again = pts[pts["run_id"] == "n11"].assign(processes=2)
+    rechecked = detect_regressions(pts, order, th, latest=again).iloc[0]
+    assert rechecked["regression"] and not rechecked["near"]
+    assert rechecked["noise"] == pytest.approx(row["noise"] * math.sqrt(0.75))
+
+
 def test_a_recheck_says_slower_same_faster_or_unresolved():
     th = Thresholds()
     base = {"metric": "jit_ratio", "reference": 1.0, "regression": False}

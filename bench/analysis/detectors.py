@@ -20,8 +20,9 @@ Detectors (``DETECTORS``), compared on recorded nights by ``jitbench.nightly.eva
   *suspect* when its ratio is above every one of the previous 30 nights' ratios (all but the
   highest, from 10 nights on), the step
   over their median is above the threshold, and z = step / sqrt(sigma_history² + sigma_night²)
-  > 3. It alerts when two consecutive nights are suspect (the second plays the part of the
-  same-context re-measurement: fresh processes on the same machine), or at once when the
+  > 3. It alerts when a night is suspect and so is the next (it plays the part of the
+  same-context re-measurement: fresh processes on the same machine), a night *near* (the
+  same with z > 2, :data:`NEAR_Z`) re-measured as a suspect is, or at once when the
   night's interval alone lies wholly above the history's highest ratio by the threshold and
   the night combines two or more fresh processes (one process's interval cannot). A
   night whose JIT-off times moved more than 10% together against the 5 nights before it
@@ -135,10 +136,27 @@ PAIRED_FLOOR = 0.015  # the least sigma (log) of one process a night: a few agre
 POWER_Z = 1.645  # a step is "visible" to the paired rule when a night shows it 95% of the time
 
 
+NEAR_Z = 2.0  # a night above the line and the history's top with z above this, short of
+# z_min, is re-measured (``near``): a step at the edge of what a series can see is told by
+# more processes, not missed on one night's luck (docs/nightly.md)
+NIGHT_SHARE = 0.5  # the part of a series' variance between nights that more processes in
+# one night do not average away: streams A and B, measured at the same time on the two
+# cores, shared 12-34% of theirs (median over series; docs/lab/nightly-processes.md)
+
+
+def processes_noise(processes: float, history_processes: float = 1.0) -> float:
+    """The sigma of a point of ``processes`` fresh processes, as a share of that of the
+    history's nights (``history_processes`` each): :data:`NIGHT_SHARE` of the variance stays
+    whatever the count, the rest falls as 1/k."""
+    def var(k: float) -> float:
+        return NIGHT_SHARE + (1 - NIGHT_SHARE) / max(1.0, k)
+    return math.sqrt(var(processes) / var(history_processes))
+
+
 def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: float = 0.10,
                  floor: float = PAIRED_FLOOR, z_min: float = 3.0, processes: int = 1,
-                 base_move: float = math.nan, usual_night: float = 0.0
-                 ) -> dict[str, float | bool]:
+                 base_move: float = math.nan, usual_night: float = 0.0,
+                 history_processes: float = 1.0) -> dict[str, float | bool]:
     """One night of the paired rule (log values; ``prev``: the earlier nights): reference
     (median), sigma (robust, at least ``floor``), the night's own sigma from its interval,
     z, ``suspect`` (above every earlier night but the highest from 10 nights on, a step above
@@ -157,7 +175,10 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     processes at once while its JIT time stayed put. ``usual_night``: the earlier nights' own
     sigma (median, from their intervals): their spread already carries a usual night's own
     noise, so only the part of tonight's beyond it is added (``noise``; counted whole, a
-    series' within-night interval wider than its scatter between nights hid 10% steps)."""
+    series' within-night interval wider than its scatter between nights hid 10% steps).
+    A night of more processes than the history's (``history_processes``, e.g. a
+    re-measurement's) has less of the history's spread (:func:`processes_noise`). ``near``:
+    the same as suspect with z > :data:`NEAR_Z`: re-measured, not alerted on."""
     ref = float(np.median(prev))
     # the highest earlier night, or the second highest from 10 nights on: one odd night must
     # not hide a step for a whole window, a level visited twice is this machine's
@@ -165,7 +186,8 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     sigma = max(robust_sigma(prev), floor)
     night = (hi - lo) / (2 * 1.96) if not (math.isnan(lo) or math.isnan(hi)) else 0.0
     step = x - ref
-    noise = math.sqrt(sigma ** 2 + beyond_usual(night, usual_night) ** 2)
+    noise = math.sqrt((sigma * processes_noise(processes, history_processes)) ** 2
+                      + beyond_usual(night, usual_night) ** 2)
     z = step / noise
     # from 10 nights on, half the threshold: a step *of* the threshold must be seen, so the
     # line it is judged against lies below it (at the threshold itself a 10% step is a coin
@@ -178,7 +200,8 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     # under a quarter of the step, the step is the baseline's (a real slowdown that a faster
     # night of the whole group half hid still counts)
     fell = bool(not math.isnan(base_move) and step + base_move < step / 4)
-    suspect = bool(x > top and step > line and z > z_min and not fell)
+    above = bool(x > top and step > line and not fell)
+    suspect, near = above and z > z_min, above and z > min(NEAR_Z, z_min)
     decisive = bool(suspect and processes >= 2 and not math.isnan(lo)
                     and lo > top + math.log1p(threshold))
     # the smallest step a night like this one would show as suspect 19 times in 20: above
@@ -186,7 +209,7 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     visible = math.expm1(max(line, (z_min + POWER_Z) * noise, top - ref + POWER_Z * noise))
     return {"reference": ref, "top": top, "sigma": sigma, "night_sigma": night, "z": z,
             "noise": noise,
-            "suspect": suspect, "decisive": decisive, "visible": visible,
+            "suspect": suspect, "near": near, "decisive": decisive, "visible": visible,
             "baseline_fell": fell}
 
 
@@ -265,7 +288,8 @@ def beyond_usual(night: float, usual: float) -> float:
 
 def judge_night(t: int, where: np.ndarray, x, lo, hi, alt=None, threshold=0.10,
                 floor=PAIRED_FLOOR, z_min=3.0, processes: int = 1,
-                base_move: float = math.nan) -> dict[str, float | bool | str]:
+                base_move: float = math.nan, history_processes: float = 1.0
+                ) -> dict[str, float | bool | str]:
     """Night ``t`` of a series against the nights ``where`` (indices), under
     :func:`paired_night`, on the quieter of its two quantities over those nights: the paired
     ratio ``x`` (with the night's interval ``lo``/``hi`` and the baseline check), or ``alt``
@@ -283,19 +307,19 @@ def judge_night(t: int, where: np.ndarray, x, lo, hi, alt=None, threshold=0.10,
         if other.size >= min(prev.size, 5) and other.size >= 2 and \
                 robust_sigma(other) < robust_sigma(prev[~np.isnan(prev)]):
             j = paired_night(float(alt[t]), math.nan, math.nan, other, threshold, floor,
-                             z_min, processes)
+                             z_min, processes, history_processes=history_processes)
             step = float(alt[t] - j["reference"])
             ratio_step = float(x[t] - np.median(prev[~np.isnan(prev)]))
             moved = bool(j["suspect"] and ratio_step < step / 4
                          and not math.isnan(base_move) and base_move > step / 2)
             # decisive where the ratio's own interval is: the JIT time has none
             ratio = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, processes,
-                                 base_move, usual)
-            j = {**j, "suspect": j["suspect"] and not moved,
+                                 base_move, usual, history_processes)
+            j = {**j, "suspect": j["suspect"] and not moved, "near": j["near"] and not moved,
                  "decisive": bool(j["suspect"] and not moved and ratio["decisive"])}
             return {**j, "quantity": "jit_time", "group_moved": moved}
     j = paired_night(x[t], lo[t], hi[t], prev, threshold, floor, z_min, processes, base_move,
-                     usual)
+                     usual, history_processes)
     return {**j, "quantity": "jit_ratio", "group_moved": False}
 
 
@@ -319,16 +343,21 @@ def paired_rule(x, lo, hi, threshold=0.10, window=PAIRED_WINDOW, min_previous=5,
             continue
         k = 1 if processes is None else int(processes[t])
         moved = math.nan if base_move is None else float(base_move[t])
-        j = judge_night(t, where, x, lo, hi, alt, threshold, floor, z_min, k, moved)
+
+        def kh(nights):  # the history's processes a night
+            return 1.0 if processes is None or not nights.size else \
+                float(np.median(processes[nights]))
+        j = judge_night(t, where, x, lo, hi, alt, threshold, floor, z_min, k, moved, kh(where))
         if suspect_before:  # the re-measurement of last night's suspect: judged as it would
             # be that night, against the nights before the suspect one
             alert[t] = before.size >= min_previous and judge_night(
-                t, before, x, lo, hi, alt, threshold, floor, z_min, k, moved)["suspect"]
+                t, before, x, lo, hi, alt, threshold, floor, z_min, k, moved,
+                kh(before))["suspect"]
         alert[t] |= j["decisive"]
         if steady is not None and not steady[t]:  # not judged; the next steady night is,
             alert[t] = suspect_before = False     # on its own
             continue
-        suspect_before, before = j["suspect"] and not j["decisive"], where
+        suspect_before, before = j["near"] and not j["decisive"], where  # re-measured
     return np.where(alert, 0.0, 1.0), alert
 
 
@@ -343,7 +372,8 @@ DETECTORS = {d.name: d for d in (
              doc="on the quieter of a series' ratio and its JIT time against the machine: "
                  "two consecutive nights above the history's maximum, a step above the "
                  "threshold (half of it from 10 nights on) with z>3 (history spread and the "
-                 "night's own interval), or one night of 2+ processes whose interval clears "
-                 "the maximum by the threshold; no judgement on a night whose JIT-off times "
-                 "moved >10% together against the 5 nights before"),
+                 "night's own interval; z>2 on the first of them), or one night of 2+ "
+                 "processes whose interval clears the maximum by the threshold; no "
+                 "judgement on a night whose JIT-off times moved >10% together against the "
+                 "5 nights before"),
 )}

@@ -128,7 +128,7 @@ METRICS = {m.name: m for m in (
 TEST_COLUMNS = ["series", *SERIES_KEYS, "case_id", "metric", "latest", "low", "high",
                 "reference", "change", "noise", "z", "p_value", "q_value", "usual_high",
                 "n_previous", "needs", "advisory", "regression", "decisive", "visible_step",
-                "baseline_fell", "group_moved", "quantity"]
+                "baseline_fell", "group_moved", "quantity", "near"]
 
 
 def probes(calibration: Mapping[str, Any] | None) -> dict[tuple[str, str], float]:
@@ -289,7 +289,7 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
         hi[:n] = [log(v) for v in bounds[1]]
     j = judge_night(n, np.arange(n), x, lo, hi,
                     None if alt is None else np.asarray(alt, dtype=float), th.steady,
-                    th.floor_paired / math.sqrt(max(1.0, k)), th.z_min, tonight, base_move)
+                    th.floor_paired / math.sqrt(max(1.0, k)), th.z_min, tonight, base_move, k)
     now = x[n] if j["quantity"] == "jit_ratio" else float(alt[n])
     return {"reference": math.exp(j["reference"]) if j["quantity"] == "jit_ratio" else
             latest / math.exp(now - j["reference"]),
@@ -297,6 +297,7 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
             "noise": j["noise"], "z": j["z"],
             "p_value": float(norm.sf(j["z"])), "counted": True,
             "usual_high": math.exp(j["top"] - now) * latest, "suspect": j["suspect"],
+            "near": j["near"],
             "baseline_fell": j["baseline_fell"], "quantity": j["quantity"],
             "group_moved": j["group_moved"],
             "decisive": j["decisive"], "visible_step": j["visible"]}
@@ -373,7 +374,8 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
     against the runs before it. ``points``: :func:`points_table` of the history; ``only``:
     (series, metric) pairs to judge (a recheck judges its suspects, and the correction then
     counts only them). One row per series x metric (TEST_COLUMNS); ``needs`` = earlier runs
-    still missing before it can be judged (then no verdict), ``regression`` = suspect.
+    still missing before it can be judged (then no verdict), ``regression`` = suspect,
+    ``near`` = not suspect, but near enough to be re-measured.
     """
     import pandas as pd
 
@@ -399,7 +401,7 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
         rec = dict({k: p[k] for k in ["series", *SERIES_KEYS, "case_id", "metric"]},
                    latest=p["value"], low=p.get("low"), high=p.get("high"),
                    decisive=False, visible_step=None, baseline_fell=False,
-                   group_moved=False, quantity=p["metric"], reference=None,
+                   group_moved=False, quantity=p["metric"], near=False, reference=None,
                    change=None,
                    noise=None, z=None,
                    p_value=None, q_value=None, usual_high=None, n_previous=len(values),
@@ -438,6 +440,8 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
                         and r["latest"] > r["usual_high"])
         decides = metric.drift_proof or th.judge_absolute
         r["regression"], r["advisory"] = step and decides, step and not decides
+        # short of suspect, near enough to be re-measured (detectors.NEAR_Z)
+        r["near"] = bool(r.get("near")) and decides and not r["regression"]
     return pd.DataFrame(out, columns=TEST_COLUMNS)
 
 

@@ -99,8 +99,9 @@ def cmd_nightly(args) -> int:
             print(f"REGRESSION {r['case_id']} {r['metric']}: {r['text']}")
         return 1
     note = f"; {result['note']}" if result["note"] else ""
+    near = f", {len(result['near'])} near one re-measured" if result.get("near") else ""
     print(f"no confirmed regression in {result['latest_run']} "
-          f"({len(result['suspected'])} suspected){note}")
+          f"({len(result['suspected'])} suspected{near}){note}")
     return 0
 
 

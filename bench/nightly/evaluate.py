@@ -218,8 +218,9 @@ def _visible(x, lo, hi, threshold, steady, floors=None, counts=None, alt=None) -
             out[s] = judge_night(t, where, x[s], lo[s], hi[s],
                                  None if alt is None else alt[s], threshold,
                                  PAIRED_FLOOR if floors is None else floors[s],
-                                 processes=1 if counts is None else int(counts[s, t])
-                                 )["visible"]
+                                 processes=1 if counts is None else int(counts[s, t]),
+                                 history_processes=1.0 if counts is None else
+                                 float(np.median(counts[s, where])))["visible"]
     return out
 
 

@@ -528,14 +528,18 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     # night's context
     decisive = (suspects["regression"] & suspects["decisive"].fillna(False).astype(bool)
                 & (not recheck_decisive))
-    if (suspects["regression"] & ~decisive).any() and recheck:
+    # a series near a step (detectors.NEAR_Z) is re-measured as a suspect is: at the edge of
+    # what it can see, more processes tell, not one night's luck
+    near = suspects["near"].fillna(False).astype(bool) & machine["steady"]
+    if ((suspects["regression"] & ~decisive) | near).any() and recheck:
         import pandas as pd
 
-        pending = suspects.assign(regression=suspects["regression"] & ~decisive)
+        pending = suspects.assign(regression=(suspects["regression"] & ~decisive) | near)
         confirmed, facts = _recheck(h, results_root, thresholds, pending, run_kw,
                                     rounds=recheck_rounds)
         confirmed = pd.concat([confirmed, suspects[decisive]], ignore_index=True)
     result = summary(h, thresholds, suspects, confirmed, facts)
+    result["near"] = sorted(suspects.loc[near, "series"]) if recheck else []
     if confirm_ab:
         cases = night_cases(latest_dir)
         for rec in result["confirmed"]:
