@@ -55,11 +55,12 @@ def test_a_noisier_series_needs_more_processes_up_to_the_cap():
     quiet = processes.processes_needed(0.005, 0.005, th.steady, th.z_min, 4)
     noisy = processes.processes_needed(0.04, 0.015, th.steady, th.z_min, 4)
     assert quiet == 1 and noisy == 4
-    assert processes.processes_needed(0.025, 0.01, th.steady, th.z_min, 9) == 2
-    # a history of nights of 4 processes each scatters half as much as one process would
+    # two processes leave sqrt(0.75) of one's spread (half of its variance stays): four needed
+    assert processes.processes_needed(0.025, 0.01, th.steady, th.z_min, 9) == 4
+    # a history of nights of 4 processes each scatters sqrt(0.625) of what one process would
     assert processes.single_process_sigma([0.0, 0.01, -0.01, 0.02, -0.02], [4] * 5, 0.001) \
-        == pytest.approx(2 * processes.single_process_sigma([0.0, 0.01, -0.01, 0.02, -0.02],
-                                                            [1] * 5, 0.001))
+        == pytest.approx(processes.single_process_sigma([0.0, 0.01, -0.01, 0.02, -0.02],
+                                                        [1] * 5, 0.001) / math.sqrt(0.625))
 
 
 def _points(values_by_night: dict[str, list[float]], night_width: float = 1.03):
@@ -112,8 +113,9 @@ def test_combined_points_keep_a_count_and_combine_a_ratio():
 
 def test_nights_of_several_processes_lower_the_rules_floor():
     """The paired rule's floor is one process's sigma: a series whose nights of 4 processes
-    each agree within 0.5% is judged against half of it, so a 6% step that one process a
-    night leaves under z 4 (6% / 1.5%) clears it."""
+    each agree within 0.5% is judged against sqrt(0.625) of it (half the variance stays,
+    ``detectors.processes_noise``), so a 6% step that one process a night leaves under z 4
+    (6% / 1.5%) clears it."""
     flat = [1.0, 1.003, 0.997, 1.002, 0.998, 1.001, 0.999, 1.0, 1.002, 0.998, 1.0]
     pts = _points({"s": flat + [1.06]}, night_width=1.005)
     order = [f"n{i}" for i in range(12)]
@@ -122,7 +124,7 @@ def test_nights_of_several_processes_lower_the_rules_floor():
     four = detect_regressions(pts.assign(processes=4), order, th).iloc[0]
     assert not one["regression"] and four["regression"]
     assert one["noise"] == pytest.approx(th.floor_paired)
-    assert four["noise"] == pytest.approx(th.floor_paired / 2)
+    assert four["noise"] == pytest.approx(th.floor_paired * math.sqrt(0.625))
 
 
 def test_the_live_rule_counts_tonights_interval_beyond_the_historys_usual_width():
@@ -155,6 +157,22 @@ def test_a_night_near_a_step_is_re_measured_and_two_processes_judge_it_with_less
     assert rechecked["noise"] == pytest.approx(row["noise"] * math.sqrt(0.75))
 
 
+def test_a_re_measurement_is_judged_on_its_ratio_alone():
+    """A night judges a series on its JIT time against the machine where that is the quieter;
+    a re-measurement of some worker groups cannot place the machine (too few JIT-off modes,
+    two processes at once), so it is judged on the ratio."""
+    rng = np.random.default_rng(4)
+    ratios = list(0.5 * np.exp(rng.normal(0, 0.05, 12)))  # a noisy ratio
+    pts = _points({"s": ratios})
+    jit = 0.01 * np.exp(rng.normal(0, 0.005, 12))  # a quiet JIT time, its baseline the noise
+    pts["jit_s"], pts["base_s"] = jit, jit / np.array(ratios)
+    order = [f"n{i}" for i in range(12)]
+    assert detect_regressions(pts, order, Thresholds()).iloc[0]["quantity"] == "jit_time"
+    again = detect_regressions(pts, order, Thresholds(), latest=pts[pts["run_id"] == "n11"],
+                               whole_night=False).iloc[0]
+    assert again["quantity"] == "jit_ratio"
+
+
 def test_a_recheck_says_slower_same_faster_or_unresolved():
     th = Thresholds()
     base = {"metric": "jit_ratio", "reference": 1.0, "regression": False}
@@ -179,12 +197,13 @@ def test_the_evaluation_judges_nights_of_k_processes_against_their_own_floor():
                                                             "hlo")}}
     corpus = {"format": 1, "command": "t", "host": {}, "series": series,
               "nights": [{"run_id": f"n{i}"} for i in range(nights)]}
-    assert evaluate.process_floors(corpus) == pytest.approx([PAIRED_FLOOR / 2] * 8)
-    four = evaluate.evaluate(corpus, "paired")
+    assert evaluate.process_floors(corpus) == pytest.approx([PAIRED_FLOOR * math.sqrt(0.625)] * 8)
+    four = evaluate.evaluate(corpus, "paired", steps=(0.06, 0.1))
     for s in series.values():
         s.pop("processes")
-    one = evaluate.evaluate(corpus, "paired")
-    assert four["seeing"]["0.05"] > one["seeing"]["0.05"]
+    one = evaluate.evaluate(corpus, "paired", steps=(0.06, 0.1))
+    # visible: (3 + 1.645) x the floor: 5.5% with four processes a night, 7% with one
+    assert four["seeing"]["0.06"] == 1.0 and one["seeing"]["0.06"] == 0.0
     assert four["false_alerts"] == 0 and one["false_alerts"] == 0
     assert four["seeing"]["0.1"] == 1.0
 

@@ -99,7 +99,7 @@ class Thresholds:
     # nightly's earlier rule
     detector: str = "paired"
     paired_window: int = PAIRED_WINDOW
-    floor_paired: float = PAIRED_FLOOR  # one process's; nights of k processes: 1/sqrt(k)
+    floor_paired: float = PAIRED_FLOOR  # one process's; nights of k: detectors.processes_noise
     z_min: float = 3.0
     # no step is judged on a night whose JIT-off times all moved more than this against the
     # nights before it (jitbench.analysis.detectors.machine_levels); None: every night is judged
@@ -264,16 +264,17 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
             alt: Sequence[float] | None = None, bounds=None) -> dict[str, Any]:
     """jit_ratio under the paired rule (``jitbench.analysis.detectors.judge_night``). The
     history's sigma floor is one process's (``floor_paired``): nights of k fresh processes
-    each (``processes``, the median) have 1/sqrt(k) of it; ``tonight``: the processes the
-    latest point combines (one cannot be decisive); ``base_move``: its JIT-off time's own
-    move tonight beyond the machine's; ``alt``: the log JIT time against the machine on the
-    same nights, tonight last (both :func:`tonight_against_history`), judged instead
-    where it is the quieter (then ``change`` is that time's); ``bounds``: the history's
-    (lows, highs), whose usual width the night's own noise is counted beyond."""
+    each (``processes``, the median) have ``detectors.processes_noise(k)`` of it;
+    ``tonight``: the processes the latest point combines (one cannot be decisive);
+    ``base_move``: its JIT-off time's own move tonight beyond the machine's; ``alt``: the
+    log JIT time against the machine on the same nights, tonight last (both
+    :func:`tonight_against_history`), judged instead where it is the quieter (then
+    ``change`` is that time's); ``bounds``: the history's (lows, highs), whose usual width
+    the night's own noise is counted beyond."""
     import numpy as np
     from scipy.stats import norm
 
-    from jitbench.analysis.detectors import judge_night
+    from jitbench.analysis.detectors import judge_night, processes_noise
 
     def log(v):
         v = _num(v)
@@ -289,7 +290,7 @@ def _paired(latest: float, low, high, history: Sequence[float], th: Thresholds,
         hi[:n] = [log(v) for v in bounds[1]]
     j = judge_night(n, np.arange(n), x, lo, hi,
                     None if alt is None else np.asarray(alt, dtype=float), th.steady,
-                    th.floor_paired / math.sqrt(max(1.0, k)), th.z_min, tonight, base_move, k)
+                    th.floor_paired * processes_noise(k), th.z_min, tonight, base_move, k)
     now = x[n] if j["quantity"] == "jit_ratio" else float(alt[n])
     return {"reference": math.exp(j["reference"]) if j["quantity"] == "jit_ratio" else
             latest / math.exp(now - j["reference"]),
@@ -369,13 +370,18 @@ def _judge(latest: float, history: Sequence[float], metric: Metric, th: Threshol
 
 
 def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds | None = None,
-                       latest=None, only: set[tuple[str, str]] | None = None):
+                       latest=None, only: set[tuple[str, str]] | None = None,
+                       whole_night: bool = True):
     """Judge the last run of ``run_order`` (or the points ``latest``, e.g. a re-measurement)
     against the runs before it. ``points``: :func:`points_table` of the history; ``only``:
     (series, metric) pairs to judge (a recheck judges its suspects, and the correction then
     counts only them). One row per series x metric (TEST_COLUMNS); ``needs`` = earlier runs
     still missing before it can be judged (then no verdict), ``regression`` = suspect,
-    ``near`` = not suspect, but near enough to be re-measured.
+    ``near`` = not suspect, but near enough to be re-measured. ``whole_night=False`` (a
+    re-measurement of some worker groups): the ratio alone, no JIT time against the machine
+    and no baseline check, which need every JIT-off mode of a night to place the machine (in
+    a recheck of JAX's group, run two processes at once, its JIT-off modes read 4-5% slower
+    and took half a planted 10% step away from the JIT time).
     """
     import pandas as pd
 
@@ -391,7 +397,7 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
               if "processes" in hist.columns else {})
     bounds = ({k: (g["low"].to_numpy(dtype=float), g["high"].to_numpy(dtype=float))
                for k, g in groups.items()} if {"low", "high"} <= set(hist.columns) else {})
-    tonight = tonight_against_history(hist, latest) if paired else {}
+    tonight = tonight_against_history(hist, latest) if paired and whole_night else {}
     out = []
     for p in latest.to_dict("records"):
         key = (p["series"], p["metric"])

@@ -15,8 +15,9 @@ level where the variance lives) and its point is their combination (:func:`combi
 - interval: value x exp(+-1.96 sigma).
 
 :func:`processes_needed` chooses ``k`` for a series from its own history: the scatter of its
-nights with one process each (a night of k processes scatters sqrt(k) less) and tonight's
-interval, so that a step of the threshold stands ``z_min + 1.645`` noises clear
+nights with one process each (a night of k processes scatters less, but not below what the
+nights share: ``jitbench.analysis.detectors.processes_noise``) and tonight's interval, so
+that a step of the threshold stands ``z_min + 1.645`` noises clear
 (``jitbench.analysis.detectors.paired_night``: what a series can see).
 """
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from jitbench.analysis.detectors import POWER_Z
+from jitbench.analysis.detectors import POWER_Z, processes_noise
 from jitbench.protocol.timing import robust_sigma
 
 Z95 = 1.959964
@@ -73,19 +74,22 @@ def geometric_mean(values: Sequence[float | None]) -> float | None:
 def single_process_sigma(history_logs: Sequence[float], history_processes: Sequence[int],
                          floor: float) -> float:
     """The night-to-night sigma (log units) a series would have with one process a night:
-    the robust sigma of its nights times sqrt(their median process count), at least
-    ``floor``."""
+    the robust sigma of its nights over what their median process count leaves of one
+    process's (``detectors.processes_noise``), at least ``floor``."""
     if len(history_logs) < 2:
         return floor
     k = sorted(history_processes)[len(history_processes) // 2] if history_processes else 1
-    return max(robust_sigma(list(history_logs)) * math.sqrt(max(1, k)), floor)
+    return max(robust_sigma(list(history_logs)) / processes_noise(max(1, k)), floor)
 
 
 def processes_needed(sigma_one: float, night_sigma: float, threshold: float, z_min: float,
                      max_processes: int) -> int:
     """How many fresh processes a night needs for a step of ``threshold`` to stand ``z_min +
-    1.645`` noises clear, where one process has noise sqrt(sigma_one² + night_sigma²) and
-    ``k`` have 1/sqrt(k) of it; between 1 and ``max_processes``."""
+    1.645`` noises clear, where ``k`` processes have noise sqrt((sigma_one x
+    ``processes_noise(k)``)² + night_sigma² / k); between 1 and ``max_processes`` (the cap
+    where no count reaches it)."""
     target = math.log1p(threshold) / (z_min + POWER_Z)
-    need = (sigma_one ** 2 + night_sigma ** 2) / target ** 2
-    return int(min(max_processes, max(1, math.ceil(need - 1e-9))))
+    for k in range(1, max(1, max_processes) + 1):
+        if (sigma_one * processes_noise(k)) ** 2 + night_sigma ** 2 / k <= target ** 2 + 1e-15:
+            return k
+    return max(1, max_processes)

@@ -22,8 +22,8 @@ import numpy as np
 
 from jitbench.analysis.detectors import (DETECTORS, PAIRED_FLOOR, PAIRED_WINDOW, Detector,
                                       baseline_moves, jit_levels, judge_night,
-                                      machine_levels, previous_index, reference_end,
-                                      steady_nights)
+                                      machine_levels, previous_index, processes_noise,
+                                      reference_end, steady_nights)
 from jitbench.analysis.history import benjamini_hochberg
 from jitbench.errors import UserError
 from jitbench.nightly import corpus as corpus_mod
@@ -99,9 +99,10 @@ def process_counts(corpus: dict[str, Any]) -> np.ndarray:
 
 def process_floors(corpus: dict[str, Any]) -> np.ndarray:
     """Per series, the paired rule's sigma floor for nights of its median process count:
-    ``PAIRED_FLOOR`` is one process's, k processes have 1/sqrt(k) of it."""
+    ``PAIRED_FLOOR`` is one process's, k processes have ``processes_noise(k)`` of it."""
     counts = process_counts(corpus)
-    return np.array([PAIRED_FLOOR / math.sqrt(float(np.median(k))) for k in counts], float)
+    return np.array([PAIRED_FLOOR * processes_noise(float(np.median(k))) for k in counts],
+                    float)
 
 
 def _judge(det: Detector, x, lo, hi, threshold, steady=None, start=0, floor=PAIRED_FLOOR,

@@ -12,8 +12,9 @@ suspect is the control re-measured beside them: the ratios are drift-proof by co
 but the probe-normalised times are not quite (they decide only with ``judge_absolute``), so
 when the control itself reads as a step, the recheck's normalised-time verdicts are void
 ("disturbed"). The recheck is judged with the same
-statistics against the same history (the night's own point left out), the correction counting
-only the suspects. It adds a round of fresh processes at a time, up to ``--recheck-rounds`` (3),
+statistics against the same history (the night's own point left out), on the ratios alone
+(``detect_regressions(whole_night=False)``), the correction counting only the suspects. It
+adds a round of fresh processes at a time, up to ``--recheck-rounds`` (3),
 until each suspect is known to be slower, the same or faster, the rounds' processes combined
 (``_recheck`` says why). Before that, a series whose scatter between nights needs it is
 measured in more fresh processes the same night (``jitbench.nightly.repeats``).
@@ -411,7 +412,8 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
                                           [meta["run_id"]]).to_dict("records"))
         done_rounds = i + 1
         pts = pd.DataFrame(combined_points(per_round))
-        confirmed = detect_regressions(h.points, h.reference, thresholds, latest=pts, only=only)
+        confirmed = detect_regressions(h.points, h.reference, thresholds, latest=pts, only=only,
+                                       whole_night=False)
         verdicts = {(r["series"], r["metric"]): recheck_verdict(r, thresholds)
                     for r in confirmed.to_dict("records")}
         if "unresolved" not in verdicts.values():
