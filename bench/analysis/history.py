@@ -379,9 +379,8 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
     still missing before it can be judged (then no verdict), ``regression`` = suspect,
     ``near`` = not suspect, but near enough to be re-measured. ``whole_night=False`` (a
     re-measurement of some worker groups): the ratio alone, no JIT time against the machine
-    and no baseline check, which need every JIT-off mode of a night to place the machine (in
-    a recheck of JAX's group, run two processes at once, its JIT-off modes read 4-5% slower
-    and took half a planted 10% step away from the JIT time).
+    and no baseline check, which need every JIT-off mode of a night to place the machine (a
+    recheck measures a few groups, two processes at once: docs/lab/nightly-processes.md).
     """
     import pandas as pd
 
