@@ -374,8 +374,9 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     at a time, until each suspect's verdict is known (:func:`recheck_verdict`) or ``rounds``
     rounds are spent: confirm by measuring more, not by a majority of rounds.
 
-    On two cores in the pinned profile a round is two processes at once (one beside the
-    other, ``jitbench.nightly.repeats.Beside``). After each round a suspect's point is the
+    A round is one process, alone on its core: two at once on the two cores of the pinned
+    profile read a JAX series' ratio with twice one process's scatter between processes
+    (docs/lab/nightly-processes.md). After each round a suspect's point is the
     combination of every re-measuring process so far
     (``jitbench.analysis.processes.combine``: the process is the unit, so its interval
     carries the scatter between processes), judged with the same rule against the same history
@@ -398,11 +399,11 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     verdicts: dict[tuple[str, str], str] = {}
     beside_errors: list[str] = []
     for i in range(rounds):
-        # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh; on two
-        # cores in the pinned profile a round is two processes at once
+        # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
         run_id = f"{new_run_id()}-r{i + 1}"
         d, beside = repeats_mod.run_with_beside(again, latest_dir / "rechecks", run_id, run_kw,
-                                                (latest_dir / "rechecks", f"{run_id}b"))
+                                                (latest_dir / "rechecks", f"{run_id}b"),
+                                                pair=False)
         if beside is not None and beside.error:  # the round goes on with one process
             beside_errors.append(beside.error)
         for done in [d] + ([beside.run_dir] if beside and not beside.error else []):
