@@ -389,6 +389,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     import pandas as pd
 
     from jitbench.analysis.history import combined_points
+    from jitbench.run import runner
 
     latest_dir = results_root / h.order[-1]
     flagged = suspects.loc[suspects["regression"]]
@@ -397,20 +398,15 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     dirs, per_round = [], []
     rounds = max(1, rounds)
     verdicts: dict[tuple[str, str], str] = {}
-    beside_errors: list[str] = []
     for i in range(rounds):
         # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
         run_id = f"{new_run_id()}-r{i + 1}"
-        d, beside = repeats_mod.run_with_beside(again, latest_dir / "rechecks", run_id, run_kw,
-                                                (latest_dir / "rechecks", f"{run_id}b"),
-                                                pair=False)
-        if beside is not None and beside.error:  # the round goes on with one process
-            beside_errors.append(beside.error)
-        for done in [d] + ([beside.run_dir] if beside and not beside.error else []):
-            meta = load_meta(done)
-            dirs.append(done)
-            per_round.append(points_table(load_results(done), {meta["run_id"]: meta},
-                                          [meta["run_id"]]).to_dict("records"))
+        done = runner.run(again, latest_dir / "rechecks", run_id=run_id, calibrate=True,
+                          **run_kw)
+        meta = load_meta(done)
+        dirs.append(done)
+        per_round.append(points_table(load_results(done), {meta["run_id"]: meta},
+                                      [meta["run_id"]]).to_dict("records"))
         done_rounds = i + 1
         pts = pd.DataFrame(combined_points(per_round))
         confirmed = detect_regressions(h.points, h.reference, thresholds, latest=pts, only=only,
@@ -438,7 +434,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
                      "high": _finite((tests.get((s, m)) or {}).get("high"))}
                     for s, m in zip(flagged["series"], flagged["metric"])]
     facts = {"run_dir": str(dirs[0]), "run_dirs": [str(d) for d in dirs], "rounds": done_rounds,
-             "processes": len(dirs), "beside_errors": beside_errors,
+             "processes": len(dirs),
              "max_rounds": rounds,
              "n_cases": len(again), "controls": controls, "suspect_rounds": for_suspects,
              "unresolved": [f"{v['series']} {v['metric']}" for v in for_suspects

@@ -134,8 +134,8 @@ def spare_cores(process_profile: str) -> tuple[int, int] | None:
 class Beside:
     """Cases in a second fresh process, on a core of its own, while a run measures them on the
     first (``with Beside(...)``; on a 2-core host a pinned run leaves the second core idle):
-    a second process at no extra wall time (:func:`run_with_beside`). The night's is
-    ``<night>/repeats/<night>-p2``, a re-measurement round's sits beside that round's run. What went
+    a second process at no extra wall time (:func:`run_with_beside`), the night's at
+    ``<night>/repeats/<night>-p2``. What went
     wrong, if anything, is in ``error`` (the night goes on with one process); ``run_dir``:
     the run it wrote."""
 
@@ -177,7 +177,8 @@ def run_with_beside(cases: Sequence[Case], out_root: Path, run_id: str,
     """A run of ``cases`` (``jitbench.run.runner.run``) and, where ``pair`` and
     :func:`spare_cores` give a second core, the same cases in a second process beside it
     (``beside_at``: that run's results folder and id): (the run's folder, the
-    :class:`Beside` or None). The night and each re-measurement round run so."""
+    :class:`Beside` or None). The night runs so (a re-measurement round does not: one
+    process alone, ``jitbench.nightly.night._recheck``)."""
     from jitbench.run import runner
 
     cores = spare_cores(run_kw["process_profile"]) if pair else None
