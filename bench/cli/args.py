@@ -249,9 +249,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "every earlier night by the threshold; by default they are confirmed "
                         "as they are)")
     p.add_argument("--recheck-rounds", type=positive_int("--recheck-rounds"), default=3,
-                   metavar="N", help="re-measure suspects in a round of fresh processes at "
-                                     "a time, at most N, until each is known to be slower, "
-                                     "the same or faster, the rounds combined (default: 3)")
+                   metavar="N", help="re-measure suspects, and series near a step, one "
+                                     "fresh process a round, at most N rounds, until each is "
+                                     "known to be slower, the same or faster, the rounds "
+                                     "combined (default: 3)")
     p.add_argument("--max-processes", type=positive_int("--max-processes"),
                    default=MAX_PROCESSES, metavar="N",
                    help=f"measure each JIT series in up to N fresh processes a night, as many "
