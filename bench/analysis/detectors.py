@@ -153,6 +153,14 @@ def processes_noise(processes: float, history_processes: float = 1.0) -> float:
     return math.sqrt(var(processes) / var(history_processes))
 
 
+def history_processes(processes, nights: np.ndarray) -> float:
+    """The fresh processes a night of the reference ``nights`` (indices) combined, their
+    median (``processes``: per night; None: one each)."""
+    if processes is None or not len(nights):
+        return 1.0
+    return float(np.median(np.asarray(processes)[nights]))
+
+
 def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: float = 0.10,
                  floor: float = PAIRED_FLOOR, z_min: float = 3.0, processes: int = 1,
                  base_move: float = math.nan, usual_night: float = 0.0,
@@ -343,16 +351,13 @@ def paired_rule(x, lo, hi, threshold=0.10, window=PAIRED_WINDOW, min_previous=5,
             continue
         k = 1 if processes is None else int(processes[t])
         moved = math.nan if base_move is None else float(base_move[t])
-
-        def kh(nights):  # the history's processes a night
-            return 1.0 if processes is None or not nights.size else \
-                float(np.median(processes[nights]))
-        j = judge_night(t, where, x, lo, hi, alt, threshold, floor, z_min, k, moved, kh(where))
+        j = judge_night(t, where, x, lo, hi, alt, threshold, floor, z_min, k, moved,
+                        history_processes(processes, where))
         if suspect_before:  # the re-measurement of last night's suspect: judged as it would
             # be that night, against the nights before the suspect one
             alert[t] = before.size >= min_previous and judge_night(
                 t, before, x, lo, hi, alt, threshold, floor, z_min, k, moved,
-                kh(before))["suspect"]
+                history_processes(processes, before))["suspect"]
         alert[t] |= j["decisive"]
         if steady is not None and not steady[t]:  # not judged; the next steady night is,
             alert[t] = suspect_before = False     # on its own

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from jitbench.analysis.detectors import (DETECTORS, PAIRED_FLOOR, PAIRED_WINDOW, Detector,
-                                      baseline_moves, jit_levels, judge_night,
-                                      machine_levels, previous_index, processes_noise,
-                                      reference_end, steady_nights)
+                                      baseline_moves, history_processes, jit_levels,
+                                      judge_night, machine_levels, previous_index,
+                                      processes_noise, reference_end, steady_nights)
 from jitbench.analysis.history import benjamini_hochberg
 from jitbench.errors import UserError
 from jitbench.nightly import corpus as corpus_mod
@@ -220,8 +220,8 @@ def _visible(x, lo, hi, threshold, steady, floors=None, counts=None, alt=None) -
                                  None if alt is None else alt[s], threshold,
                                  PAIRED_FLOOR if floors is None else floors[s],
                                  processes=1 if counts is None else int(counts[s, t]),
-                                 history_processes=1.0 if counts is None else
-                                 float(np.median(counts[s, where])))["visible"]
+                                 history_processes=history_processes(
+                                     None if counts is None else counts[s], where))["visible"]
     return out
 
 

@@ -529,7 +529,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
                 & (not recheck_decisive))
     # a series near a step (detectors.NEAR_Z) is re-measured as a suspect is: at the edge of
     # what it can see, more processes tell, not one night's luck
-    near = suspects["near"].fillna(False).astype(bool) & machine["steady"]
+    near = suspects["near"].fillna(False).astype(bool)
     if ((suspects["regression"] & ~decisive) | near).any() and recheck:
         import pandas as pd
 
