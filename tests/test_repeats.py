@@ -209,8 +209,8 @@ def test_the_evaluation_judges_nights_of_k_processes_against_their_own_floor():
 
 
 def test_the_cost_of_further_runs_counts_wall_time_once(tmp_path):
-    """A second process beside the night's run adds no wall time; two re-measuring processes
-    at once add their common span once (the history page's cost column)."""
+    """A further run that overlapped the night's run adds no wall time; two runs at once add
+    their common span once (the history page's cost column)."""
     import datetime as dt
     import json
 
@@ -225,7 +225,7 @@ def test_the_cost_of_further_runs_counts_wall_time_once(tmp_path):
 
     night = tmp_path / "n1"
     run(night, 0, 100)
-    run(night / "repeats" / "n1-p2", 5, 95)  # beside the night's run
+    run(night / "repeats" / "n1-p2", 5, 95)  # within the night's run
     run(night / "repeats" / "n1-p3", 100, 150)
     run(night / "rechecks" / "r1", 150, 200)
     run(night / "rechecks" / "r1b", 151, 190)  # beside r1
@@ -235,8 +235,8 @@ def test_the_cost_of_further_runs_counts_wall_time_once(tmp_path):
 
 
 def test_two_runs_started_into_one_folder_at_once_both_find_it_writable(tmp_path):
-    """A re-measurement round starts its two processes' runs into one ``rechecks/`` folder at
-    the same moment (``repeats.Beside``): the write probe of one must not be the other's."""
+    """Two runs started into one results folder at the same moment (threads of one caller):
+    the write probe of one must not be the other's."""
     import threading
 
     from jitbench.results.run_folder import check_writable

@@ -493,13 +493,11 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     thresholds = thresholds or Thresholds()
     run_kw = {"protocol": protocol, "case_timeout": case_timeout, "command": command,
               "on_progress": on_progress, "process_profile": process_profile or "default"}
-    beside = None
-    if do_run:  # with repeats, a second process of every case on a core the night leaves idle
-        run_id = run_id or new_run_id()
-        run_dir, beside = repeats_mod.run_with_beside(
-            cases, results_root, run_id, run_kw,
-            (results_root / run_id / repeats_mod.FOLDER, f"{run_id}-p2"),
-            pair=max_processes > 1)
+    if do_run:
+        from jitbench.run import runner
+
+        run_dir = runner.run(cases, results_root, run_id=run_id or new_run_id(), calibrate=True,
+                             **run_kw)
         write_report(run_dir, reports_root / run_dir.name)
     h = analyse(results_root, thresholds)
     latest_dir = results_root / h.order[-1]
@@ -516,8 +514,8 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         spent = load_meta(latest_dir).get("elapsed_s")
         budget = repeat_budget if repeat_budget is not None else (
             float(spent) if isinstance(spent, (int, float)) else 0.0)
-        repeat_facts = repeats_mod.measure(latest_dir, planned, run_kw, budget, beside)
-        if len(repeat_facts["runs"]) > (beside is not None):  # rounds after the night's
+        repeat_facts = repeats_mod.measure(latest_dir, planned, run_kw, budget)
+        if repeat_facts["runs"]:  # rounds after the night's
             h = analyse(results_root, thresholds)
     suspects, confirmed, facts = h.tests, h.tests, None
     if not machine["steady"]:  # the machine, not the code, moved tonight: no step is judged

@@ -18,7 +18,6 @@ and :func:`worker_groups` (every case of the worker groups that hold some cases)
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from collections.abc import Sequence
@@ -119,82 +118,14 @@ def plan(points, reference: Sequence[str], thresholds, max_processes: int = MAX_
     return out
 
 
-def spare_cores(process_profile: str) -> tuple[int, int] | None:
-    """(the night's core, a second one) where a second process can be measured beside the
-    night's run: the ``stable`` profile (each process pinned to its core) and at least two
-    cores this process may use; None elsewhere (unpinned processes would share the cores)."""
-    import os
-
-    if process_profile != "stable" or not hasattr(os, "sched_getaffinity"):
-        return None
-    cores = sorted(os.sched_getaffinity(0))
-    return (cores[0], cores[1]) if len(cores) >= 2 else None
-
-
-class Beside:
-    """Cases in a second fresh process, on a core of its own, while a run measures them on the
-    first (``with Beside(...)``; on a 2-core host a pinned run leaves the second core idle):
-    a second process at no extra wall time (:func:`run_with_beside`), the night's at
-    ``<night>/repeats/<night>-p2``. What went
-    wrong, if anything, is in ``error`` (the night goes on with one process); ``run_dir``:
-    the run it wrote."""
-
-    def __init__(self, cases: Sequence[Case], out_root: Path, run_id: str,
-                 run_kw: dict[str, Any], core: int):
-        self.cases, self.core = list(cases), core
-        self.run_dir = Path(out_root) / run_id
-        self.run_kw = {**run_kw, "on_progress": None}
-        self.error: str | None = None
-        self.spent_s = 0.0
-        self._thread = None
-
-    def _run(self) -> None:
-        from jitbench.run import runner
-
-        t0 = time.perf_counter()
-        try:
-            runner.run(self.cases, self.run_dir.parent, run_id=self.run_dir.name,
-                       calibrate=False, cpu_core=self.core, **self.run_kw)
-        except BaseException as exc:  # noqa: BLE001 - the night goes on with one process
-            self.error = f"{type(exc).__name__}: {exc}"
-        self.spent_s = time.perf_counter() - t0
-
-    def __enter__(self) -> "Beside":
-        import threading
-
-        self._thread = threading.Thread(target=self._run, name="jitbench-beside", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if exc[0] is None:
-            self._thread.join()
-
-
-def run_with_beside(cases: Sequence[Case], out_root: Path, run_id: str,
-                    run_kw: dict[str, Any], beside_at: tuple[Path, str], calibrate: bool = True,
-                    pair: bool = True) -> tuple[Path, Beside | None]:
-    """A run of ``cases`` (``jitbench.run.runner.run``) and, where ``pair`` and
-    :func:`spare_cores` give a second core, the same cases in a second process beside it
-    (``beside_at``: that run's results folder and id): (the run's folder, the
-    :class:`Beside` or None). The night runs so (a re-measurement round does not: one
-    process alone, ``jitbench.nightly.night._recheck``)."""
-    from jitbench.run import runner
-
-    cores = spare_cores(run_kw["process_profile"]) if pair else None
-    beside = Beside(cases, beside_at[0], beside_at[1], run_kw, cores[1]) if cores else None
-    with beside or contextlib.nullcontext():
-        run_dir = runner.run(cases, out_root, run_id=run_id, calibrate=calibrate, **run_kw,
-                             **({"cpu_core": cores[0]} if cores else {}))
-    return run_dir, beside
-
-
 def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str, Any],
-            budget_s: float, beside: Beside | None = None) -> dict[str, Any]:
-    """Rounds of the plan beyond those measured already (the night's run, and ``beside`` it a
-    second process on another core), each in fresh processes under ``run_dir/repeats/``, while
-    ``budget_s`` seconds last (a round starts only when what it is expected to take, from the
-    night's own seconds per case, fits in what is left). The facts for the summary."""
+            budget_s: float) -> dict[str, Any]:
+    """Rounds 2.. of the plan after the night's run, one after another, each in fresh
+    processes under ``run_dir/repeats/`` (on the night's core where its profile pins one: a
+    second process measured at the same time on another core scattered more than one alone,
+    docs/lab/nightly-processes.md), while ``budget_s`` seconds last (a round starts
+    only when what it is expected to take, from the night's own seconds per case, fits in what
+    is left). The facts for the summary."""
     from jitbench.run import runner
 
     cases = night_cases(run_dir)
@@ -207,17 +138,8 @@ def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str,
         else None
     top = max((v["processes"] for v in planned.values()), default=1)
     measured = {c.case_id: 1 for c in cases if MODES[(c.framework, c.mode)].jit}
-    spent, runs = 0.0, []
-    stopped, first = None, 2
-    if beside is not None:
-        done_beside = beside.run_dir / "results.jsonl"
-        ok = {r.get("case_id") for r in (read_rows(done_beside) if done_beside.is_file()
-                                          else []) if r.get("status") == "ok"}
-        for c in measured:
-            measured[c] += c in ok
-        runs.append(str(done_beside.parent))
-        first = 3
-    for j in range(first, top + 1):
+    spent, runs, stopped = 0.0, [], None
+    for j in range(2, top + 1):
         ids = {c for c, v in planned.items() if v["processes"] >= j}
         again = worker_groups(cases, ids)
         expected = per_case * len(again) if per_case else 0.0
@@ -237,15 +159,11 @@ def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str,
             measured[c] += 1
     counts = sorted(measured.values())
     most = max(counts, default=1)
-    side = (f"; a second process on core {beside.core} beside the night's run"
-            + (f" failed ({beside.error})" if beside.error else "")) if beside else ""
     return {"planned": {c: v["processes"] for c, v in planned.items()},
             "measured": measured, "runs": runs, "spent_s": round(spent, 1),
             "budget_s": round(budget_s, 1), "stopped": stopped,
-            "beside": None if beside is None else {"core": beside.core, "error": beside.error,
-                                                   "spent_s": round(beside.spent_s, 1)},
             "n_repeated": sum(1 for v in counts if v > 1),
             "text": (f"{sum(1 for v in counts if v > 1)} of {len(counts)} JIT series measured "
-                     f"in more than one fresh process tonight (up to {most}{side}; "
+                     f"in more than one fresh process tonight (up to {most}; "
                      f"{spent:.0f} s of a {budget_s:.0f} s budget for further rounds)"
                      + (f"; {stopped}" if stopped else ""))}

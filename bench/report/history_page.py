@@ -148,9 +148,8 @@ def _span(meta) -> tuple[float, float] | None:
 
 def _extra_seconds(run_dir: Path, folder: str) -> float | None:
     """Wall seconds the night's further runs added: its repeats in more fresh processes
-    (``repeats/``) or its re-measurements (``rechecks/``), runs measured at the same time
-    (a second process beside another on the other core) counted once and none of the night's
-    own run; None without any."""
+    (``repeats/``) or its re-measurements (``rechecks/``), runs that overlapped in time
+    counted once and none of the night's own run; None without any."""
     spans = [_span(load_meta(d)) for d in sorted((run_dir / folder).glob("*")) if d.is_dir()]
     spans = sorted(s for s in spans if s)
     if not spans:

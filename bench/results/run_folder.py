@@ -59,8 +59,8 @@ def check_writable(folder: Path | str, what: str) -> Path:
         raise UserError(f"{what} {str(folder)!r} is a file, not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        # one probe per thread: a night's re-measurement starts two runs into one folder at
-        # once (jitbench.nightly.repeats.Beside), and a shared name let one remove the other's
+        # one probe per thread: two runs started into one folder at once (threads of one
+        # caller) must not remove each other's probe
         probe = folder / f".jitbench-write-test-{os.getpid()}-{threading.get_ident()}"
         probe.write_bytes(b"")
         probe.unlink()

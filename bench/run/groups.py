@@ -148,9 +148,9 @@ class GroupLoop:
     def close(self, kill: bool = False, everyone: bool = False) -> None:
         """Close (``kill``: kill) every worker this loop started; ``everyone``: kill any other
         worker of this process still alive too (a run stopped by Ctrl-C takes them all along).
-        Otherwise other loops' workers are left alone: a night measures a second process
-        beside its run (``jitbench.nightly.repeats.Beside``), and the run's calibration closing
-        every live worker once broke that one off mid-run."""
+        Otherwise other loops' workers are left alone: two runs may measure in one process at
+        once (threads of a caller's own), and one run's calibration closing every live worker
+        would break the other off mid-run."""
         for w in list(self.workers.values()) + (live_workers() if everyone else []):
             w.kill() if kill or everyone else w.close()
         self.workers.clear()

@@ -47,8 +47,7 @@ class RunOptions:
     # float32 matrix products: the framework's default (TF32 on recent GPUs) or "highest"
     matmul_precision: str = "default"
     process_profile: str = "default"  # a key of PROCESS_PROFILES
-    # the core "stable" pins the workers to (None: the lowest this process may use); a night
-    # measures a second process on another core beside its run (jitbench.nightly.repeats)
+    # the core "stable" pins the workers to (None: the lowest this process may use)
     cpu_core: int | None = None
 
     def check(self) -> "RunOptions":

@@ -5,6 +5,12 @@ process beside its run), in a new results folder of symbolic links. ``jitbench n
 of that folder reads each series' point as the two processes' combination.
 
     python docs/lab/scripts/pair_nights.py A/results B/results AB/results
+
+With one stream, ``--consecutive``: night 2i-1 of the stream gets night 2i as its second process
+(two processes one after the other on the same core, what ``--max-processes 2`` measures now),
+half as many nights:
+
+    python docs/lab/scripts/pair_nights.py --consecutive A/results AA/results
 """
 
 from __future__ import annotations
@@ -32,6 +38,21 @@ def pair(first: Path, second: Path, out: Path) -> int:
     return n
 
 
+def consecutive(stream: Path, out: Path) -> int:
+    nights = run_dirs(stream)
+    tmp_a, tmp_b = out.parent / f".{out.name}-odd", out.parent / f".{out.name}-even"
+    for tmp, part in ((tmp_a, nights[0::2]), (tmp_b, nights[1::2])):
+        tmp.mkdir(parents=True, exist_ok=True)
+        for night in part:
+            if not (tmp / night.name).exists():
+                (tmp / night.name).symlink_to(night.resolve())
+    return pair(tmp_a, tmp_b, out)
+
+
 if __name__ == "__main__":
-    first, second, out = map(Path, sys.argv[1:4])
-    print(f"{pair(first, second, out)} nights of two processes in {out}")
+    if sys.argv[1] == "--consecutive":
+        stream, out = map(Path, sys.argv[2:4])
+        print(f"{consecutive(stream, out)} nights of two consecutive processes in {out}")
+    else:
+        first, second, out = map(Path, sys.argv[1:4])
+        print(f"{pair(first, second, out)} nights of two processes in {out}")
