@@ -255,9 +255,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      "combined (default: 3)")
     p.add_argument("--max-processes", type=positive_int("--max-processes"),
                    default=MAX_PROCESSES, metavar="N",
-                   help=f"measure each JIT series in up to N fresh processes a night, as many "
-                        f"as its own scatter between nights needs to show a --threshold step "
-                        f"(1: one process a night; default: {MAX_PROCESSES})")
+                   help=f"measure each JIT series in up to N fresh processes a night, one "
+                        f"after another, as many as its own scatter between nights needs to "
+                        f"show a --threshold step (1: one process a night; default: "
+                        f"{MAX_PROCESSES})")
     p.add_argument("--repeat-budget", type=positive("--repeat-budget"), default=None,
                    metavar="S", help="seconds the night's further processes may take "
                                      "(default: as long as the night's own run took)")
