@@ -1,6 +1,8 @@
 """Where fresh-process noise comes from: the same `jitbench run` in N fresh processes per
 setting, the settings alternating, and per series the scatter (sd of the log, %) across
-processes of each JIT mode's speedup over its nearest JIT-off mode and of that baseline's time.
+processes of each JIT mode's speedup over its nearest JIT-off mode, of its own time and of that
+baseline's time. ``--deadline S`` starts no round of processes after S seconds (a device's
+limited time).
 
     python docs/lab/scripts/process_noise.py --processes 5 -- --suite mmd --variant default \\
         --dtype float32 --device cpu --size quick
@@ -63,7 +65,8 @@ def run_once(setting: str, run_id: str, out: Path, jitbench_args: list[str]) -> 
 
 
 def series(run_dir: Path) -> dict[str, float]:
-    """series -> value: each JIT row's verdict speedup, each baseline's median time."""
+    """series -> value: each JIT row's verdict speedup and its own median time, each
+    baseline's median time."""
     out = {}
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").open()]
     for r in rows:
@@ -72,6 +75,7 @@ def series(run_dir: Path) -> dict[str, float]:
         name = f"{r['framework']} {r['workload']} {r['variant']} {r['dtype']} {r['size']}"
         if r.get("verdict_speedup"):
             out[f"{name}, {r['mode']}/{r['verdict_baseline']} ratio"] = r["verdict_speedup"]
+            out[f"{name}, {r['mode']} time"] = r["median_s"]
         elif not r.get("jit") and r["mode"] in ("eager", "graph") and r.get("median_s"):
             base = "graph" if r["framework"] == "tf" else "eager"
             if r["mode"] == base:
@@ -95,6 +99,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--settings", default=",".join(SETTINGS),
                     help=f"comma list of {', '.join(SETTINGS)}")
     ap.add_argument("--out", default="/tmp/jitbench-process-noise")
+    ap.add_argument("--deadline", type=float, default=None,
+                    help="seconds after which no further round of processes starts (a table "
+                         "of the rounds done is still printed)")
     args = ap.parse_args(argv)
     settings = args.settings.split(",")
     bad = [s for s in settings if s not in SETTINGS]
@@ -106,7 +113,11 @@ def main(argv: list[str]) -> int:
     out = Path(args.out)
     found: dict[str, dict[str, list[float]]] = {s: {} for s in settings}
     walls: dict[str, list[float]] = {s: [] for s in settings}
+    start = time.monotonic()
     for i in range(args.processes):
+        if args.deadline is not None and i > 0 and time.monotonic() - start > args.deadline:
+            print(f"deadline: {i} rounds of processes", file=sys.stderr, flush=True)
+            break
         order = settings if i % 2 == 0 else settings[::-1]  # alternating: drift cancels
         for s in order:
             run_id = f"{s}-{i}"
