@@ -95,7 +95,8 @@ def test_a_pinned_night_runs_alone_on_one_core(tmp_path):
     """A CPU night's default profile pins each worker to one core, and nothing else of the
     night measures beside it: further processes (``--max-processes``) run after it, one at a
     time, on the same core (on the 2-core host a second process measured at the same time
-    on the other core scattered more). A first night is not judged, so none runs."""
+    on the other core scattered more). A first night is not judged, so none runs; a round
+    measured after it runs on its core."""
     done = nightly(tmp_path, "--run-id", "n1", "--process-profile", "auto")
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     summary = json.loads((tmp_path / "reports" / "nightly-summary.json").read_text())
@@ -108,6 +109,20 @@ def test_a_pinned_night_runs_alone_on_one_core(tmp_path):
     repeated = summary["repeats"]
     assert repeated["runs"] == [] and set(repeated["measured"].values()) == {1}
     assert "beside" not in repeated and "beside" not in done.stdout
+    # a further round of that night (what --max-processes 2 runs once the series has a
+    # history) starts after it, in its profile: pinned to the night's core, alone
+    from jitbench.nightly import repeats
+    from jitbench.protocol.settings import Protocol
+
+    night = tmp_path / "results" / "n1"
+    facts = repeats.measure(night, {SLOW_CASE: {"processes": 2}},
+                            {"process_profile": "stable", "protocol": Protocol(min_time=0.1)},
+                            budget_s=600.0)
+    (again,) = facts["runs"]
+    assert Path(again).parent == night / "repeats" and facts["measured"][SLOW_CASE] == 2
+    round_meta = json.loads((Path(again) / "meta.json").read_text())
+    assert round_meta["process_profile"] == "stable" and round_meta["cpu_core"] == core
+    assert [w["cpu_affinity"] for w in round_meta["workers"]] == [[core]]
 
 
 def test_a_2x_slower_jit_mode_is_confirmed_and_named(history):
