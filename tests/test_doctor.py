@@ -13,6 +13,7 @@ import pytest
 
 from jitbench.doctor import Check, worst
 from jitbench.doctor.machine import _frequency_scaling
+from jitbench.doctor.tiny import sync_check
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,6 +44,18 @@ def test_an_unknown_device_is_named_with_exit_2():
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 2
     assert "unknown device 'tpu'; valid: cpu, gpu" in done.stderr
+
+
+@pytest.mark.unit
+def test_a_synced_call_far_faster_than_a_pipelined_one_fails_the_sync_check():
+    """Measured apart in time, a working sync can read somewhat faster on a busy host (0.74x
+    once under `make test`); a sync that waits for nothing reads dispatch only."""
+    def row(synced):
+        return {"mode": "eager", "synced_median_s": synced, "median_s": 3.2e-4}
+
+    assert sync_check("jax on cpu", [row(2.4e-4)]).verdict == "ok"
+    bad = sync_check("jax on cpu", [row(2e-5)])
+    assert bad.verdict == "fail" and "eager: synced 2e-05 s < pipelined 0.00032 s" in bad.detail
 
 
 @pytest.mark.unit

@@ -16,7 +16,10 @@ from jitbench.results.files import load_meta, read_rows
 from jitbench.run import runner
 
 BUDGET_S = 1.0  # of interleaved sampling per group: enough for verdicts on a 64^3 matmul
-MEMORY_RANGE = (32 * 1024, 16 * 2 ** 20)  # a 64^3 float32 program's compiled memory, bytes
+MEMORY_RANGE = (32 * 1024, 16 * 2 ** 20)
+SYNC_FLOOR = 0.5  # a mode whose synced call took under this share of its pipelined one does not
+# wait for its work; the two are measured at different times, and on a busy 2-core host an
+# eager JAX call read synced 0.74x its pipelined time with a working sync  # a 64^3 float32 program's compiled memory, bytes
 
 
 def installed() -> list[str]:
@@ -73,14 +76,7 @@ def _group_checks(fw: str, device: str, rows: list[dict[str, Any]]) -> list[Chec
                      f"A/A control {', '.join(aa) or 'not measured'}",
                      "the machine is noisy right now: identical programs were judged "
                      "different; measure again when it is quiet" if wrong else ""))
-    fast = [r for r in rows if r.get("synced_median_s") and r.get("median_s")
-            and r["synced_median_s"] < 0.8 * r["median_s"]]
-    out.append(Check(f"{where}: sync", "fail" if fast else "ok",
-                     "; ".join(f"{r['mode']}: synced {r['synced_median_s']:.3g} s < pipelined "
-                               f"{r['median_s']:.3g} s" for r in fast) or
-                     "each call synced takes at least as long as a pipelined one",
-                     "the device sync does not wait for the work: times are dispatch only"
-                     if fast else ""))
+    out.append(sync_check(where, rows))
     sizes = {r["mode"]: r["compiled_memory_bytes"] for r in rows
              if r.get("compiled_memory_bytes")}
     if sizes:
@@ -90,3 +86,16 @@ def _group_checks(fw: str, device: str, rows: list[dict[str, Any]]) -> list[Chec
                          "XLA's memory analysis is off for a 64^3 matmul: report it" if off
                          else ""))
     return out
+
+
+def sync_check(where: str, rows: list[dict[str, Any]]) -> Check:
+    """Each mode's synced call against its pipelined one: a sync that does not wait for the
+    work makes the synced call (dispatch only) much the faster (:data:`SYNC_FLOOR`)."""
+    fast = [r for r in rows if r.get("synced_median_s") and r.get("median_s")
+            and r["synced_median_s"] < SYNC_FLOOR * r["median_s"]]
+    return Check(f"{where}: sync", "fail" if fast else "ok",
+                 "; ".join(f"{r['mode']}: synced {r['synced_median_s']:.3g} s < pipelined "
+                           f"{r['median_s']:.3g} s" for r in fast) or
+                 "each call synced takes about as long as a pipelined one or longer",
+                 "the device sync does not wait for the work: times are dispatch only"
+                 if fast else "")
