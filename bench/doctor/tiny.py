@@ -16,10 +16,10 @@ from jitbench.results.files import load_meta, read_rows
 from jitbench.run import runner
 
 BUDGET_S = 1.0  # of interleaved sampling per group: enough for verdicts on a 64^3 matmul
-MEMORY_RANGE = (32 * 1024, 16 * 2 ** 20)
+MEMORY_RANGE = (32 * 1024, 16 * 2 ** 20)  # a 64^3 float32 program's compiled memory, bytes
 SYNC_FLOOR = 0.5  # a mode whose synced call took under this share of its pipelined one does not
-# wait for its work; the two are measured at different times, and on a busy 2-core host an
-# eager JAX call read synced 0.74x its pipelined time with a working sync  # a 64^3 float32 program's compiled memory, bytes
+# wait for its work; the two are measured at different times, so on a busy host a working sync
+# can read somewhat faster than the pipelined calls did
 
 
 def installed() -> list[str]:
