@@ -116,7 +116,8 @@ def test_a_pinned_night_runs_alone_on_one_core(tmp_path):
 
     night = tmp_path / "results" / "n1"
     facts = repeats.measure(night, {SLOW_CASE: {"processes": 2}},
-                            {"process_profile": "stable", "protocol": Protocol(min_time=0.1)},
+                            {"process_profile": "stable",
+                             "protocol": Protocol(min_time=0.1, budget=0.5, block_time=0.1)},
                             budget_s=600.0)
     (again,) = facts["runs"]
     assert Path(again).parent == night / "repeats" and facts["measured"][SLOW_CASE] == 2
