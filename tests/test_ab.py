@@ -248,7 +248,7 @@ def test_the_nightly_measures_a_changed_environments_step_side_by_side(tmp_path)
     """``nightly --confirm-ab``: the alert's case group in the last good night's environment
     and tonight's, alternated; the alert gets the verdict (here a planted 1.5x in tonight's)."""
     from jitbench.define.workload import Filters, expand
-    from jitbench.nightly.night import side_by_side
+    from jitbench.nightly.change import side_by_side
     from jitbench.run.ab import Settings
 
     cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),

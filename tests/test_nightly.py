@@ -66,11 +66,14 @@ def history(tmp_path_factory):
     # the recorded nights ran alone, these beside other tests: their JIT-off times may move
     # together by more than the machine check's 10% (measured: x1.45 under `make test`), and
     # such a night is not judged (test_a_night_on_which_the_machine_moved_is_not_judged)
-    slow = nightly(tmp, "--run-id", "night5", "--machine-check", "off", env=planted)
+    # judged by the history alone (--on-change history): the planted hook is a recorded change,
+    # which by default is decided side by side (tests/test_change_night.py)
+    slow = nightly(tmp, "--run-id", "night5", "--machine-check", "off", "--on-change",
+                   "history", env=planted)
     slow.summary = json.loads((tmp / "reports" / "nightly-summary.json").read_text())
     # the same night analysed again, the decisive suspect re-measured (the slowdown still on)
     again = nightly(tmp, "--no-run", "--recheck-decisive", "--machine-check", "off",
-                    env=planted)
+                    "--on-change", "history", env=planted)
     again.summary = json.loads((tmp / "reports" / "nightly-summary.json").read_text())
     return tmp, quiet, slow, again
 

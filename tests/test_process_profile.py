@@ -70,6 +70,20 @@ def test_a_cpu_night_is_pinned_by_default_a_gpu_night_is_not():
     cpu = expand(Filters(suite=("matmul_relu",), device=("cpu",)))
     gpu = expand(Filters(suite=("matmul_relu",), device=("cpu", "gpu")))
     assert night_profile("auto", cpu) == "stable"
-    assert night_profile("auto", gpu) == "default"
+    assert night_profile("auto", gpu, gpu_present=True) == "default"
+    # the GPU cases of a night on a machine without a GPU are skipped: they do not count
+    assert night_profile("auto", gpu, gpu_present=False) == "stable"
     assert night_profile("default", cpu) == "default"
     assert night_profile("auto", []) is None  # --no-run: the latest night's own profile
+
+
+def test_auto_asks_the_machine_whether_a_gpu_case_will_run(monkeypatch):
+    from jitbench.cli.args import night_profile
+    from jitbench.define.workload import Filters, expand
+    from jitbench.results import meta
+
+    both = expand(Filters(suite=("matmul_relu",)))  # no --device: cpu and gpu cases
+    monkeypatch.setattr(meta, "gpus", lambda: [])
+    assert night_profile("auto", both) == "stable"
+    monkeypatch.setattr(meta, "gpus", lambda: [{"name": "NVIDIA H100", "driver_version": "1"}])
+    assert night_profile("auto", both) == "default"

@@ -262,6 +262,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat-budget", type=positive("--repeat-budget"), default=None,
                    metavar="S", help="seconds the night's further processes may take "
                                      "(default: as long as the night's own run took)")
+    p.add_argument("--on-change", choices=["ab", "history"], default="ab",
+                   help="ab: a night whose software changed since the last good night "
+                        "(framework versions, the interpreter, XLA/TF/JAX and thread "
+                        "variables, a workload's file, jitbench itself, the GPU driver) "
+                        "measures the cases the change can touch in the last good night's "
+                        "environment and tonight's, in alternating fresh processes, and "
+                        "exits 1 when one is slower; a night where nothing changed reports "
+                        "what its history sees as the machine's; history: every night is "
+                        "judged by its history alone (default: ab)")
     p.add_argument("--confirm-ab", action="store_true",
                    help="a confirmed step on a night whose framework versions or XLA/TF "
                         "variables changed is measured in the last good night's environment "
@@ -323,16 +332,25 @@ def add_process_profile(p: argparse.ArgumentParser, night: bool = False) -> None
                       "(default: auto)" if night else " (default: default)"))
 
 
-def night_profile(name: str, cases) -> str | None:
-    """A night's process profile: ``auto`` is ``stable`` when every case runs on the CPU (a
-    night sees a 10% step only without the fresh-process scatter of the default profile,
-    docs/nightly.md), ``default`` otherwise (pinning a GPU night's host to one core is not
-    measured); None without cases (``--no-run``): the latest night's own profile."""
+def night_profile(name: str, cases, gpu_present: bool | None = None) -> str | None:
+    """A night's process profile: ``auto`` is ``stable`` when every case that will run runs
+    on the CPU (a night sees a 10% step only without the fresh-process scatter of the default
+    profile, docs/nightly.md), ``default`` otherwise (a GPU night's host pinned to one core is
+    no quieter and twice as long); None without cases (``--no-run``): the latest night's own
+    profile. GPU cases on a machine without a GPU (``gpu_present``; None: ask nvidia-smi) are
+    skipped, so they do not count."""
     if name != "auto":
         return name
     if not cases:  # ``--no-run``: the latest night's own profile (its rechecks measure so)
         return None
-    return "stable" if all(c.device == "cpu" for c in cases) else "default"
+    if any(c.device != "cpu" for c in cases):
+        if gpu_present is None:
+            from jitbench.results.meta import gpus
+
+            gpu_present = bool(gpus())
+        if gpu_present:
+            return "default"
+    return "stable"
 
 
 def add_scale_out(p: argparse.ArgumentParser) -> None:

@@ -81,10 +81,11 @@ def cmd_nightly(args) -> int:
                      run_id=args.run_id,
                      process_profile=night_profile(args.process_profile, cases),
                      confirm_ab=args.confirm_ab, max_processes=args.max_processes,
-                     repeat_budget=args.repeat_budget)
+                     repeat_budget=args.repeat_budget, on_change=args.on_change)
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
-    for key in ("protocol_note", "machine_note", "waiting_note", "profile_note"):
+    for key in ("protocol_note", "machine_note", "waiting_note", "profile_note",
+                "change_note"):
         if result.get(key):
             print(result[key])
     if result.get("repeats"):

@@ -16,6 +16,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -191,8 +192,18 @@ class Case:
 
 # --------------------------------------------------------------------------- discovery
 
+# {source: path}: a worker loads these workloads from the given files instead (JSON). A night
+# whose workload changed measures the last good night's copy of its file beside tonight's
+# (``jitbench.nightly.change``); the cases keep their own source, so the two arms pair up.
+FILES_VAR = "JITBENCH_WORKLOAD_FILES"
+
+
 def _load_source(source: str):
-    """Import a workload module by dotted name or by ``.py`` file path."""
+    """Import a workload module by dotted name or by ``.py`` file path (or from the file
+    :data:`FILES_VAR` names for it)."""
+    instead = _files_instead().get(source)
+    if instead:
+        source = instead
     if source.endswith(".py"):
         path = Path(source)
         if not path.is_file():
@@ -210,20 +221,39 @@ def _load_source(source: str):
     return importlib.import_module(source)
 
 
+def _files_instead() -> dict[str, str]:
+    text = os.environ.get(FILES_VAR)
+    if not text:
+        return {}
+    try:
+        found = json.loads(text)
+    except ValueError:
+        raise UserError(f"{FILES_VAR}={text!r} is not JSON ({{source: file.py}})") from None
+    if not isinstance(found, dict):
+        raise UserError(f"{FILES_VAR}={text!r} is not a JSON object ({{source: file.py}})")
+    return {str(k): str(v) for k, v in found.items()}
+
+
+def source_file(source: str) -> Path | None:
+    """The file a workload source (dotted module name or ``.py`` path) is defined in; None
+    where it cannot be found."""
+    if source.endswith(".py"):
+        return Path(source)
+    try:
+        found = importlib.util.find_spec(
+            "jitbench." + source if source.startswith(_OLD_SUITES) else source)
+    except (ImportError, ValueError):
+        found = None
+    return Path(found.origin) if found is not None and found.origin else None
+
+
 def source_fingerprints(cases: Sequence["Case"]) -> dict[str, str]:
     """{workload name: a fingerprint of the file it is defined in} for the cases' workloads
     (sha256 of the file, 16 hex digits; None where it cannot be read): the nightly names a
     changed workload beside a step (``jitbench.nightly.night``)."""
     out: dict[str, str] = {}
     for name, source in sorted({(c.workload, c.source) for c in cases if c.source}):
-        path = Path(source) if source.endswith(".py") else None
-        if path is None:
-            try:
-                found = importlib.util.find_spec(
-                    "jitbench." + source if source.startswith(_OLD_SUITES) else source)
-            except (ImportError, ValueError):
-                found = None
-            path = Path(found.origin) if found is not None and found.origin else None
+        path = source_file(source)
         try:
             out[name] = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path else None
         except OSError:

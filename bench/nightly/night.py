@@ -40,6 +40,7 @@ from jitbench.analysis.history import (METRICS, Thresholds, detect_regressions, 
 from jitbench.analysis.machine import machine_speed, machine_state, waiting_nights
 from jitbench.define.workload import Case, group_cases
 from jitbench.errors import UserError
+from jitbench.nightly import change
 from jitbench.nightly import corpus as corpus_mod
 from jitbench.nightly import evaluate
 from jitbench.nightly import repeats as repeats_mod
@@ -248,71 +249,13 @@ def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
         if a != b:
             out["also_changed"].append(f"{key} {a} -> {b}")
     out["also_changed"] += _gpu_changes(old, new, h.df[h.df["run_id"] == latest])
-    out.update(ab_command(old, new, rec))
+    out.update(change.ab_command(old, new, rec))
     speed = machine_speed(h.df, before, latest)
     if speed is not None and abs(math.log(speed["factor"])) > math.log1p(MACHINE_BOUND):
         out["also_changed"].append(
             f"the machine: every JIT-off time x{speed['factor']:.2f} (median of "
             f"{speed['cases']} cases, 10-90%: x{speed['q10']:.2f}-x{speed['q90']:.2f})")
     return out
-
-
-def ab_command(old: dict[str, Any], new: dict[str, Any], rec: dict[str, Any]
-               ) -> dict[str, Any]:
-    """The ``jitbench ab`` command for an alert's series when the software changed between
-    the two nights (``jitbench.analysis.ab.ab_command``)."""
-    from jitbench.analysis.ab import ab_command as command
-
-    if not rec.get("workload"):
-        return {}
-    words = []
-    for flag, key in (("--suite", "workload"), ("--variant", "variant"),
-                      ("--framework", "framework"), ("--device", "device"),
-                      ("--dtype", "dtype")):
-        if rec.get(key):
-            words += [flag, str(rec[key])]
-    cmd = list(new.get("command") or [])
-    if "--size" in cmd[:-1]:
-        words += ["--size", cmd[cmd.index("--size") + 1]]
-    return command(old, new, words)
-
-
-def side_by_side(rec: dict[str, Any], cases: Sequence[Case], out_root: Path,
-                 process_profile: str = "default", on_progress=None, settings=None) -> None:
-    """``jitbench ab`` of an alert's case group between the environments of its ``ab_arms``
-    (:func:`ab_command`; ``jitbench.run.ab``), into ``rec``: ``ab_verdict`` (B, tonight, against A,
-    the last good night), ``ab_ratio`` and its interval, ``ab_run``; nothing when the alert has no
-    command or the old interpreter is gone (``ab_note``)."""
-    import shlex
-
-    from jitbench.report.ab_page import table
-    from jitbench.results.files import load_meta, load_results
-    from jitbench.run import ab
-
-    if not rec.get("ab_arms") or rec.get("ab_note"):
-        return
-    mine = next((c for c in cases if c.case_id == rec.get("case_id")), None)
-    if mine is None:
-        return
-    group = [c for c in cases if c.group_key == mine.group_key]
-    try:
-        arms = (ab.parse_arm("a", rec["ab_arms"][0]), ab.parse_arm("b", rec["ab_arms"][1]))
-        run_dir = ab.run_ab(group, out_root, arms,
-                            settings or ab.Settings(process_profile=process_profile),
-                            on_progress=on_progress, command=shlex.split(rec["ab_command"]))
-    except UserError as exc:  # e.g. the old interpreter cannot run jitbench any more
-        rec["ab_error"] = str(exc)
-        rec["text"] = rec.get("text", "") + f"; side by side not measured: {exc}"
-        return
-    verdicts = table(load_results(run_dir), load_meta(run_dir))
-    row = verdicts[verdicts["case_id"] == mine.case_id].iloc[0]
-    rec.update(ab_run=str(run_dir), ab_verdict=row["verdict"], ab_ratio=float(row["ratio"]),
-               ab_ci_low=float(row["ci_low"]), ab_ci_high=float(row["ci_high"]),
-               ab_pairs=int(row["pairs"]))
-    rec["text"] = rec.get("text", "") + (
-        f"; side by side in both environments ({rec['ab_pairs']} process pairs): tonight's / "
-        f"the last good night's {rec['ab_ratio']:.3f}x [{rec['ab_ci_low']:.3f}, "
-        f"{rec['ab_ci_high']:.3f}]: {rec['ab_verdict']}")
 
 
 def _gpu_changes(old: dict[str, Any], new: dict[str, Any], rows) -> list[str]:
@@ -475,7 +418,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
             on_progress=None, run_id: str | None = None,
             process_profile: str | None = None, confirm_ab: bool = False,
             max_processes: int = repeats_mod.MAX_PROCESSES,
-            repeat_budget: float | None = None) -> dict[str, Any]:
+            repeat_budget: float | None = None, on_change: str = "ab") -> dict[str, Any]:
     """One night: returns the summary (also written as JSON next to the history page).
     ``process_profile``: how its workers (and its rechecks') start
     (``jitbench.run.options.PROCESS_PROFILES``; None: the default, or with ``do_run`` off the
@@ -484,10 +427,12 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     its own scatter needs (``jitbench.nightly.repeats``), within ``repeat_budget`` seconds
     (None: as long as the night's own run took, so a night costs at most about twice one
     run). ``confirm_ab``: a confirmed step on a night whose software changed is measured in both
-    environments side by side (:func:`side_by_side`) where the last good night's interpreter
-    is still there."""
+    environments side by side (``jitbench.nightly.change.side_by_side``) where the last good night's interpreter
+    is still there. ``on_change``: ``ab`` (a night whose software changed since the last good
+    night decides by measuring both environments side by side, ``jitbench.nightly.change``; a
+    night where nothing changed reports what the history sees as the machine's) or
+    ``history`` (every night decided by its history alone)."""
     from jitbench.report import write_report
-    from jitbench.report.history_page import write_history_page
 
     results_root, reports_root = Path(results_root), Path(reports_root)
     thresholds = thresholds or Thresholds()
@@ -507,6 +452,9 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     if not (reports_root / h.order[-1] / "index.html").exists():
         write_report(latest_dir, reports_root / h.order[-1])
     machine = machine_state(h.df, h.metas, h.judged, thresholds.machine)
+    plan = change.plan_for(results_root, h.judged, h.metas) if on_change == "ab" else None
+    if plan is not None and plan.changes and not plan.blocked:
+        return _change_night(h, plan, results_root, reports_root, thresholds, run_kw, machine)
     repeat_facts = None
     if do_run and max_processes > 1:  # repeat where the noise is left
         planned = (repeats_mod.plan(h.points, h.reference, thresholds, max_processes)
@@ -540,7 +488,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     if confirm_ab:
         cases = night_cases(latest_dir)
         for rec in result["confirmed"]:
-            side_by_side(rec, cases, latest_dir / "ab", process_profile, on_progress)
+            change.side_by_side(rec, cases, latest_dir / "ab", process_profile, on_progress)
     result["machine"] = machine
     result["repeats"] = repeat_facts
     result["machine_note"] = None if machine["steady"] else (
@@ -548,6 +496,75 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         f"{len(machine['compared_with'])} nights (more than {100 * machine['bound']:.0f}%, all "
         f"together): no step is judged tonight ({len(result['suspected'])} suspected); a "
         f"real one is still there on the next steady night")
+    result["change"] = None if plan is None else plan.facts()
+    if plan is not None and not plan.changes and result["regression"]:
+        # nothing that can move the code's numbers changed: what the history saw is the
+        # machine's (drift, throttling, a moved baseline), not a software regression
+        result.update(machine_steps=result["confirmed"], confirmed=[], regression=False)
+    result["change_note"] = _change_note(plan, result)
+    _finish(h, results_root, reports_root, thresholds, result)
+    return result
+
+
+def _change_note(plan: change.Plan | None, result: dict[str, Any]) -> str | None:
+    if plan is None:
+        return None
+    if plan.blocked:
+        return (f"changed since the last good night ({plan.reference}): "
+                f"{'; '.join(c.text() for c in plan.changes)}; not measured side by side "
+                f"({plan.blocked}): judged by the history")
+    if plan.changes:
+        return None
+    steps = result.get("machine_steps") or []
+    return (f"nothing changed since the last good night ({plan.reference}): no software "
+            f"regression is possible"
+            + (f"; the history's {len(steps)} step(s) are the machine's: "
+               + ", ".join(f"{r['case_id']} {r['metric']}" for r in steps) if steps else ""))
+
+
+def _change_night(h: History, plan: change.Plan, results_root: Path, reports_root: Path,
+                  thresholds: Thresholds, run_kw: dict[str, Any], machine: dict[str, Any]
+                  ) -> dict[str, Any]:
+    """Tonight's software changed: the touched case groups measured in the last good night's
+    environment and tonight's, side by side (``jitbench.nightly.change.measure``), in place of
+    further processes and rechecks, within the time the night's own run took; the history's
+    steps are shown, the A/B decides."""
+    latest_dir = results_root / h.order[-1]
+    spent = load_meta(latest_dir).get("elapsed_s")
+    facts = change.measure(plan, night_cases(latest_dir), latest_dir, thresholds.steady,
+                           process_profile=run_kw["process_profile"],
+                           time_limit=float(spent) if isinstance(spent, (int, float)) else None,
+                           case_timeout=run_kw["case_timeout"],
+                           on_progress=run_kw["on_progress"])
+    result = summary(h, thresholds, h.tests, h.tests.assign(regression=False), None)
+    result["metrics"]["ab_time"] = ("time per call, tonight's environment over the last good "
+                                    "night's, in fresh process pairs side by side")
+    result.update(confirmed=facts["slower"], regression=bool(facts["slower"]), change=facts,
+                  near=[], machine=machine, repeats=None, machine_note=None, waiting=h.waiting,
+                  waiting_note=None, history_steps=[
+                      f"{r['case_id']} {r['metric']}" for r in result["suspected"]])
+    counts = ", ".join(f"{n} {v}" for v, n in sorted(facts["verdicts"].items()))
+    result["change_note"] = (
+        f"changed since the last good night ({plan.reference}): "
+        f"{'; '.join(facts['changes'])}: {facts['n_touched']} touched cases measured in both "
+        f"environments side by side ({facts.get('rounds') or 0} rounds of fresh process "
+        f"pairs): {counts or 'nothing measured'}")
+    _finish(h, results_root, reports_root, thresholds, result)
+    return result
+
+
+def _finish(h: History, results_root: Path, reports_root: Path, thresholds: Thresholds,
+            result: dict[str, Any]) -> None:
+    """What every night's summary ends with, the history page and the summary's files."""
+    from jitbench.report.history_page import write_history_page
+
+    latest_dir = results_root / h.order[-1]
+    # the environment the next night is measured against: tonight's unless it regressed (a CI
+    # job upgrades the other of two environments, examples/nightly-gpu.yml)
+    good = h.order[-1] if not result["regression"] else change.last_good(results_root,
+                                                                         h.judged)
+    result["last_good"] = None if good is None else {
+        "run": good, "python": (h.metas[good].get("machine") or {}).get("executable")}
     result["waiting"] = h.waiting
     result.update(profile_facts(h.metas[h.order[-1]]))
     them = "it" if len(h.waiting) == 1 else "them"
@@ -561,4 +578,3 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     text = json.dumps(result, indent=2, default=str)
     (reports_root / SUMMARY_NAME).write_text(text)
     (latest_dir / SUMMARY_NAME).write_text(text)
-    return result

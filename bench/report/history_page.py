@@ -164,6 +164,25 @@ def _extra_seconds(run_dir: Path, folder: str) -> float | None:
     return total
 
 
+def _change_verdict(run_dir: Path) -> str | None:
+    """A change night's line in the runs table: what changed, and the A/B's verdicts (from
+    the night's own summary); None on a night nothing changed or not measured side by side."""
+    import json
+
+    try:
+        said = json.loads((run_dir / "nightly-summary.json").read_text())
+    except (OSError, ValueError):
+        return None
+    change = said.get("change") or {}
+    if not change.get("changes"):
+        return None
+    verdicts = ", ".join(f"{n} {v}" for v, n in sorted((change.get("verdicts") or {}).items()))
+    return "; ".join(change["changes"]) + (
+        f": side by side, {verdicts}" if change.get("run") else
+        f": not measured side by side ({change.get('blocked')})" if change.get("blocked")
+        else "")
+
+
 def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Path:
     """``h``: jitbench.nightly.night.History; ``summary``: what nightly-summary.json holds."""
     from jitbench.report.html import precisions, template_environment
@@ -184,6 +203,7 @@ def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Pa
                      "machine": (machine_speed(h.df, before[run_id], run_id)
                                  if run_id in before else None),
                      "compared": run_id in h.judged,
+                     "change": _change_verdict(Path(results_root) / run_id),
                      "n_rows": len(g), "n_ok": int((g["status"] == "ok").sum()),
                      "link": os.path.relpath(page, reports_root) if page.exists() else None})
     html = template_environment().get_template("history.html.j2").render(

@@ -22,6 +22,9 @@ from jitbench import launch
 from jitbench.protocol import gpu_state
 
 ENV_PREFIXES = ("TF_", "XLA_", "JAX_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "NVIDIA_")
+# the test hook that plants a slowdown (jitbench.run.worker): part of what a night ran with, so a
+# planted night is a change night, as a real one is
+ENV_NAMES = ("JITBENCH_TEST_SLOWDOWN",)
 
 
 def cpu_model() -> str:
@@ -51,6 +54,15 @@ def git_commit() -> str | None:
     if out is None or dirty is None or out.returncode != 0:
         return None
     return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def jitbench_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("jitbench")
+    except PackageNotFoundError:
+        return None
 
 
 def gpus() -> list[dict[str, str]]:
@@ -87,8 +99,10 @@ def collect(run_id: str, command: Sequence[str], protocol, n_cases: int) -> dict
                     # the GPU's clocks, temperature and power as the run began and ended
                     # (jitbench.protocol.gpu_state; None without a readable GPU)
                     "gpu_state_start": gpu_state.read(), "gpu_state_end": None},
-        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
+        "env": {k: v for k, v in sorted(os.environ.items())
+                if k.startswith(ENV_PREFIXES) or k in ENV_NAMES},
         "git_commit": git_commit(),
+        "jitbench_version": jitbench_version(),
         "frameworks": {},
         "devices": [],
         "workers": [],

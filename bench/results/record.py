@@ -76,6 +76,8 @@ class RunRecord:
         record._meta["devices_measured"] = sorted({c.device for c in cases})
         # what each workload's file was (the nightly names one that changed beside a step)
         record._meta["workload_sources"] = source_fingerprints(cases)
+        # and a copy of each file, so it can be run as it was once it has changed
+        record._meta["workload_files"] = run_folder.keep_sources(record.run_dir, cases)
         run_folder.write_cases(record.run_dir, cases)
         record._write()
         return record

@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from jitbench.define.workload import Case
+from jitbench.define.workload import Case, source_file
 from jitbench.errors import DataWarning, UserError
 from jitbench.results.files import load_meta, read_rows
 from jitbench.results.row import SCHEMA_VERSION
@@ -75,6 +75,30 @@ def write_cases(run_dir: Path, cases: Sequence[Case]) -> None:
     tmp.write_text(json.dumps({"schema_version": SCHEMA_VERSION,
                                "cases": [c.to_dict() for c in cases]}, indent=1))
     os.replace(tmp, run_dir / CASES_FILE)
+
+
+SOURCES = "sources"  # a copy of each workload's file as the run measured it
+
+
+def keep_sources(run_dir: Path, cases: Sequence[Case]) -> dict[str, str]:
+    """Copy the file each of the cases' workloads is defined in to ``run_dir/sources/``, so the
+    run's workloads can be measured again as they were after their files changed (a night's
+    A/B against the last good night, ``jitbench.nightly.change``); {source: the copy's path
+    relative to ``run_dir``}, leaving out a source whose file cannot be read."""
+    out: dict[str, str] = {}
+    for name, source in sorted({(c.workload, c.source) for c in cases if c.source}):
+        path = source_file(source)
+        try:
+            text = path.read_bytes() if path else None
+        except OSError:
+            text = None
+        if text is None:
+            continue
+        rel = f"{SOURCES}/{name}.py"
+        (run_dir / SOURCES).mkdir(exist_ok=True)
+        (run_dir / rel).write_bytes(text)
+        out[source] = rel
+    return out
 
 
 def load_run(run_dir: Path | str, quiet: bool = False

@@ -167,6 +167,7 @@ class Settings:
     tolerance: float = 0.05  # the "same" band
     confidence: float = 0.95
     time_limit: float | None = None  # seconds; no new round starts that would pass it
+    min_pairs: int = 0  # ... unless fewer rounds than this are done
     budget: float = PROTOCOL.budget  # seconds of interleaved sampling per group and process
     # how both arms' workers start (jitbench.run.options.PROCESS_PROFILES): "stable" pins them
     # to one core, where most of the scatter between fresh processes goes
@@ -194,8 +195,11 @@ def verdicts(rows: Sequence[dict[str, Any]], settings: Settings, final: bool):
 def run_ab(cases: Sequence[Case], out_root: Path | str, arms: tuple[Arm, Arm],
            settings: Settings = Settings(), *, case_timeout: float = 1800.0,
            run_id: str | None = None, command: Sequence[str] | None = None,
-           on_progress: Callable[[Progress], None] | None = None) -> Path:
-    """Measure ``cases`` in both arms (module docstring); return the run folder."""
+           on_progress: Callable[[Progress], None] | None = None,
+           watch: set[str] | None = None) -> Path:
+    """Measure ``cases`` in both arms (module docstring); return the run folder. ``watch``:
+    the case ids whose verdicts decide whether a group needs more pairs (None: every case;
+    the others of a group are measured beside them, as their neighbours)."""
     if not cases:
         raise UserError("no cases match these filters (see `jitbench list`)")
     settings = settings.check()
@@ -210,7 +214,7 @@ def run_ab(cases: Sequence[Case], out_root: Path | str, arms: tuple[Arm, Arm],
                    "rounds": 0, "counts": {}}}
     with RunRecord.create(run_dir, run_dir.name, command or sys.argv, settings.protocol,
                           cases, meta) as record:
-        _rounds(record, list(cases), arms, settings, options, [], 0, on_progress)
+        _rounds(record, list(cases), arms, settings, options, [], 0, on_progress, watch)
     return run_dir
 
 
@@ -237,7 +241,8 @@ def resume_ab(run_dir: Path | str, *, command: Sequence[str] | None = None,
 
 def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], settings: Settings,
             options: RunOptions, rows: list[dict[str, Any]], first: int,
-            on_progress: Callable[[Progress], None] | None) -> None:
+            on_progress: Callable[[Progress], None] | None,
+            watch: set[str] | None = None) -> None:
     """Rounds ``first``, ``first + 1``, ... until every case is decided, ``max_pairs`` or the
     time limit; ``rows``: those written so far, and every row written here joins them."""
     groups = group_cases(cases)
@@ -249,14 +254,14 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
         if on_progress:
             on_progress(Progress(len(rows), total, text, time.monotonic() - started))
 
-    pending = _pending(groups, verdicts(rows, settings, final=False), first)
+    pending = _pending(groups, verdicts(rows, settings, final=False), first, watch)
     try:
         with stopper, record.writing():
             try:
                 rnd = first
                 while pending and rnd < settings.max_pairs:
-                    if (settings.time_limit and rnd > first and
-                            time.monotonic() - started + round_s > settings.time_limit):
+                    if (settings.time_limit and rnd > first and rnd >= settings.min_pairs
+                            and time.monotonic() - started + round_s > settings.time_limit):
                         say(f"time limit: round {rnd + 1} would pass {settings.time_limit:g} s")
                         break
                     t0 = time.monotonic()
@@ -265,7 +270,7 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
                     rnd += 1
                     round_s = time.monotonic() - t0
                     table = verdicts(rows, settings, final=False)
-                    pending = _pending(groups, table, rnd)
+                    pending = _pending(groups, table, rnd, watch)
                     record.set_ab(rounds=rnd, counts=ab_analysis.counts(table))
                 status = "complete"
             except KeyboardInterrupt as exc:
@@ -315,13 +320,15 @@ def _measure_arm(record: RunRecord, options: RunOptions, stopper: StopOnSignals,
         loop.close(kill=True, everyone=True)
 
 
-def _pending(groups: list[list[Case]], table, rounds_done: int) -> list[list[Case]]:
-    """The groups with a case not yet decided in ``table`` (:func:`verdicts`, not final), or
-    not measured yet. A case that no process of either arm measured ``ok`` in two rounds is
-    not waited on (its rows say why)."""
+def _pending(groups: list[list[Case]], table, rounds_done: int,
+             watch: set[str] | None = None) -> list[list[Case]]:
+    """The groups with a case (of ``watch``, where given) not yet decided in ``table``
+    (:func:`verdicts`, not final), or not measured yet. A case that no process of either arm
+    measured ``ok`` in two rounds is not waited on (its rows say why)."""
     seen = set(table["case_id"])
     waiting = set(table.loc[table["verdict"] == "open", "case_id"])
     if rounds_done >= 2:
         waiting -= set(table.loc[table["pairs"] == 0, "case_id"])
     return [g for g in groups
-            if any(c.case_id in waiting or c.case_id not in seen for c in g)]
+            if any(c.case_id in waiting or c.case_id not in seen for c in g
+                   if watch is None or c.case_id in watch)]

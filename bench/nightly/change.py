@@ -1,0 +1,347 @@
+"""A night whose software changed decides by measuring the change: the last good night's
+environment (A) beside tonight's (B), in alternating fresh processes the same night
+(``jitbench.run.ab``), so the host state every process of tonight shares cancels inside each
+pair. The history of nights cannot see a step smaller than that state's scatter; a software
+regression only ever arrives with a change, so this is where it is decided.
+
+- :func:`what_changed`: everything two nights' records say can move their numbers (framework
+  versions, the interpreter, the XLA/TF/JAX and thread variables and the test hook, each
+  workload's file, jitbench itself, the GPUs and their driver), each with the cases it can
+  touch (:meth:`Change.touches`): a workload's file touches that workload, a framework's
+  version or ``TF_``/``JAX_`` variables that framework, the rest every case.
+- :func:`last_good`: the latest earlier night of the same history whose summary did not confirm
+  a regression (a regressed night is no reference: the next night is measured against the
+  night before it again, until the step is gone).
+- :func:`arms`: the two environments as ``jitbench ab`` arms: A runs the last good night's
+  interpreter where the packages changed, its values of every changed variable, and the copy
+  of a changed workload's file that night kept (``jitbench.results.run_folder.keep_sources``,
+  loaded through ``JITBENCH_WORKLOAD_FILES``); a change that cannot be run again (packages
+  upgraded in place, jitbench itself changed in the same interpreter, no copy of the old file)
+  says so and leaves the night to the history.
+- :func:`measure`: the touched case groups A/B, pairs added while a verdict is open, within a
+  time limit; the alert is a touched case B measures ``slower`` than A (its interval above
+  1.00x, the error rate shared out over the touched cases).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from jitbench.define.workload import FILES_VAR, Case, group_cases
+from jitbench.errors import UserError
+from jitbench.results.files import load_meta
+
+# which framework's cases a package or a variable can touch (None: every case)
+_PACKAGE_FRAMEWORK = {"tensorflow": "tf", "tf_cuda_version": "tf", "tf_cudnn_version": "tf",
+                      "jax": "jax", "jaxlib": "jax"}
+_VARIABLE_FRAMEWORK = (("TF_", "tf"), ("JAX_", "jax"))
+HOOK = "JITBENCH_TEST_SLOWDOWN"  # '<case id glob>=<amount>' (jitbench.run.worker)
+FOLDER = "change"  # under the night's run folder: the A/B run
+SUMMARY_NAME = "nightly-summary.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """One thing that differs between the last good night (``was``) and tonight (``now``)."""
+
+    kind: str  # package | variable | workload | jitbench | python | gpu
+    name: str
+    was: Any
+    now: Any
+    framework: str | None = None  # the only framework it touches
+    workload: str | None = None  # the only workload it touches
+    device: str | None = None  # the only device it touches
+    case_globs: tuple[str, ...] = ()  # the only cases it touches (the test hook)
+
+    def touches(self, case: Case) -> bool:
+        if self.framework and case.framework != self.framework:
+            return False
+        if self.workload and case.workload != self.workload:
+            return False
+        if self.device and case.device != self.device:
+            return False
+        return not self.case_globs or any(fnmatch.fnmatch(case.case_id, g)
+                                          for g in self.case_globs)
+
+    def text(self) -> str:
+        return f"{self.kind} {self.name}: {_show(self.was)} -> {_show(self.now)}"
+
+
+def _show(v: Any) -> str:
+    return "(unset)" if v is None else repr(v) if isinstance(v, str) and v == "" else str(v)
+
+
+def _hook_globs(*values: str | None) -> tuple[str, ...]:
+    return tuple(v.rpartition("=")[0] for v in values if v and "=" in v)
+
+
+def what_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """What differs between two runs' metas that can move their numbers. A fact one of them
+    does not record (an older jitbench, a framework whose worker did not run) is not a
+    change."""
+    out: list[Change] = []
+    fa, fb = old.get("frameworks") or {}, new.get("frameworks") or {}
+    for name in sorted(set(fa) & set(fb)):
+        if fa[name] != fb[name]:
+            out.append(Change("package", name, fa[name], fb[name],
+                              framework=_PACKAGE_FRAMEWORK.get(name)))
+    ea, eb = old.get("env") or {}, new.get("env") or {}
+    for name in sorted(set(ea) | set(eb)):
+        if ea.get(name) == eb.get(name):
+            continue
+        if name == HOOK:
+            out.append(Change("variable", name, ea.get(name), eb.get(name),
+                              case_globs=_hook_globs(ea.get(name), eb.get(name))))
+            continue
+        fw = next((f for prefix, f in _VARIABLE_FRAMEWORK if name.startswith(prefix)), None)
+        out.append(Change("variable", name, ea.get(name), eb.get(name), framework=fw))
+    wa, wb = old.get("workload_sources") or {}, new.get("workload_sources") or {}
+    for name in sorted(set(wa) & set(wb)):
+        if wa[name] and wb[name] and wa[name] != wb[name]:
+            out.append(Change("workload", name, wa[name], wb[name], workload=name))
+    for key in ("jitbench_version", "git_commit"):
+        if old.get(key) and new.get(key) and old[key] != new[key]:
+            out.append(Change("jitbench", key, old[key], new[key]))
+    ma, mb = old.get("machine") or {}, new.get("machine") or {}
+    if ma.get("python") and mb.get("python") and ma["python"] != mb["python"]:
+        out.append(Change("python", "version", ma["python"], mb["python"]))
+    ga = [(g.get("name"), g.get("driver_version")) for g in ma.get("gpus") or []]
+    gb = [(g.get("name"), g.get("driver_version")) for g in mb.get("gpus") or []]
+    if ga and gb and ga != gb:
+        out.append(Change("gpu", "GPUs and driver", ga, gb, device="gpu"))
+    return out
+
+
+def touched(cases: Sequence[Case], changes: Sequence[Change]) -> tuple[list[Case], set[str]]:
+    """(every case of the case groups a change touches, in the night's order; the touched
+    case ids): a group is measured whole, so its modes interleave as they did that night."""
+    ids = {c.case_id for c in cases if any(ch.touches(c) for ch in changes)}
+    groups = [g for g in group_cases(cases) if any(c.case_id in ids for c in g)]
+    return [c for g in groups for c in g], ids
+
+
+def last_good(results_root: Path, judged: Sequence[str]) -> str | None:
+    """The latest night before tonight (``judged[-1]``) among ``judged`` that completed and
+    whose summary confirmed no regression (a night with no summary yet counts as good)."""
+    for run_id in reversed(list(judged[:-1])):
+        run_dir = Path(results_root) / run_id
+        if (load_meta(run_dir).get("status") or "complete") not in ("complete",):
+            continue
+        summary = run_dir / SUMMARY_NAME
+        try:
+            said = json.loads(summary.read_text()) if summary.is_file() else {}
+        except (OSError, ValueError):
+            said = {}
+        if not said.get("regression"):
+            return run_id
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What a change night measures: the two arms, or why it cannot (``blocked``)."""
+
+    reference: str  # the last good night's run id
+    changes: tuple[Change, ...]
+    arm_a: Any = None  # jitbench.run.ab.Arm
+    arm_b: Any = None
+    blocked: str | None = None
+
+    def facts(self) -> dict[str, Any]:
+        return {"reference": self.reference, "changes": [c.text() for c in self.changes],
+                "arm_a": self.arm_a.describe() if self.arm_a else None,
+                "arm_b": self.arm_b.describe() if self.arm_b else None,
+                "blocked": self.blocked}
+
+
+def arms(old_dir: Path, old: dict[str, Any], new: dict[str, Any],
+         changes: Sequence[Change]) -> Plan:
+    """The last good night (``old_dir``, its meta ``old``) and tonight as ``jitbench ab`` arms
+    (module docstring), or the reason the old environment cannot run again."""
+    from jitbench.run.ab import Arm
+
+    reference = old.get("run_id") or Path(old_dir).name
+    plan = Plan(reference, tuple(changes))
+    exe_a = (old.get("machine") or {}).get("executable")
+    exe_b = (new.get("machine") or {}).get("executable") or sys.executable
+    software = [c for c in changes if c.kind in ("package", "python", "jitbench")]
+    python = None
+    if software:
+        same = not exe_a or Path(exe_a).absolute() == Path(exe_b).absolute()
+        if same or not Path(exe_a).is_file():
+            what = ", ".join(c.text() for c in software)
+            return dataclasses.replace(plan, blocked=(
+                f"{what}: the last good night's interpreter "
+                + ("was changed in place" if same else f"{exe_a} is gone")
+                + " so it cannot run again; keep it in an environment of its own "
+                  "(docs/nightly.md, 'Two environments in turn')"))
+        python = exe_a
+    env_a: dict[str, str] = {}
+    env_b: dict[str, str] = {}
+    for c in changes:
+        if c.kind == "variable":
+            env_a[c.name], env_b[c.name] = c.was or "", c.now or ""
+    files = old.get("workload_files") or {}
+    old_files = {}
+    for c in changes:
+        if c.kind != "workload":
+            continue
+        source = next((s for s, rel in files.items() if Path(rel).stem == c.name), None)
+        if source is None or not (Path(old_dir) / files[source]).is_file():
+            return dataclasses.replace(plan, blocked=(
+                f"the source of workload {c.name} changed and the last good night "
+                f"({reference}) kept no copy of its file"))
+        old_files[source] = str((Path(old_dir) / files[source]).absolute())
+    if old_files:
+        env_a[FILES_VAR] = json.dumps(old_files, sort_keys=True)
+    return dataclasses.replace(plan, arm_a=Arm("a", python, tuple(sorted(env_a.items()))),
+                               arm_b=Arm("b", None, tuple(sorted(env_b.items()))))
+
+
+# a touched case is called slower when its interval of time B / A lies above 1.00x at this
+# confidence, shared out over the touched cases (Bonferroni): one alert a night at most 5%
+FAMILY_CONFIDENCE = 0.95
+MAX_PAIRS = 12
+# pairs measured whatever the time limit: the first look of the sequential verdict
+# (``jitbench.analysis.ab.LOOK_PAIRS``) and the fewest a signed-rank test can decide at 5%
+MIN_PAIRS = 6
+TOLERANCE = 0.02  # ``same``: the interval inside 1/1.02 .. 1.02 (a decided case stops)
+
+
+def settings(n_touched: int, process_profile: str, time_limit: float | None):
+    from jitbench.run import ab
+
+    confidence = 1.0 - (1.0 - FAMILY_CONFIDENCE) / max(1, n_touched)
+    return ab.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE, confidence=confidence,
+                       time_limit=time_limit, min_pairs=MIN_PAIRS,
+                       process_profile=process_profile)
+
+
+def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float, *,
+            process_profile: str, time_limit: float | None, case_timeout: float = 1800.0,
+            on_progress: Callable | None = None) -> dict[str, Any]:
+    """The A/B of the touched case groups (``plan``'s arms) under ``night_dir/change/``; the
+    facts for the summary, ``slower``: a record per touched case B measured slower, each
+    with its ratio, interval, pairs and a sentence (``text``) that names the change."""
+    from jitbench.report.ab_page import table
+    from jitbench.results.files import load_results
+    from jitbench.run import ab
+
+    again, ids = touched(cases, plan.changes)
+    facts = {**plan.facts(), "n_cases": len(again), "n_touched": len(ids), "slower": [],
+             "verdicts": {}, "run": None}
+    if not again:
+        return facts
+    chosen = settings(len(ids), process_profile, time_limit)
+    run_dir = ab.run_ab(again, night_dir / FOLDER, (plan.arm_a, plan.arm_b), chosen,
+                        case_timeout=case_timeout, on_progress=on_progress,
+                        command=["jitbench", "nightly", "(change night)"], watch=ids)
+    meta = load_meta(run_dir)
+    rows = table(load_results(run_dir), meta)
+    changed = "; ".join(c.text() for c in plan.changes)
+    verdicts = {}
+    for r in rows.to_dict("records"):
+        if r["case_id"] not in ids:
+            continue
+        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
+        if r["verdict"] != "slower":
+            continue
+        ratio, lo, hi = (float(r[k]) for k in ("ratio", "ci_low", "ci_high"))
+        clears = lo >= 1 + threshold
+        facts["slower"].append({
+            "case_id": r["case_id"], "metric": "ab_time", "workload": r["workload"],
+            "framework": r["framework"], "mode": r["mode"], "ratio": ratio, "low": lo,
+            "high": hi, "pairs": int(r["pairs"]), "clears_threshold": clears,
+            # the history table's columns: A is the reference, B tonight
+            "reference": 1.0, "latest": ratio, "change": ratio - 1, "noise": None,
+            "q_value": None,
+            "text": (f"tonight's environment / the last good night's ({plan.reference}), "
+                     f"measured side by side in {int(r['pairs'])} fresh process pairs: "
+                     f"{ratio:.3f}x [{lo:.3f}, {hi:.3f}] ({100 * (ratio - 1):+.1f}%"
+                     + (f", beyond the {100 * threshold:.0f}% threshold" if clears else
+                        f", within the {100 * threshold:.0f}% threshold") + "); what changed: "
+                     + changed)})
+    facts.update(run=str(run_dir), verdicts=verdicts, rounds=(meta.get("ab") or {}).get(
+        "rounds"), elapsed_s=meta.get("elapsed_s"), confidence=chosen.confidence,
+        tolerance=chosen.tolerance, max_pairs=chosen.max_pairs)
+    return facts
+
+
+def plan_for(results_root: Path, judged: Sequence[str], metas: dict[str, dict[str, Any]]
+             ) -> Plan | None:
+    """Tonight's (``judged[-1]``) plan against the last good night; None when there is no
+    earlier night or nothing changed."""
+    if len(judged) < 2:
+        return None
+    good = last_good(results_root, judged)
+    if good is None:
+        return None
+    changes = what_changed(metas[good], metas[judged[-1]])
+    if not changes:
+        return None
+    return arms(Path(results_root) / good, metas[good], metas[judged[-1]], changes)
+
+
+# ------------------------------------------------ --confirm-ab: an alert's group, side by side
+
+def ab_command(old: dict[str, Any], new: dict[str, Any], rec: dict[str, Any]
+               ) -> dict[str, Any]:
+    """The ``jitbench ab`` command for an alert's series when the software changed between
+    the two nights (``jitbench.analysis.ab.ab_command``)."""
+    from jitbench.analysis.ab import ab_command as command
+
+    if not rec.get("workload"):
+        return {}
+    words = []
+    for flag, key in (("--suite", "workload"), ("--variant", "variant"),
+                      ("--framework", "framework"), ("--device", "device"),
+                      ("--dtype", "dtype")):
+        if rec.get(key):
+            words += [flag, str(rec[key])]
+    cmd = list(new.get("command") or [])
+    if "--size" in cmd[:-1]:
+        words += ["--size", cmd[cmd.index("--size") + 1]]
+    return command(old, new, words)
+
+
+def side_by_side(rec: dict[str, Any], cases: Sequence[Case], out_root: Path,
+                 process_profile: str = "default", on_progress=None, settings=None) -> None:
+    """``jitbench ab`` of an alert's case group between the environments of its ``ab_arms``
+    (:func:`ab_command`; ``jitbench.run.ab``), into ``rec``: ``ab_verdict`` (B, tonight, against A,
+    the last good night), ``ab_ratio`` and its interval, ``ab_run``; nothing when the alert has no
+    command or the old interpreter is gone (``ab_note``)."""
+    import shlex
+
+    from jitbench.report.ab_page import table
+    from jitbench.results.files import load_results
+    from jitbench.run import ab
+
+    if not rec.get("ab_arms") or rec.get("ab_note"):
+        return
+    mine = next((c for c in cases if c.case_id == rec.get("case_id")), None)
+    if mine is None:
+        return
+    group = [c for c in cases if c.group_key == mine.group_key]
+    try:
+        arms = (ab.parse_arm("a", rec["ab_arms"][0]), ab.parse_arm("b", rec["ab_arms"][1]))
+        run_dir = ab.run_ab(group, out_root, arms,
+                            settings or ab.Settings(process_profile=process_profile),
+                            on_progress=on_progress, command=shlex.split(rec["ab_command"]))
+    except UserError as exc:  # e.g. the old interpreter cannot run jitbench any more
+        rec["ab_error"] = str(exc)
+        rec["text"] = rec.get("text", "") + f"; side by side not measured: {exc}"
+        return
+    verdicts = table(load_results(run_dir), load_meta(run_dir))
+    row = verdicts[verdicts["case_id"] == mine.case_id].iloc[0]
+    rec.update(ab_run=str(run_dir), ab_verdict=row["verdict"], ab_ratio=float(row["ratio"]),
+               ab_ci_low=float(row["ci_low"]), ab_ci_high=float(row["ci_high"]),
+               ab_pairs=int(row["pairs"]))
+    rec["text"] = rec.get("text", "") + (
+        f"; side by side in both environments ({rec['ab_pairs']} process pairs): tonight's / "
+        f"the last good night's {rec['ab_ratio']:.3f}x [{rec['ab_ci_low']:.3f}, "
+        f"{rec['ab_ci_high']:.3f}]: {rec['ab_verdict']}")

@@ -1,0 +1,157 @@
+"""A night whose software changed decides by A/B (jitbench.nightly.change): what changed between
+two nights' records and which cases it touches, the two environments as arms, and end to end a
+night whose workload file changed measuring the last good night's copy of the file beside
+tonight's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jitbench.analysis.ab import LOOK_PAIRS
+from jitbench.define.workload import FILES_VAR, Case
+from jitbench.nightly import change
+
+WORKLOAD = Path(__file__).parent / "workloads" / "nightly_small.py"
+
+
+def _case(workload="mmd", framework="jax", mode="jit", device="cpu", size="n512"):
+    return Case(workload, "default", size, "{}", "float32", framework, device, mode)
+
+
+def _meta(**over):
+    meta = {"run_id": "n1", "frameworks": {"jax": "0.4.30", "jaxlib": "0.4.30",
+                                           "tensorflow": "2.16.1"},
+            "env": {"XLA_FLAGS": "--a"}, "workload_sources": {"mmd": "aa", "rnn": "bb"},
+            "git_commit": "c1", "jitbench_version": "0.1.0",
+            "machine": {"python": "3.11.7", "executable": sys.executable, "gpus": []},
+            "workload_files": {"jitbench.suites.mmd": "sources/mmd.py"}}
+    for key, value in over.items():
+        meta[key] = {**meta[key], **value} if isinstance(value, dict) else value
+    return meta
+
+
+@pytest.mark.unit
+def test_nothing_changed_is_no_change_and_a_fact_one_night_lacks_is_none():
+    assert change.what_changed(_meta(), _meta()) == []
+    older = _meta()
+    del older["jitbench_version"], older["workload_sources"]["rnn"]
+    older["frameworks"].pop("tensorflow")  # its worker did not run that night
+    assert change.what_changed(older, _meta()) == []
+
+
+@pytest.mark.unit
+def test_each_change_touches_the_cases_it_can_move():
+    tf, jax_mmd, jax_rnn = _case(framework="tf", mode="xla"), _case(), _case(workload="rnn")
+    eager = _case(mode="eager")
+
+    def touched_by(**over):
+        (one,) = change.what_changed(_meta(), _meta(**over))
+        return one, [c for c in (tf, jax_mmd, jax_rnn, eager) if one.touches(c)]
+
+    one, hit = touched_by(frameworks={"jaxlib": "0.4.31"})
+    assert one.kind == "package" and hit == [jax_mmd, jax_rnn, eager]
+    one, hit = touched_by(env={"TF_XLA_FLAGS": "--tf_xla_auto_jit=2"})
+    assert one.was is None and hit == [tf]
+    one, hit = touched_by(env={"XLA_FLAGS": "--b"})  # XLA's flags: both frameworks
+    assert hit == [tf, jax_mmd, jax_rnn, eager]
+    one, hit = touched_by(workload_sources={"rnn": "cc"})
+    assert one.kind == "workload" and hit == [jax_rnn]
+    # the test hook is a change like any other, and touches the cases its glob names
+    one, hit = touched_by(env={change.HOOK: f"{jax_mmd.case_id}=x1.1"})
+    assert hit == [jax_mmd]
+    one, hit = touched_by(git_commit="c2")
+    assert one.kind == "jitbench" and len(hit) == 4
+    assert "c1 -> c2" in one.text()
+
+
+@pytest.mark.unit
+def test_the_arms_give_a_its_old_values_and_files_and_say_what_cannot_run_again(tmp_path):
+    old_dir = tmp_path / "n1"
+    (old_dir / "sources").mkdir(parents=True)
+    (old_dir / "sources" / "mmd.py").write_text("# the old file\n")
+    new = _meta(env={"XLA_FLAGS": "--b"}, workload_sources={"mmd": "zz"})
+    plan = change.arms(old_dir, _meta(), new, change.what_changed(_meta(), new))
+    assert plan.blocked is None and plan.arm_a.python is None
+    a, b = plan.arm_a.env_dict, plan.arm_b.env_dict
+    assert a["XLA_FLAGS"] == "--a" and b["XLA_FLAGS"] == "--b" and FILES_VAR not in b
+    assert json.loads(a[FILES_VAR]) == {
+        "jitbench.suites.mmd": str((old_dir / "sources" / "mmd.py").absolute())}
+    # a package upgraded in the interpreter the last good night ran: it cannot run again
+    new = _meta(frameworks={"jax": "0.5.0"})
+    plan = change.arms(old_dir, _meta(), new, change.what_changed(_meta(), new))
+    assert plan.arm_a is None and "changed in place" in plan.blocked
+    # a changed workload whose old file was not kept
+    bare = _meta(workload_files={})
+    bare["workload_files"] = {}
+    new = _meta(workload_sources={"mmd": "zz"})
+    plan = change.arms(old_dir, bare, new, change.what_changed(bare, new))
+    assert "kept no copy" in plan.blocked
+
+
+@pytest.mark.unit
+def test_the_last_good_night_skips_a_night_that_regressed(tmp_path):
+    for run_id, regressed in (("n1", False), ("n2", True), ("n3", False)):
+        (tmp_path / run_id).mkdir()
+        (tmp_path / run_id / "meta.json").write_text(json.dumps({"status": "complete"}))
+        (tmp_path / run_id / change.SUMMARY_NAME).write_text(
+            json.dumps({"regression": regressed}))
+    assert change.last_good(tmp_path, ["n1", "n2", "n3"]) == "n1"
+    assert change.last_good(tmp_path, ["n1", "n2"]) == "n1"
+    assert change.last_good(tmp_path, ["n1"]) is None
+
+
+def _night(tmp_path, suite_file, run_id, *extra):
+    cmd = [sys.executable, "-m", "jitbench", "nightly", "--results", str(tmp_path / "results"),
+           "--reports", str(tmp_path / "reports"), "--suite-file", str(suite_file),
+           "--suite", "nightly_small", "--framework", "jax", "--mode", "jit",
+           "--device", "cpu", "--size", "quick", "--min-time", "0.1", "--run-id", run_id,
+           *extra]
+    env = {**os.environ, "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false"}
+    env.pop(change.HOOK, None)
+    return subprocess.run(cmd, check=False, capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
+def test_a_night_whose_workload_changed_measures_the_old_file_beside_the_new(tmp_path):
+    """Night n1 measures the workload (one case: n128, jit); its file then changes so that the
+    function does its work three times; night n2 is a change night: the A/B runs n1's kept
+    copy of the file in arm A and tonight's in arm B, and calls the case slower, naming the
+    file's change."""
+    original = WORKLOAD.read_text().replace("for n in (128, 256)", "for n in (128,)")
+    suite = tmp_path / "nightly_small.py"
+    suite.write_text(original)
+    first = _night(tmp_path, suite, "n1")
+    assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+    kept = tmp_path / "results" / "n1" / "sources" / "nightly_small.py"
+    assert kept.read_text() == original
+    suite.write_text(original.replace(
+        "    return [lambda x, w: jnp.tanh(x @ w) + x]",
+        "    return [lambda x, w: jnp.tanh(jnp.tanh(jnp.tanh(x @ w) @ w) @ w) * 0 "
+        "+ jnp.tanh(x @ w) + x]"))
+    second = _night(tmp_path, suite, "n2")
+    assert second.returncode == 1, second.stdout + second.stderr[-3000:]
+    slow = "nightly_small-default-jax-jit-cpu-float32-n128"
+    assert f"REGRESSION {slow} ab_time" in second.stdout
+    summary = json.loads((tmp_path / "reports" / "nightly-summary.json").read_text())
+    facts = summary["change"]
+    assert facts["reference"] == "n1" and facts["changes"][0].startswith("workload nightly_small")
+    (rec,) = summary["confirmed"]
+    assert rec["case_id"] == slow and rec["low"] > 1.0
+    assert "workload nightly_small" in rec["text"]
+    # arm A loaded n1's copy: its workers ran with the file named, B's with tonight's
+    ab_meta = json.loads((Path(facts["run"]) / "meta.json").read_text())
+    env_a = ab_meta["ab"]["arms"]["a"]["env"]
+    assert json.loads(env_a[FILES_VAR]) == {str(suite): str(kept.absolute())}
+    assert FILES_VAR not in ab_meta["ab"]["arms"]["b"]["env"]
+    # the touched case was measured in both arms, pair by pair, up to the first look at least
+    rows = [json.loads(x) for x in (Path(facts["run"]) / "results.jsonl").read_text().splitlines()]
+    pairs = {(r["ab_arm"], r["ab_round"]) for r in rows if r["case_id"] == slow}
+    assert len(pairs) >= 2 * LOOK_PAIRS[0] and len(pairs) % 2 == 0
+    page = (tmp_path / "reports" / "index.html").read_text()
+    assert "workload nightly_small" in page and "side by side" in page
