@@ -68,6 +68,12 @@ def test_each_change_touches_the_cases_it_can_move():
     one, hit = touched_by(git_commit="c2")
     assert one.kind == "jitbench" and len(hit) == 4
     assert "c1 -> c2" in one.text()
+    # where both nights fingerprint jitbench's own code, a commit that left it alone (a
+    # workload's file changed) is not jitbench's change
+    prints = {"jitbench_fingerprint": "f1"}
+    assert change.what_changed(_meta(**prints), _meta(git_commit="c2", **prints)) == []
+    (one,) = change.what_changed(_meta(**prints), _meta(jitbench_fingerprint="f2"))
+    assert one.kind == "jitbench" and one.name == "jitbench_fingerprint"
 
 
 @pytest.mark.unit
@@ -155,3 +161,62 @@ def test_a_night_whose_workload_changed_measures_the_old_file_beside_the_new(tmp
     assert len(pairs) >= 2 * LOOK_PAIRS[0] and len(pairs) % 2 == 0
     page = (tmp_path / "reports" / "index.html").read_text()
     assert "workload nightly_small" in page and "side by side" in page
+    # the night's pairs make a corpus of change nights, which --evaluate replays
+    corpus = tmp_path / "change-nights.json"
+    done = subprocess.run([sys.executable, "-m", "jitbench", "nightly", "--results",
+                           str(tmp_path / "results"), "--change-corpus", str(corpus),
+                           "--evaluate", str(corpus), "--json"],
+                          check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (night,) = json.loads(corpus.read_text())["nights"]
+    assert night["run_id"] == "n2" and list(night["pairs"]) == [slow]
+    assert len(night["pairs"][slow]) == len(pairs) // 2
+    replay = json.loads(done.stdout.splitlines()[-1])
+    assert replay["nights"] == 1 and replay["false_alerts"] == 1  # the step is real here
+
+
+def _corpus(noise: float, nights: int = 30, cases: int = 6, pairs: int = 12, seed: int = 0):
+    """Change nights of an inert change: arm B's time is arm A's times a log-normal noise of
+    ``noise`` per pair (a fresh process pair's scatter)."""
+    import numpy as np
+
+    from jitbench.nightly.change_nights import FORMAT
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(nights):
+        ids = [f"w-default-jax-jit-cpu-float32-n{i}" for i in range(cases)]
+        out.append({"run_id": f"n{k}", "night_s": 100.0, "ab_s": 120.0, "rounds": pairs,
+                    "changes": ["variable JITBENCH_TEST_SLOWDOWN: x1 -> x1.0"], "touched": ids,
+                    "pairs": {c: [[1e-3, 1e-3 * float(np.exp(rng.normal(0, noise)))]
+                                  for _ in range(pairs)] for c in ids}})
+    return {"format": FORMAT, "nights": out}
+
+
+@pytest.mark.unit
+def test_the_replay_counts_false_alerts_steps_found_and_the_cost():
+    from jitbench.nightly.change_nights import evaluate
+
+    quiet = evaluate(_corpus(0.02))
+    assert quiet["nights"] == 30 and quiet["touched_cases"] == 180
+    assert quiet["false_alerts"] <= 2  # 5% a night, shared out over its cases
+    assert quiet["detection"]["0.1"] >= 0.95 and quiet["detection"]["0.2"] == 1.0
+    # a 2% pair scatter decides a 10% step at the first or second look: a change night costs
+    # its run plus 4-6 of its 12 rounds
+    assert quiet["pairs_used"]["0.1"] in (4, 6)
+    assert 1.0 + 120 / 12 * 4 / 100 <= quiet["cost_ratio"] <= 1.0 + 120 / 12 * 12 / 100
+    noisy = evaluate(_corpus(0.15))
+    assert noisy["detection"]["0.1"] < 0.5 < quiet["detection"]["0.05"]
+
+
+@pytest.mark.unit
+def test_evaluate_tells_a_change_corpus_from_a_history_corpus(tmp_path, capsys):
+    from jitbench.cli.main import main
+    from jitbench.nightly import change_nights
+
+    path = change_nights.save(_corpus(0.02, nights=3), tmp_path / "change-nights.json.gz")
+    assert main(["nightly", "--evaluate", str(path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["nights"] == 3 and set(result["detection"]) == {"0.05", "0.1", "0.2"}
+    assert main(["nightly", "--evaluate", str(path)]) == 0
+    assert "3 change nights" in capsys.readouterr().out

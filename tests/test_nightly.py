@@ -324,7 +324,7 @@ def test_an_alert_on_changed_software_gives_the_ab_command_that_tells_it_from_th
     import shlex
 
     from jitbench.cli.args import build_parser
-    from jitbench.nightly.night import ab_command
+    from jitbench.nightly.change import ab_command
 
     rec = {"workload": "mmd", "variant": "default", "framework": "jax", "device": "cpu",
            "dtype": "float32"}

@@ -225,6 +225,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", metavar="FILE",
                    help="measure nothing: write the runs in --results as a nightly corpus "
                         "(what the detectors read of each night; .json or .json.gz)")
+    p.add_argument("--change-corpus", metavar="FILE",
+                   help="measure nothing: write the change nights in --results (each one's "
+                        "A/B pairs of its touched cases) as a corpus for --evaluate, which "
+                        "then reports false alerts, steps of 5-20%% found the same night and "
+                        "the cost of a change night")
+    p.add_argument("--change-pairs", type=int, metavar="N",
+                   help="a change night measures exactly N process pairs whatever its "
+                        "verdicts and time (to record a corpus of change nights; default: "
+                        "pairs while a verdict is open)")
     p.add_argument("--json", action="store_true", help="with --evaluate: one JSON object")
     p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
                    metavar="S", help="time limit of one case group, in seconds (default: 1800)")

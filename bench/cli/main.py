@@ -62,8 +62,11 @@ def cmd_nightly(args) -> int:
     from jitbench.nightly.night import SUMMARY_NAME, nightly
     from jitbench.protocol.settings import Protocol
 
-    if args.evaluate or args.corpus:
+    if args.evaluate or args.corpus or args.change_corpus:
         return _nightly_corpus(args)
+    if args.change_pairs is not None and args.change_pairs < 3:
+        raise UserError(f"--change-pairs {args.change_pairs}: at least 3 pairs make an "
+                        f"interval")
     cases = [] if args.no_run else _selected_cases(args)
     thresholds = Thresholds(steady=args.threshold / 100, compile=args.compile_threshold / 100,
                             machine=None if args.machine_check is None
@@ -81,7 +84,8 @@ def cmd_nightly(args) -> int:
                      run_id=args.run_id,
                      process_profile=night_profile(args.process_profile, cases),
                      confirm_ab=args.confirm_ab, max_processes=args.max_processes,
-                     repeat_budget=args.repeat_budget, on_change=args.on_change)
+                     repeat_budget=args.repeat_budget, on_change=args.on_change,
+                     change_pairs=args.change_pairs)
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
     for key in ("protocol_note", "machine_note", "waiting_note", "profile_note",
@@ -110,8 +114,22 @@ def _nightly_corpus(args) -> int:
     """``nightly --corpus FILE`` (the runs of --results as a corpus) and ``--evaluate``."""
     import json
 
-    from jitbench.nightly import corpus, evaluate
+    from jitbench.nightly import change_nights, corpus, evaluate
 
+    if args.change_corpus:
+        from jitbench.nightly.runs import run_dirs
+
+        found = change_nights.from_runs(run_dirs(args.results),
+                                        command="jitbench " + " ".join(sys.argv[1:]))
+        print(f"{change_nights.save(found, args.change_corpus)}: {len(found['nights'])} "
+              f"change nights")
+        if not args.evaluate:
+            return 0
+    if args.evaluate and Path(args.evaluate).is_file() and \
+            change_nights.is_corpus(corpus.read(args.evaluate)):
+        result = change_nights.evaluate(corpus.read(args.evaluate), args.threshold / 100)
+        print(json.dumps(result, default=str) if args.json else change_nights.table(result))
+        return 0
     if args.corpus:
         history = evaluate.load_history(args.results)
         history["command"] = "jitbench " + " ".join(sys.argv[1:])

@@ -104,7 +104,12 @@ def what_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     for name in sorted(set(wa) & set(wb)):
         if wa[name] and wb[name] and wa[name] != wb[name]:
             out.append(Change("workload", name, wa[name], wb[name], workload=name))
-    for key in ("jitbench_version", "git_commit"):
+    # jitbench's own code: its fingerprint, which leaves the workloads out (a commit that only
+    # touched a workload is that workload's change); the commit where a night lacks it
+    keys = ("jitbench_version", "jitbench_fingerprint") if (
+        old.get("jitbench_fingerprint") and new.get("jitbench_fingerprint")) else \
+        ("jitbench_version", "git_commit")
+    for key in keys:
         if old.get(key) and new.get(key) and old[key] != new[key]:
             out.append(Change("jitbench", key, old[key], new[key]))
     ma, mb = old.get("machine") or {}, new.get("machine") or {}
@@ -213,18 +218,29 @@ MIN_PAIRS = 6
 TOLERANCE = 0.02  # ``same``: the interval inside 1/1.02 .. 1.02 (a decided case stops)
 
 
-def settings(n_touched: int, process_profile: str, time_limit: float | None):
+def confidence(n_touched: int) -> float:
+    """Each touched case's confidence: :data:`FAMILY_CONFIDENCE` shared out over them."""
+    return 1.0 - (1.0 - FAMILY_CONFIDENCE) / max(1, n_touched)
+
+
+def settings(n_touched: int, process_profile: str, time_limit: float | None,
+             pairs: int | None = None):
+    """The A/B's settings; ``pairs``: exactly that many pairs whatever the verdicts and the
+    time (to record a corpus of change nights for ``--evaluate``)."""
     from jitbench.run import ab
 
-    confidence = 1.0 - (1.0 - FAMILY_CONFIDENCE) / max(1, n_touched)
-    return ab.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE, confidence=confidence,
-                       time_limit=time_limit, min_pairs=MIN_PAIRS,
-                       process_profile=process_profile)
+    if pairs:
+        return ab.Settings(max_pairs=pairs, tolerance=TOLERANCE,
+                           confidence=confidence(n_touched), fixed=True,
+                           process_profile=process_profile)
+    return ab.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE,
+                       confidence=confidence(n_touched), time_limit=time_limit,
+                       min_pairs=MIN_PAIRS, process_profile=process_profile)
 
 
 def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float, *,
             process_profile: str, time_limit: float | None, case_timeout: float = 1800.0,
-            on_progress: Callable | None = None) -> dict[str, Any]:
+            on_progress: Callable | None = None, pairs: int | None = None) -> dict[str, Any]:
     """The A/B of the touched case groups (``plan``'s arms) under ``night_dir/change/``; the
     facts for the summary, ``slower``: a record per touched case B measured slower, each
     with its ratio, interval, pairs and a sentence (``text``) that names the change."""
@@ -237,7 +253,7 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
              "verdicts": {}, "run": None}
     if not again:
         return facts
-    chosen = settings(len(ids), process_profile, time_limit)
+    chosen = settings(len(ids), process_profile, time_limit, pairs)
     run_dir = ab.run_ab(again, night_dir / FOLDER, (plan.arm_a, plan.arm_b), chosen,
                         case_timeout=case_timeout, on_progress=on_progress,
                         command=["jitbench", "nightly", "(change night)"], watch=ids)
@@ -266,9 +282,10 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
                      + (f", beyond the {100 * threshold:.0f}% threshold" if clears else
                         f", within the {100 * threshold:.0f}% threshold") + "); what changed: "
                      + changed)})
-    facts.update(run=str(run_dir), verdicts=verdicts, rounds=(meta.get("ab") or {}).get(
-        "rounds"), elapsed_s=meta.get("elapsed_s"), confidence=chosen.confidence,
-        tolerance=chosen.tolerance, max_pairs=chosen.max_pairs)
+    facts.update(run=str(run_dir), verdicts=verdicts, touched=sorted(ids),
+                 rounds=(meta.get("ab") or {}).get("rounds"), elapsed_s=meta.get("elapsed_s"),
+                 confidence=chosen.confidence, tolerance=chosen.tolerance,
+                 max_pairs=chosen.max_pairs)
     return facts
 
 

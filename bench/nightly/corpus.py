@@ -132,17 +132,24 @@ def save(corpus: dict[str, Any], path: Path | str) -> Path:
     return path
 
 
-def load(path: Path | str) -> dict[str, Any]:
-    """A corpus file (``.json`` or ``.json.gz``), checked enough to replay; UserError naming
-    the file and what is wrong otherwise."""
+def read(path: Path | str) -> Any:
+    """What a corpus file (``.json`` or ``.json.gz``, of any kind) holds; UserError naming the
+    file when it cannot be read."""
     path = Path(path)
     try:
         raw = path.read_bytes()
         text = gzip.decompress(raw).decode() if raw[:2] == b"\x1f\x8b" else raw.decode()
-        corpus = json.loads(text)
+        return json.loads(text)
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError, gzip.BadGzipFile
             ) as exc:
         raise UserError(f"cannot read the nightly corpus {str(path)!r}: {exc}") from None
+
+
+def load(path: Path | str) -> dict[str, Any]:
+    """A history corpus file, checked enough to replay; UserError naming the file and what is
+    wrong otherwise."""
+    path = Path(path)
+    corpus = read(path)
     if not isinstance(corpus, dict) or corpus.get("format") != FORMAT \
             or not isinstance(corpus.get("series"), dict) \
             or not isinstance(corpus.get("nights"), list):

@@ -418,7 +418,8 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
             on_progress=None, run_id: str | None = None,
             process_profile: str | None = None, confirm_ab: bool = False,
             max_processes: int = repeats_mod.MAX_PROCESSES,
-            repeat_budget: float | None = None, on_change: str = "ab") -> dict[str, Any]:
+            repeat_budget: float | None = None, on_change: str = "ab",
+            change_pairs: int | None = None) -> dict[str, Any]:
     """One night: returns the summary (also written as JSON next to the history page).
     ``process_profile``: how its workers (and its rechecks') start
     (``jitbench.run.options.PROCESS_PROFILES``; None: the default, or with ``do_run`` off the
@@ -426,12 +427,14 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     ``max_processes``: a series is measured in up to this many fresh processes, as many as
     its own scatter needs (``jitbench.nightly.repeats``), within ``repeat_budget`` seconds
     (None: as long as the night's own run took, so a night costs at most about twice one
-    run). ``confirm_ab``: a confirmed step on a night whose software changed is measured in both
-    environments side by side (``jitbench.nightly.change.side_by_side``) where the last good night's interpreter
-    is still there. ``on_change``: ``ab`` (a night whose software changed since the last good
-    night decides by measuring both environments side by side, ``jitbench.nightly.change``; a
-    night where nothing changed reports what the history sees as the machine's) or
-    ``history`` (every night decided by its history alone)."""
+    run). ``confirm_ab``: a confirmed step on a night whose software changed is measured in
+    both environments side by side (``jitbench.nightly.change.side_by_side``) where the last
+    good night's interpreter is still there. ``on_change``: ``ab`` (a night whose software
+    changed since the last good night decides by measuring both environments side by side,
+    ``jitbench.nightly.change``; a night where nothing changed reports what the history sees
+    as the machine's) or ``history`` (every night decided by its history alone).
+    ``change_pairs``: a change night measures exactly that many pairs (to record a corpus of
+    change nights)."""
     from jitbench.report import write_report
 
     results_root, reports_root = Path(results_root), Path(reports_root)
@@ -454,7 +457,8 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     machine = machine_state(h.df, h.metas, h.judged, thresholds.machine)
     plan = change.plan_for(results_root, h.judged, h.metas) if on_change == "ab" else None
     if plan is not None and plan.changes and not plan.blocked:
-        return _change_night(h, plan, results_root, reports_root, thresholds, run_kw, machine)
+        return _change_night(h, plan, results_root, reports_root, thresholds, run_kw, machine,
+                             change_pairs)
     repeat_facts = None
     if do_run and max_processes > 1:  # repeat where the noise is left
         planned = (repeats_mod.plan(h.points, h.reference, thresholds, max_processes)
@@ -523,8 +527,8 @@ def _change_note(plan: change.Plan | None, result: dict[str, Any]) -> str | None
 
 
 def _change_night(h: History, plan: change.Plan, results_root: Path, reports_root: Path,
-                  thresholds: Thresholds, run_kw: dict[str, Any], machine: dict[str, Any]
-                  ) -> dict[str, Any]:
+                  thresholds: Thresholds, run_kw: dict[str, Any], machine: dict[str, Any],
+                  pairs: int | None = None) -> dict[str, Any]:
     """Tonight's software changed: the touched case groups measured in the last good night's
     environment and tonight's, side by side (``jitbench.nightly.change.measure``), in place of
     further processes and rechecks, within the time the night's own run took; the history's
@@ -535,7 +539,7 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
                            process_profile=run_kw["process_profile"],
                            time_limit=float(spent) if isinstance(spent, (int, float)) else None,
                            case_timeout=run_kw["case_timeout"],
-                           on_progress=run_kw["on_progress"])
+                           on_progress=run_kw["on_progress"], pairs=pairs)
     result = summary(h, thresholds, h.tests, h.tests.assign(regression=False), None)
     result["metrics"]["ab_time"] = ("time per call, tonight's environment over the last good "
                                     "night's, in fresh process pairs side by side")

@@ -65,6 +65,23 @@ def jitbench_version() -> str | None:
         return None
 
 
+def harness_fingerprint() -> str:
+    """A fingerprint of jitbench's own code, its workloads left out (each has its own,
+    ``workload_sources``): a night whose workload file changed but whose harness did not is a
+    workload change, measured side by side (``jitbench.nightly.change``); a commit that only
+    touched a workload changes the commit, not this."""
+    import hashlib
+
+    root = Path(__file__).resolve().parents[1]  # the installed jitbench package
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("suites/") or "__pycache__" in rel:
+            continue
+        digest.update(rel.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def gpus() -> list[dict[str, str]]:
     """GPU name, driver and memory from nvidia-smi, where there is one."""
     out = launch.tool(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
@@ -103,6 +120,7 @@ def collect(run_id: str, command: Sequence[str], protocol, n_cases: int) -> dict
                 if k.startswith(ENV_PREFIXES) or k in ENV_NAMES},
         "git_commit": git_commit(),
         "jitbench_version": jitbench_version(),
+        "jitbench_fingerprint": harness_fingerprint(),
         "frameworks": {},
         "devices": [],
         "workers": [],

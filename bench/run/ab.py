@@ -168,6 +168,8 @@ class Settings:
     confidence: float = 0.95
     time_limit: float | None = None  # seconds; no new round starts that would pass it
     min_pairs: int = 0  # ... unless fewer rounds than this are done
+    # every group measured in max_pairs rounds whatever its verdicts (a corpus for replay)
+    fixed: bool = False
     budget: float = PROTOCOL.budget  # seconds of interleaved sampling per group and process
     # how both arms' workers start (jitbench.run.options.PROCESS_PROFILES): "stable" pins them
     # to one core, where most of the scatter between fresh processes goes
@@ -254,7 +256,9 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
         if on_progress:
             on_progress(Progress(len(rows), total, text, time.monotonic() - started))
 
-    pending = _pending(groups, verdicts(rows, settings, final=False), first, watch)
+    watch = set() if settings.fixed else watch  # fixed: every group, every round
+    pending = _pending(groups, verdicts(rows, settings, final=False), first, watch,
+                       settings.fixed)
     try:
         with stopper, record.writing():
             try:
@@ -270,7 +274,7 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
                     rnd += 1
                     round_s = time.monotonic() - t0
                     table = verdicts(rows, settings, final=False)
-                    pending = _pending(groups, table, rnd, watch)
+                    pending = _pending(groups, table, rnd, watch, settings.fixed)
                     record.set_ab(rounds=rnd, counts=ab_analysis.counts(table))
                 status = "complete"
             except KeyboardInterrupt as exc:
@@ -321,10 +325,13 @@ def _measure_arm(record: RunRecord, options: RunOptions, stopper: StopOnSignals,
 
 
 def _pending(groups: list[list[Case]], table, rounds_done: int,
-             watch: set[str] | None = None) -> list[list[Case]]:
+             watch: set[str] | None = None, fixed: bool = False) -> list[list[Case]]:
     """The groups with a case (of ``watch``, where given) not yet decided in ``table``
-    (:func:`verdicts`, not final), or not measured yet. A case that no process of either arm
-    measured ``ok`` in two rounds is not waited on (its rows say why)."""
+    (:func:`verdicts`, not final), or not measured yet (``fixed``: every group). A case that
+    no process of either arm measured ``ok`` in two rounds is not waited on (its rows say
+    why)."""
+    if fixed:
+        return list(groups)
     seen = set(table["case_id"])
     waiting = set(table.loc[table["verdict"] == "open", "case_id"])
     if rounds_done >= 2:
