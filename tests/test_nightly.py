@@ -215,6 +215,26 @@ def test_when_asked_a_decisive_suspect_is_rechecked_in_its_nights_context(histor
     assert ev["detectors"]["paired"]["series_nights_judged"] >= 1
 
 
+def test_a_step_on_a_night_where_nothing_changed_is_the_machines(history, tmp_path):
+    """The planted night as if nothing had changed (its record of the hook removed): no
+    software regression is possible, so the 2x step the history confirms is reported as the
+    machine's and the night exits 0."""
+    tmp, _, _, _ = history
+    shutil.copytree(tmp / "results", tmp_path / "results")
+    meta_path = tmp_path / "results" / "night5" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["env"].pop("JITBENCH_TEST_SLOWDOWN")
+    meta_path.write_text(json.dumps(meta))
+    done = nightly(tmp_path, "--no-run", "--machine-check", "off")
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    summary = json.loads((tmp_path / "reports" / "nightly-summary.json").read_text())
+    assert summary["change"]["changes"] == [] and summary["change"]["reference"] == "night4"
+    assert not summary["regression"] and summary["confirmed"] == []
+    assert SLOW_CASE in {r["case_id"] for r in summary["machine_steps"]}
+    assert "nothing changed since the last good night (night4)" in done.stdout
+    assert "are the machine's" in done.stdout and "REGRESSION" not in done.stdout
+
+
 def test_the_history_page_reads_in_headless_chromium(history):
     import browser  # tests/browser.py
 

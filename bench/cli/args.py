@@ -201,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_process_profile(p)
     add_scale_out(p)
 
-    p = sub.add_parser("nightly", help="run, add to the history, detect regressions "
+    p = sub.add_parser("nightly", help="run, add to the history, measure a change since the "
+                                       "last good night side by side, detect regressions "
                                        "(exit 1 on a confirmed one), write reports/index.html")
     add_filters(p, size="full")
     p.add_argument("--results", default="results", metavar="DIR",

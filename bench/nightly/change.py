@@ -279,9 +279,11 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
             "text": (f"tonight's environment / the last good night's ({plan.reference}), "
                      f"measured side by side in {int(r['pairs'])} fresh process pairs: "
                      f"{ratio:.3f}x [{lo:.3f}, {hi:.3f}] ({100 * (ratio - 1):+.1f}%"
-                     + (f", beyond the {100 * threshold:.0f}% threshold" if clears else
-                        f", within the {100 * threshold:.0f}% threshold") + "); what changed: "
-                     + changed)})
+                     + (f", all of it beyond the {100 * threshold:.0f}% threshold" if clears
+                        else f", the {100 * threshold:.0f}% threshold inside its interval"
+                        if hi >= 1 + threshold else
+                        f", all of it below the {100 * threshold:.0f}% threshold")
+                     + "); what changed: " + changed)})
     facts.update(run=str(run_dir), verdicts=verdicts, touched=sorted(ids),
                  rounds=(meta.get("ab") or {}).get("rounds"), elapsed_s=meta.get("elapsed_s"),
                  confidence=chosen.confidence, tolerance=chosen.tolerance,
@@ -291,8 +293,8 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
 
 def plan_for(results_root: Path, judged: Sequence[str], metas: dict[str, dict[str, Any]]
              ) -> Plan | None:
-    """Tonight's (``judged[-1]``) plan against the last good night; None when there is no
-    earlier night or nothing changed."""
+    """Tonight's (``judged[-1]``) plan against the last good night (no ``changes``: nothing
+    changed); None when there is no earlier good night."""
     if len(judged) < 2:
         return None
     good = last_good(results_root, judged)
@@ -300,7 +302,7 @@ def plan_for(results_root: Path, judged: Sequence[str], metas: dict[str, dict[st
         return None
     changes = what_changed(metas[good], metas[judged[-1]])
     if not changes:
-        return None
+        return Plan(good, ())
     return arms(Path(results_root) / good, metas[good], metas[judged[-1]], changes)
 
 

@@ -13,8 +13,10 @@ Replay, per night: *false alerts*: the rule (``jitbench.analysis.ab.decide`` at 
 per-case confidence, looks at 4, 6, 9, 12 pairs) on the pairs as recorded: a night with any
 touched case ``slower`` is a false alert. *Detection* of a step s: arm B's times of one touched
 case at a time multiplied by 1 + s, the rule replayed: found when that case is ``slower``.
-*Cost*: (the night's run + the A/B's wall time per round × the rounds the rule used, the
-largest over the touched cases) / the night's run.
+*Cost*: (a night's run + the A/B's wall time per round × the rounds the rule used, the
+largest over the touched cases, at least its fewest) / a night's run, a night's run being the
+median wall time of the corpus's nights where nothing changed (``unchanged_night_s``; the
+change night's own run where it has none).
 """
 
 from __future__ import annotations
@@ -65,14 +67,22 @@ def _night(night_dir: Path) -> dict[str, Any] | None:
 
 
 def from_runs(night_dirs: Sequence[Path | str], command: str = "") -> dict[str, Any]:
-    """The change nights among ``night_dirs`` (oldest first) as a corpus."""
-    nights = [n for n in (_night(Path(d)) for d in night_dirs) if n]
+    """The change nights among ``night_dirs`` (oldest first) as a corpus, with the wall time of
+    the others (``unchanged_night_s``: what a night costs when nothing changed)."""
+    nights, unchanged = [], []
+    for d in night_dirs:
+        night = _night(Path(d))
+        if night:
+            nights.append(night)
+        elif isinstance(load_meta(Path(d)).get("elapsed_s"), (int, float)):
+            unchanged.append(float(load_meta(Path(d))["elapsed_s"]))
     if not nights:
         raise UserError("none of these nights measured a change side by side (record change "
                         "nights with `jitbench nightly --change-pairs N` and a change)")
     return {"format": FORMAT, "command": command,
             "host": {"machine": platform.machine(), "node": platform.node(),
-                     "cpus": os.cpu_count()}, "nights": nights}
+                     "cpus": os.cpu_count()}, "nights": nights,
+            "unchanged_night_s": unchanged}
 
 
 def save(corpus: dict[str, Any], path: Path | str) -> Path:
@@ -105,6 +115,8 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
     from jitbench.nightly import change
 
     nights = corpus["nights"]
+    base = sorted(corpus.get("unchanged_night_s") or [])
+    base_s = base[len(base) // 2] if base else None
     false_nights, false_cases, costs = 0, 0, []
     found = {s: [0, 0] for s in STEPS}
     used = {s: [] for s in STEPS}
@@ -130,6 +142,8 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
         false_cases += slower
         false_nights += slower > 0
         night_s, ab_s, rounds = night.get("night_s"), night.get("ab_s"), night.get("rounds")
+        if base_s:  # what a night costs when nothing changed, from the corpus's own nights
+            night_s = base_s
         if night_s and ab_s and rounds:
             stop = max(stop, change.MIN_PAIRS) if recorded >= change.MIN_PAIRS else stop
             costs.append((night_s + ab_s / rounds * min(stop, rounds)) / night_s)
@@ -142,6 +156,7 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
             "pairs_used": {f"{s:g}": (sorted(used[s])[len(used[s]) // 2] if used[s] else None)
                            for s in STEPS},
             "cost_ratio": costs[len(costs) // 2] if costs else None,
+            "unchanged_night_s": base_s,
             "cost_ratio_max": costs[-1] if costs else None,
             "threshold": threshold, "host": corpus.get("host"),
             "rule": {"max_pairs": change.MAX_PAIRS, "min_pairs": change.MIN_PAIRS,

@@ -333,6 +333,7 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
 
     from jitbench.analysis.history import combined_points
     from jitbench.run import runner
+    from jitbench.run.fresh_processes import run_rounds
 
     latest_dir = results_root / h.order[-1]
     flagged = suspects.loc[suspects["regression"]]
@@ -341,23 +342,29 @@ def _recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, r
     dirs, per_round = [], []
     rounds = max(1, rounds)
     verdicts: dict[tuple[str, str], str] = {}
-    for i in range(rounds):
+    state: dict[str, Any] = {}
+
+    def pending(i: int) -> list[Case]:  # again while a suspect's verdict is unresolved
+        return again if i == 0 or "unresolved" in verdicts.values() else []
+
+    def measure(i: int, cases: list[Case]) -> None:
         # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
-        run_id = f"{new_run_id()}-r{i + 1}"
-        done = runner.run(again, latest_dir / "rechecks", run_id=run_id, calibrate=True,
-                          **run_kw)
+        done = runner.run(cases, latest_dir / "rechecks", run_id=f"{new_run_id()}-r{i + 1}",
+                          calibrate=True, **run_kw)
         meta = load_meta(done)
         dirs.append(done)
         per_round.append(points_table(load_results(done), {meta["run_id"]: meta},
                                       [meta["run_id"]]).to_dict("records"))
-        done_rounds = i + 1
-        pts = pd.DataFrame(combined_points(per_round))
-        confirmed = detect_regressions(h.points, h.reference, thresholds, latest=pts, only=only,
-                                       whole_night=False)
-        verdicts = {(r["series"], r["metric"]): recheck_verdict(r, thresholds)
-                    for r in confirmed.to_dict("records")}
-        if "unresolved" not in verdicts.values():
-            break
+        state["pts"] = pd.DataFrame(combined_points(per_round))
+        state["confirmed"] = detect_regressions(h.points, h.reference, thresholds,
+                                                latest=state["pts"], only=only,
+                                                whole_night=False)
+        verdicts.clear()
+        verdicts.update({(r["series"], r["metric"]): recheck_verdict(r, thresholds)
+                         for r in state["confirmed"].to_dict("records")})
+
+    done_rounds = run_rounds(measure, pending, max_rounds=rounds).count
+    pts, confirmed = state["pts"], state["confirmed"]
     control = detect_regressions(h.points, h.reference, thresholds, latest=pts[
         pts["case_id"].isin(controls) & (pts["metric"] == "baseline_norm")])
     disturbed = bool(((control["change"] > thresholds.steady)

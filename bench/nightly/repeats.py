@@ -19,7 +19,6 @@ and :func:`worker_groups` (every case of the worker groups that hold some cases)
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from jitbench.define.workload import Case
 from jitbench.errors import UserError
 from jitbench.nightly import MAX_PROCESSES
 from jitbench.results.files import load_meta, read_rows
+from jitbench.run.fresh_processes import run_rounds
 
 FOLDER = "repeats"  # under a night's run folder
 
@@ -138,25 +138,28 @@ def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str,
         else None
     top = max((v["processes"] for v in planned.values()), default=1)
     measured = {c.case_id: 1 for c in cases if MODES[(c.framework, c.mode)].jit}
-    spent, runs, stopped = 0.0, [], None
-    for j in range(2, top + 1):
-        ids = {c for c, v in planned.items() if v["processes"] >= j}
-        again = worker_groups(cases, ids)
-        expected = per_case * len(again) if per_case else 0.0
-        if spent + expected > budget_s:
-            stopped = (f"round {j} of {top} not measured: it would take about {expected:.0f} s "
-                       f"and {max(0.0, budget_s - spent):.0f} s of the {budget_s:.0f} s repeat "
-                       f"budget were left")
-            break
-        t0 = time.perf_counter()
+    runs: list[str] = []
+
+    def pending(j: int) -> list[Case]:  # round j measures the groups of series with k >= j
+        return worker_groups(cases, {c for c, v in planned.items() if v["processes"] >= j})
+
+    def measure(j: int, again: list[Case]) -> None:
         d = runner.run(again, run_dir / FOLDER, run_id=f"{run_dir.name}-p{j}", calibrate=False,
                        **run_kw)
-        spent += time.perf_counter() - t0
         runs.append(str(d))
         done = {r.get("case_id") for r in read_rows(d / "results.jsonl")
                 if r.get("status") == "ok"}
-        for c in ids & done:
+        for c in done & {c for c, v in planned.items() if v["processes"] >= j}:
             measured[c] += 1
+
+    # rounds 2..top, while what the next is expected to take (the night's seconds per case)
+    # fits in the budget
+    did = run_rounds(measure, pending, first=2, max_rounds=top + 1, time_limit=budget_s,
+                     expected=lambda again: per_case * len(again) if per_case else 0.0)
+    spent = sum(did.round_s)
+    stopped = None if did.stopped != "time" else (
+        f"round {did.done} of {top} not measured: it would take about {did.need_s:.0f} s "
+        f"and {did.left_s:.0f} s of the {budget_s:.0f} s repeat budget were left")
     counts = sorted(measured.values())
     most = max(counts, default=1)
     return {"planned": {c: v["processes"] for c, v in planned.items()},

@@ -7,7 +7,8 @@ A's (A B B A ...: a drift cancels), each round in new processes. Every row is wr
 arrives, labelled with its arm and round (``ab_arm``, ``ab_round``); after each round the
 verdicts (``jitbench.analysis.ab``) say which groups still need pairs, and the run stops when
 every case is decided, after ``max_pairs`` rounds, or when the next round would pass
-``time_limit``.
+``time_limit`` (the rounds: ``jitbench.run.fresh_processes``, the loop every repeated
+measurement in fresh processes shares).
 
 An arm (:func:`parse_arm`) is a spec like ``"python=/venv/bin/python XLA_FLAGS=--xla_foo=1"``:
 an interpreter (default: this one) and environment assignments; ``""`` is this environment.
@@ -36,6 +37,7 @@ from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
 from jitbench.run.options import RunOptions
 from jitbench.run.progress import Progress
+from jitbench.run.fresh_processes import run_rounds
 from jitbench.run.signals import StopOnSignals
 
 ARMS = ("a", "b")
@@ -249,7 +251,7 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
     time limit; ``rows``: those written so far, and every row written here joins them."""
     groups = group_cases(cases)
     started, stopper = time.monotonic(), StopOnSignals()
-    status, signal_name, round_s = "failed", None, 0.0
+    status, signal_name = "failed", None
     total = len(cases) * 2 * settings.max_pairs
 
     def say(text: str) -> None:
@@ -257,25 +259,23 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
             on_progress(Progress(len(rows), total, text, time.monotonic() - started))
 
     watch = set() if settings.fixed else watch  # fixed: every group, every round
-    pending = _pending(groups, verdicts(rows, settings, final=False), first, watch,
-                       settings.fixed)
+
+    def pending(rnd: int) -> list[list[Case]]:
+        return _pending(groups, verdicts(rows, settings, final=False), rnd, watch,
+                        settings.fixed)
+
+    def measure(rnd: int, todo: list[list[Case]]) -> None:
+        for arm in (arms if rnd % 2 == 0 else arms[::-1]):
+            _measure_arm(record, options, stopper, arm, rnd, todo, rows, say)
+        record.set_ab(rounds=rnd + 1, counts=ab_analysis.counts(
+            verdicts(rows, settings, final=False)))
+
     try:
         with stopper, record.writing():
             try:
-                rnd = first
-                while pending and rnd < settings.max_pairs:
-                    if (settings.time_limit and rnd > first and rnd >= settings.min_pairs
-                            and time.monotonic() - started + round_s > settings.time_limit):
-                        say(f"time limit: round {rnd + 1} would pass {settings.time_limit:g} s")
-                        break
-                    t0 = time.monotonic()
-                    for arm in (arms if rnd % 2 == 0 else arms[::-1]):
-                        _measure_arm(record, options, stopper, arm, rnd, pending, rows, say)
-                    rnd += 1
-                    round_s = time.monotonic() - t0
-                    table = verdicts(rows, settings, final=False)
-                    pending = _pending(groups, table, rnd, watch, settings.fixed)
-                    record.set_ab(rounds=rnd, counts=ab_analysis.counts(table))
+                run_rounds(measure, pending, max_rounds=settings.max_pairs, first=first,
+                           time_limit=settings.time_limit, min_rounds=settings.min_pairs,
+                           say=say)
                 status = "complete"
             except KeyboardInterrupt as exc:
                 status = "interrupted"
