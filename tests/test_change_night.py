@@ -16,6 +16,7 @@ import pytest
 from jitbench.analysis.ab import LOOK_PAIRS
 from jitbench.define.workload import FILES_VAR, Case
 from jitbench.nightly import change
+from jitbench.results.files import SUMMARY_NAME
 
 WORKLOAD = Path(__file__).parent / "workloads" / "nightly_small.py"
 
@@ -105,7 +106,7 @@ def test_the_last_good_night_skips_a_night_that_regressed(tmp_path):
     for run_id, regressed in (("n1", False), ("n2", True), ("n3", False)):
         (tmp_path / run_id).mkdir()
         (tmp_path / run_id / "meta.json").write_text(json.dumps({"status": "complete"}))
-        (tmp_path / run_id / change.SUMMARY_NAME).write_text(
+        (tmp_path / run_id / SUMMARY_NAME).write_text(
             json.dumps({"regression": regressed}))
     assert change.last_good(tmp_path, ["n1", "n2", "n3"]) == "n1"
     assert change.last_good(tmp_path, ["n1", "n2"]) == "n1"
@@ -212,9 +213,9 @@ def test_the_replay_counts_false_alerts_steps_found_and_the_cost():
 @pytest.mark.unit
 def test_evaluate_tells_a_change_corpus_from_a_history_corpus(tmp_path, capsys):
     from jitbench.cli.main import main
-    from jitbench.nightly import change_nights
+    from jitbench.nightly import corpus
 
-    path = change_nights.save(_corpus(0.02, nights=3), tmp_path / "change-nights.json.gz")
+    path = corpus.save(_corpus(0.02, nights=3), tmp_path / "change-nights.json.gz")
     assert main(["nightly", "--evaluate", str(path), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["nights"] == 3 and set(result["detection"]) == {"0.05", "0.1", "0.2"}

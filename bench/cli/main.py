@@ -121,7 +121,7 @@ def _nightly_corpus(args) -> int:
 
         found = change_nights.from_runs(run_dirs(args.results),
                                         command="jitbench " + " ".join(sys.argv[1:]))
-        print(f"{change_nights.save(found, args.change_corpus)}: {len(found['nights'])} "
+        print(f"{corpus.save(found, args.change_corpus)}: {len(found['nights'])} "
               f"change nights")
         if not args.evaluate:
             return 0

@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 
 from jitbench.define.workload import FILES_VAR, Case, group_cases
 from jitbench.errors import UserError
-from jitbench.results.files import load_meta
+from jitbench.results.files import load_meta, load_summary
 
 # which framework's cases a package or a variable can touch (None: every case)
 _PACKAGE_FRAMEWORK = {"tensorflow": "tf", "tf_cuda_version": "tf", "tf_cudnn_version": "tf",
@@ -42,7 +42,6 @@ _PACKAGE_FRAMEWORK = {"tensorflow": "tf", "tf_cuda_version": "tf", "tf_cudnn_ver
 _VARIABLE_FRAMEWORK = (("TF_", "tf"), ("JAX_", "jax"))
 HOOK = "JITBENCH_TEST_SLOWDOWN"  # '<case id glob>=<amount>' (jitbench.run.worker)
 FOLDER = "change"  # under the night's run folder: the A/B run
-SUMMARY_NAME = "nightly-summary.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,12 +136,7 @@ def last_good(results_root: Path, judged: Sequence[str]) -> str | None:
         run_dir = Path(results_root) / run_id
         if (load_meta(run_dir).get("status") or "complete") not in ("complete",):
             continue
-        summary = run_dir / SUMMARY_NAME
-        try:
-            said = json.loads(summary.read_text()) if summary.is_file() else {}
-        except (OSError, ValueError):
-            said = {}
-        if not said.get("regression"):
+        if not load_summary(run_dir).get("regression"):
             return run_id
     return None
 

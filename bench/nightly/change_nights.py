@@ -21,8 +21,6 @@ change night's own run where it has none).
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import os
 import platform
@@ -30,7 +28,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from jitbench.errors import UserError
-from jitbench.results.files import load_meta, read_rows
+from jitbench.results.files import load_meta, load_summary, read_rows
 
 FORMAT = "jitbench-change-nights-1"
 STEPS = (0.05, 0.10, 0.20)
@@ -38,11 +36,7 @@ STEPS = (0.05, 0.10, 0.20)
 
 def _night(night_dir: Path) -> dict[str, Any] | None:
     """One night's entry, or None when it measured no change side by side."""
-    try:
-        said = json.loads((night_dir / "nightly-summary.json").read_text())
-    except (OSError, ValueError):
-        return None
-    change = said.get("change") or {}
+    change = load_summary(night_dir).get("change") or {}
     if not change.get("run"):
         return None
     ab_dir = Path(change["run"])
@@ -83,17 +77,6 @@ def from_runs(night_dirs: Sequence[Path | str], command: str = "") -> dict[str, 
             "host": {"machine": platform.machine(), "node": platform.node(),
                      "cpus": os.cpu_count()}, "nights": nights,
             "unchanged_night_s": unchanged}
-
-
-def save(corpus: dict[str, Any], path: Path | str) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(corpus, separators=(",", ":"), sort_keys=True)
-    if path.suffix == ".gz":
-        path.write_bytes(gzip.compress(text.encode(), mtime=0))
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
 
 
 def is_corpus(data: Any) -> bool:

@@ -48,9 +48,8 @@ from jitbench.nightly.repeats import night_cases, worker_groups
 from jitbench.nightly.runs import comparable, run_dirs
 from jitbench.results.record import write_merged
 from jitbench.results.run_folder import new_run_id
-from jitbench.results.files import load_meta, load_results, read_rows, rewrite
+from jitbench.results.files import SUMMARY_NAME, load_meta, load_results, read_rows, rewrite
 
-SUMMARY_NAME = "nightly-summary.json"
 
 
 # --------------------------------------------------------------------------- scale-out

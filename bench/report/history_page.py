@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jitbench.analysis.history import trend
 from jitbench.report import figures
-from jitbench.results.files import load_meta
+from jitbench.results.files import load_meta, load_summary
 
 
 SPARK_W, SPARK_H = 120, 22
@@ -167,13 +167,7 @@ def _extra_seconds(run_dir: Path, folder: str) -> float | None:
 def _change_verdict(run_dir: Path) -> str | None:
     """A change night's line in the runs table: what changed, and the A/B's verdicts (from
     the night's own summary); None on a night nothing changed or not measured side by side."""
-    import json
-
-    try:
-        said = json.loads((run_dir / "nightly-summary.json").read_text())
-    except (OSError, ValueError):
-        return None
-    change = said.get("change") or {}
+    change = load_summary(run_dir).get("change") or {}
     if not change.get("changes"):
         return None
     verdicts = ", ".join(f"{n} {v}" for v, n in sorted((change.get("verdicts") or {}).items()))

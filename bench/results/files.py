@@ -201,6 +201,19 @@ def load_meta(run_dir: Path | str) -> dict[str, Any]:
     return meta
 
 
+SUMMARY_NAME = "nightly-summary.json"  # what a night said (jitbench.nightly.night)
+
+
+def load_summary(run_dir: Path | str) -> dict[str, Any]:
+    """A night's ``nightly-summary.json`` as data; {} where it has none or it cannot be
+    read."""
+    try:
+        said = json.loads((Path(run_dir) / SUMMARY_NAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    return said if isinstance(said, dict) else {}
+
+
 def load_rows(paths: str | Path | Sequence[str | Path]) -> list[dict[str, Any]]:
     if isinstance(paths, (str, Path)):
         paths = [paths]
