@@ -202,6 +202,7 @@ def test_the_replay_counts_false_alerts_steps_found_and_the_cost():
     assert quiet["nights"] == 30 and quiet["touched_cases"] == 180
     assert quiet["false_alerts"] <= 2  # 5% a night, shared out over its cases
     assert quiet["detection"]["0.1"] >= 0.95 and quiet["detection"]["0.2"] == 1.0
+    assert quiet["detection_jit"] == quiet["detection"]  # every case here is a JIT mode's
     # a 2% pair scatter decides a 10% step at the first or second look: a change night costs
     # its run plus 4-6 of its 12 rounds
     assert quiet["pairs_used"]["0.1"] in (4, 6)
@@ -221,3 +222,16 @@ def test_evaluate_tells_a_change_corpus_from_a_history_corpus(tmp_path, capsys):
     assert result["nights"] == 3 and set(result["detection"]) == {"0.05", "0.1", "0.2"}
     assert main(["nightly", "--evaluate", str(path)]) == 0
     assert "3 change nights" in capsys.readouterr().out
+
+
+@pytest.mark.unit
+def test_a_corpus_of_no_change_night_and_too_few_pairs_are_clear_errors(tmp_path, capsys):
+    from jitbench.cli.main import main
+
+    (tmp_path / "results").mkdir()
+    assert main(["nightly", "--results", str(tmp_path / "results"), "--change-corpus",
+                 str(tmp_path / "c.json")]) == 2
+    assert "none of these nights measured a change" in capsys.readouterr().err
+    assert main(["nightly", "--results", str(tmp_path / "results"), "--change-pairs", "2",
+                 "--no-run"]) == 2
+    assert "--change-pairs 2: at least 3" in capsys.readouterr().err

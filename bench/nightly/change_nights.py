@@ -89,10 +89,20 @@ def _units(pairs: list[list[float | None]], step: float = 0.0) -> list[float]:
             if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0 and b > 0]
 
 
+def _is_jit(case_id: str) -> bool:
+    """Whether a case id names a JIT mode (its framework and mode words, as
+    ``jitbench.define.workload.Case.case_id`` joins them)."""
+    from jitbench.define.modes import MODES
+
+    words = case_id.split("-")
+    return any(MODES[(a, b)].jit for a, b in zip(words, words[1:]) if (a, b) in MODES)
+
+
 def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
     """The replay's figures (module docstring): ``nights``, ``false_alerts`` (nights with
     an unchanged touched case called slower), ``false_alert_cases``, ``detection`` (per step
-    size, the share of planted cases found the same night), ``cost_ratio`` (median over
+    size, the share of planted cases found the same night; ``detection_jit``: of the JIT
+    modes' cases), ``cost_ratio`` (median over
     nights; ``cost_ratio_max``), ``pairs_used`` per step."""
     from jitbench.analysis.ab import decide
     from jitbench.nightly import change
@@ -102,6 +112,7 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
     base_s = base[len(base) // 2] if base else None
     false_nights, false_cases, costs = 0, 0, []
     found = {s: [0, 0] for s in STEPS}
+    found_jit = {s: [0, 0] for s in STEPS}  # the JIT modes' cases alone
     used = {s: [] for s in STEPS}
     for night in nights:
         pairs = night["pairs"]
@@ -119,8 +130,9 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
             stop = max(stop, at or len(units))
             for s in STEPS:
                 verdict, at = decide(_units(p, s)[:max_pairs], **rule)
-                found[s][0] += verdict == "slower"
-                found[s][1] += 1
+                for tally in (found, found_jit) if _is_jit(case_id) else (found,):
+                    tally[s][0] += verdict == "slower"
+                    tally[s][1] += 1
                 used[s].append(at or len(units))
         false_cases += slower
         false_nights += slower > 0
@@ -136,6 +148,8 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
             "touched_cases": sum(len(n["pairs"]) for n in nights),
             "detection": {f"{s:g}": (found[s][0] / found[s][1] if found[s][1] else None)
                           for s in STEPS},
+            "detection_jit": {f"{s:g}": (found_jit[s][0] / found_jit[s][1]
+                                         if found_jit[s][1] else None) for s in STEPS},
             "pairs_used": {f"{s:g}": (sorted(used[s])[len(used[s]) // 2] if used[s] else None)
                            for s in STEPS},
             "cost_ratio": costs[len(costs) // 2] if costs else None,
