@@ -202,13 +202,25 @@ def test_the_replay_counts_false_alerts_steps_found_and_the_cost():
     assert quiet["nights"] == 30 and quiet["touched_cases"] == 180
     assert quiet["false_alerts"] <= 2  # 5% a night, shared out over its cases
     assert quiet["detection"]["0.1"] >= 0.95 and quiet["detection"]["0.2"] == 1.0
-    assert quiet["detection_jit"] == quiet["detection"]  # every case here is a JIT mode's
+    assert quiet["detection_all"] == quiet["detection"]  # every case here is a JIT mode's
     # a 2% pair scatter decides a 10% step at the first or second look: a change night costs
     # its run plus 4-6 of its 12 rounds
     assert quiet["pairs_used"]["0.1"] in (4, 6)
     assert 1.0 + 120 / 12 * 4 / 100 <= quiet["cost_ratio"] <= 1.0 + 120 / 12 * 12 / 100
     noisy = evaluate(_corpus(0.15))
     assert noisy["detection"]["0.1"] < 0.5 < quiet["detection"]["0.05"]
+    # ``detection`` counts the JIT modes' cases (the history's series), ``detection_all``
+    # every touched case: here a bimodal JIT-off mode beside each quiet JIT one
+    mixed = _corpus(0.02)
+    for night in mixed["nights"]:
+        for i, (case_id, pairs) in enumerate(list(night["pairs"].items())):
+            if i % 2:
+                eager = case_id.replace("-jit-", "-eager-")
+                night["pairs"][eager] = [[a, b * (1.5 if k % 2 else 1 / 1.5)]
+                                         for k, (a, b) in enumerate(pairs)]
+                del night["pairs"][case_id]
+    both = evaluate(mixed)
+    assert both["detection"]["0.1"] >= 0.95 and both["detection_all"]["0.1"] < 0.75
 
 
 @pytest.mark.unit

@@ -12,7 +12,9 @@ night's own run time and the A/B's.
 Replay, per night: *false alerts*: the rule (``jitbench.analysis.ab.decide`` at the night's
 per-case confidence, looks at 4, 6, 9, 12 pairs) on the pairs as recorded: a night with any
 touched case ``slower`` is a false alert. *Detection* of a step s: arm B's times of one touched
-case at a time multiplied by 1 + s, the rule replayed: found when that case is ``slower``.
+case at a time multiplied by 1 + s, the rule replayed: found when that case is ``slower``;
+``detection`` counts the JIT modes' cases (the series a history judges), ``detection_all``
+every touched case.
 *Cost*: (a night's run + the A/B's wall time per round × the rounds the rule used, the
 largest over the touched cases, at least its fewest) / a night's run, a night's run being the
 median wall time of the corpus's nights where nothing changed (``unchanged_night_s``; the
@@ -101,8 +103,8 @@ def _is_jit(case_id: str) -> bool:
 def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
     """The replay's figures (module docstring): ``nights``, ``false_alerts`` (nights with
     an unchanged touched case called slower), ``false_alert_cases``, ``detection`` (per step
-    size, the share of planted cases found the same night; ``detection_jit``: of the JIT
-    modes' cases), ``cost_ratio`` (median over
+    size, the share of the JIT modes' planted cases found the same night, the history's
+    series; ``detection_all``: of every touched case, JIT-off modes too), ``cost_ratio`` (median over
     nights; ``cost_ratio_max``), ``pairs_used`` per step."""
     from jitbench.analysis.ab import decide
     from jitbench.nightly import change
@@ -146,10 +148,11 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
     return {"nights": len(nights), "false_alerts": false_nights,
             "false_alert_cases": false_cases,
             "touched_cases": sum(len(n["pairs"]) for n in nights),
-            "detection": {f"{s:g}": (found[s][0] / found[s][1] if found[s][1] else None)
-                          for s in STEPS},
-            "detection_jit": {f"{s:g}": (found_jit[s][0] / found_jit[s][1]
-                                         if found_jit[s][1] else None) for s in STEPS},
+            # the JIT modes' cases, as the history's series are (its --evaluate's detection)
+            "detection": {f"{s:g}": (found_jit[s][0] / found_jit[s][1]
+                                     if found_jit[s][1] else None) for s in STEPS},
+            "detection_all": {f"{s:g}": (found[s][0] / found[s][1] if found[s][1] else None)
+                              for s in STEPS},
             "pairs_used": {f"{s:g}": (sorted(used[s])[len(used[s]) // 2] if used[s] else None)
                            for s in STEPS},
             "cost_ratio": costs[len(costs) // 2] if costs else None,
@@ -162,8 +165,9 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
 
 
 def table(result: dict[str, Any]) -> str:
-    det = ", ".join(f"{float(k) * 100:g}%: {v * 100:.0f}%" for k, v in result["detection"].items()
-                    if v is not None)
+    det = ", ".join(f"{float(k) * 100:g}%: {v * 100:.0f}% of the JIT cases, "
+                    f"{result['detection_all'][k] * 100:.0f}% of all"
+                    for k, v in result["detection"].items() if v is not None)
     return (f"{result['nights']} change nights ({result['touched_cases']} touched cases): "
             f"{result['false_alerts']} false alerts ({result['false_alert_cases']} cases); "
             f"steps found the same night: {det}; cost of a change night: "
