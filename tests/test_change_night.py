@@ -247,3 +247,17 @@ def test_a_corpus_of_no_change_night_and_too_few_pairs_are_clear_errors(tmp_path
     assert main(["nightly", "--results", str(tmp_path / "results"), "--change-pairs", "2",
                  "--no-run"]) == 2
     assert "--change-pairs 2: at least 3" in capsys.readouterr().err
+
+
+@pytest.mark.unit
+def test_the_recorded_change_nights_replay_within_the_issues_bounds():
+    """The shipped corpus (tests/fixtures/nightly-corpus/README.md, "Change nights"): 30
+    nights of an inert change on the 2-core host, 12 pairs each; the rule replayed on them."""
+    from jitbench.nightly import corpus
+    from jitbench.nightly.change_nights import evaluate
+
+    found = evaluate(corpus.read(Path(__file__).parent / "fixtures" / "nightly-corpus"
+                                 / "change-nights.json.gz"))
+    assert found["nights"] >= 30 and found["false_alerts"] <= 1
+    assert found["detection"]["0.1"] >= 0.95 and found["cost_ratio"] <= 2
+    assert found["detection"]["0.05"] is not None
