@@ -104,8 +104,8 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
     """The replay's figures (module docstring): ``nights``, ``false_alerts`` (nights with
     an unchanged touched case called slower), ``false_alert_cases``, ``detection`` (per step
     size, the share of the JIT modes' planted cases found the same night, the history's
-    series; ``detection_all``: of every touched case, JIT-off modes too), ``cost_ratio`` (median over
-    nights; ``cost_ratio_max``), ``pairs_used`` per step."""
+    series; ``detection_all``: of every touched case, JIT-off modes too), ``cost_ratio``
+    (median over nights; ``cost_ratio_max``), ``pairs_used`` per step."""
     from jitbench.analysis.ab import decide
     from jitbench.nightly import change
 
