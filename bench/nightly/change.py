@@ -223,13 +223,11 @@ def settings(n_touched: int, process_profile: str, time_limit: float | None,
     time (to record a corpus of change nights for ``--evaluate``)."""
     from jitbench.run import ab
 
-    if pairs:
-        return ab.Settings(max_pairs=pairs, tolerance=TOLERANCE,
-                           confidence=confidence(n_touched), fixed=True,
-                           process_profile=process_profile)
-    return ab.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE,
+    rule = ab.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE,
                        confidence=confidence(n_touched), time_limit=time_limit,
                        min_pairs=MIN_PAIRS, process_profile=process_profile)
+    return dataclasses.replace(rule, max_pairs=pairs, fixed=True, time_limit=None) \
+        if pairs else rule
 
 
 def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float, *,

@@ -550,8 +550,7 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
     result["metrics"]["ab_time"] = ("time per call, tonight's environment over the last good "
                                     "night's, in fresh process pairs side by side")
     result.update(confirmed=facts["slower"], regression=bool(facts["slower"]), change=facts,
-                  near=[], machine=machine, repeats=None, machine_note=None, waiting=h.waiting,
-                  waiting_note=None, history_steps=[
+                  near=[], machine=machine, repeats=None, machine_note=None, history_steps=[
                       f"{r['case_id']} {r['metric']}" for r in result["suspected"]])
     counts = ", ".join(f"{n} {v}" for v, n in sorted(facts["verdicts"].items()))
     result["change_note"] = (

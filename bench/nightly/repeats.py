@@ -140,8 +140,11 @@ def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str,
     measured = {c.case_id: 1 for c in cases if MODES[(c.framework, c.mode)].jit}
     runs: list[str] = []
 
-    def pending(j: int) -> list[Case]:  # round j measures the groups of series with k >= j
-        return worker_groups(cases, {c for c, v in planned.items() if v["processes"] >= j})
+    def series(j: int) -> set[str]:  # round j measures the series with k >= j
+        return {c for c, v in planned.items() if v["processes"] >= j}
+
+    def pending(j: int) -> list[Case]:  # ... and every case of their worker groups
+        return worker_groups(cases, series(j))
 
     def measure(j: int, again: list[Case]) -> None:
         d = runner.run(again, run_dir / FOLDER, run_id=f"{run_dir.name}-p{j}", calibrate=False,
@@ -149,7 +152,7 @@ def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str,
         runs.append(str(d))
         done = {r.get("case_id") for r in read_rows(d / "results.jsonl")
                 if r.get("status") == "ok"}
-        for c in done & {c for c, v in planned.items() if v["processes"] >= j}:
+        for c in done & series(j):
             measured[c] += 1
 
     # rounds 2..top, while what the next is expected to take (the night's seconds per case)
