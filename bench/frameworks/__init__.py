@@ -147,6 +147,13 @@ class Adapter(Protocol):
         before the framework: pytest, a notebook), or None, e.g. ``"tf autoclustering on
         cpu needs TF_XLA_FLAGS='--tf_xla_cpu_global_jit' before TensorFlow starts ..."``."""
 
+    def user_state(self, fn: Callable, placed: Sequence[Any], device: str
+                   ) -> tuple[list[Any], str | None]:
+        """(the state a user's ``fn(*placed)`` reads or updates in place, why it cannot be
+        found or None): TF's ``tf.Variable``s, found by tracing ``fn`` once as a
+        ``tf.function`` (a Keras model's weights, its optimizer's slots and step); ``([],
+        None)`` where functions are pure (JAX: new state is returned, not assigned)."""
+
     def mode_facts(self, mode: str, counters_first: Mapping[str, float]) -> dict[str, Any]:
         """Extra row fields about what a mode really did on its first call, e.g.
         ``{"clusters_formed": 0, "note": "no XLA cluster formed ..."}``; ``{}`` if none."""

@@ -242,6 +242,11 @@ class Adapter:
         return "runtime_error"
 
     @staticmethod
+    def user_state(fn, placed, device: str) -> tuple[list, None]:
+        """A JAX function is pure: new state is returned, none is assigned."""
+        return [], None
+
+    @staticmethod
     def mode_problem(mode: str, device: str) -> None:
         return None  # every JAX mode is a function transformation: any process runs it
 

@@ -286,6 +286,20 @@ class Adapter:
             return "compile_error"
         return "runtime_error"
 
+    def user_state(self, fn, placed, device: str) -> tuple[list, str | None]:
+        """The ``tf.Variable``s ``fn`` captures, read or assigned (a Keras model's weights, its
+        optimizer's slots and iteration count), from one trace of ``fn`` as a ``tf.function``
+        (not run: a variable a Keras optimizer creates on its first step is created here, at
+        its initial value). ``([], why)`` when ``fn`` cannot be traced."""
+        try:
+            with tf.device(self._tf_device(device)):
+                concrete = tf.function(fn).get_concrete_function(*placed)
+        except Exception as exc:  # noqa: BLE001 -- the row says why the state is unknown
+            first = (str(exc).strip().splitlines() or [""])[0][:300]
+            return [], (f"tracing it as a tf.function to find its variables failed "
+                        f"({type(exc).__name__}: {first})")
+        return list(concrete.variables), None
+
     @staticmethod
     def mode_problem(mode: str, device: str) -> str | None:
         if mode == "autoclustering" and device == "cpu" and CPU_JIT_TOO_LATE:

@@ -33,6 +33,7 @@ from jitbench.define.modes import baselines_for
 from jitbench.define.workload import Case
 from jitbench.frameworks import Stepping
 from jitbench.protocol.correctness import JIT_ERROR_FACTOR, compare, far_above
+from jitbench.protocol import trees
 from jitbench.protocol.samples import Timed
 
 
@@ -52,10 +53,12 @@ def workload_reference(workload, case: Case, inputs: Sequence[Any]) -> Any:
 
 
 def mismatch_text(check: Mapping[str, Any], rtol: float, atol: float,
-                  what: str = "the float64 reference", precision: str | None = None) -> str:
+                  what: str = "the float64 reference", precision: str | None = None,
+                  what_differs: str = "output") -> str:
     bound = (f"; at {precision} normwise <= {check['bound']:.3g}" if "bound" in check else "")
     normwise = (f", normwise {check['norm_rel_err']:.3g}" if "norm_rel_err" in check else "")
-    return (f"output differs from {what}: max abs err "
+    where = f" (most at {check['leaf']})" if check.get("leaf") else ""
+    return (f"{what_differs} differs from {what}{where}: max abs err "
             f"{check['max_abs_err']:.3g}, max rel err {check['max_rel_err']:.3g}{normwise} "
             f"(tolerance rtol={rtol:g}, atol={atol:g}{bound})")
 
@@ -80,10 +83,11 @@ class Casework:
                  reference: Any = None, rtol: float = 0.0, atol: float = 0.0,
                  arrays_only: bool = False, reference_label: str = "the float64 reference",
                  precision: str | None = None, reduction: int | None = None):
-        """``arrays_only``: place only the inputs that are arrays (``shape`` and ``dtype``:
-        numpy or framework arrays, as numpy first); others (a user's static arguments) are
-        passed as they are. Otherwise every input is a numpy array. ``precision``: what the
-        float32 products run at here (``adapter.matmul_precision``), ``reduction``: the
+        """``arrays_only``: place only the array leaves of the inputs (each input may be a
+        pytree, ``jitbench.protocol.trees``; numpy or framework arrays, as numpy first); other
+        leaves (a user's static arguments) are passed as they are. Otherwise every input is a
+        numpy array. ``precision``: what the float32 products run at here
+        (``adapter.matmul_precision``), ``reduction``: the
         workload's reduction length (``jitbench.protocol.correctness.normwise_bound``)."""
         self.adapter = adapter
         self.precision, self.reduction = precision, reduction
@@ -96,11 +100,10 @@ class Casework:
             return
         import numpy as np
 
-        where = [i for i, a in enumerate(inputs) if is_array(a)]
-        placed = adapter.place([np.asarray(inputs[i]) for i in where], device)
-        self.placed = list(inputs)
-        for i, a in zip(where, placed):
-            self.placed[i] = a
+        # every array leaf of every input (a pytree: a user's parameters), placed at once
+        placed = iter(adapter.place([np.asarray(a) for _, a in trees.arrays(list(inputs))],
+                                    device))
+        self.placed = trees.map_arrays(lambda a: next(placed), list(inputs))
 
     def build(self, stages: Sequence[Callable], mode: str) -> Callable:
         """``stages`` built in ``mode``; call it with ``*self.placed``."""
@@ -204,8 +207,3 @@ def matmul_precision(adapter, device: str, dtype: str) -> str | None:
         return adapter.matmul_precision(device, dtype)
     except Exception:  # noqa: BLE001 -- an extra fact; the check falls back to the dtype's
         return None
-
-
-def is_array(x: Any) -> bool:
-    """An array of any framework, or numpy's (what :class:`Casework` places)."""
-    return hasattr(x, "shape") and hasattr(x, "dtype")

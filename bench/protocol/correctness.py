@@ -19,8 +19,11 @@ a compiler that lost accuracy.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+
+from jitbench.protocol import trees
 
 # unit roundoff (half a unit in the last place) of the mantissa the products are computed with
 UNIT_ROUNDOFF = {"float64": 2.0 ** -53, "float32": 2.0 ** -24, "tf32": 2.0 ** -11,
@@ -36,13 +39,29 @@ JIT_ERROR_FACTOR = 10.0  # a JIT output this many times as far from the referenc
 
 
 def flatten(out) -> np.ndarray:
-    """One float64 vector from an array or a (nested) tuple/list/dict of arrays."""
-    if isinstance(out, dict):
-        out = [out[k] for k in sorted(out)]
-    if isinstance(out, (list, tuple)):
-        parts = [flatten(o) for o in out]
-        return np.concatenate(parts) if parts else np.zeros(0)
-    return np.asarray(out, dtype=np.float64).ravel()
+    """One float64 vector from an array or a pytree of arrays (``jitbench.protocol.trees``)."""
+    parts = [np.asarray(x, dtype=np.float64).ravel() for _, x in trees.leaves(out)]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def worst_leaf(out, ref, rtol: float, atol: float) -> str | None:
+    """The path of the leaf of ``out`` furthest outside the tolerance of ``ref``'s (the most
+    elements outside, then the largest error), when ``out`` is a pytree of several leaves
+    shaped as ``ref``'s; None otherwise."""
+    o, r = trees.leaves(out), trees.leaves(ref)
+    if len(o) < 2 or len(o) != len(r):
+        return None
+    worst, key = None, (0, 0.0)
+    for (path, a), (_, b) in zip(o, r):
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        if a.shape != b.shape:
+            return None
+        diff = np.abs(a - b)
+        bad = ~(diff <= atol + rtol * np.abs(b))
+        k = (int(bad.sum()), float(np.nanmax(diff)) if diff.size else 0.0)
+        if k[0] and k > key:
+            worst, key = path, k
+    return worst
 
 
 def normwise_bound(precision: str, reduction: int | None = None) -> float:
@@ -55,9 +74,11 @@ def normwise_bound(precision: str, reduction: int | None = None) -> float:
 
 
 def compare(out, ref, rtol: float, atol: float, precision: str | None = None,
-            reduction: int | None = None) -> dict[str, float | bool]:
+            reduction: int | None = None) -> dict[str, Any]:
     """The errors of ``out`` against ``ref`` and whether they are ``within`` tolerance (see
-    the module docstring); ``bound`` is the normwise bound where ``precision`` is reduced."""
+    the module docstring); ``bound`` is the normwise bound where ``precision`` is reduced;
+    ``leaf``, outside the tolerance, the path of the pytree leaf furthest out
+    (:func:`worst_leaf`)."""
     o, r = flatten(out), flatten(ref)
     inf = float("inf")
     if o.shape != r.shape:
@@ -73,8 +94,11 @@ def compare(out, ref, rtol: float, atol: float, precision: str | None = None,
     norm_diff = float(np.linalg.norm(diff)) if diff.size else 0.0
     norm_rel = norm_diff / norm_ref if norm_ref > 0 else (0.0 if norm_diff == 0 else inf)
     within = bool(np.all(diff <= atol + rtol * np.abs(r)))
-    out_fields: dict[str, float | bool] = {"max_abs_err": max_abs, "max_rel_err": max_rel,
-                                           "norm_rel_err": norm_rel}
+    out_fields: dict[str, float | bool | str] = {"max_abs_err": max_abs, "max_rel_err": max_rel,
+                                                 "norm_rel_err": norm_rel}
+    leaf = None if within else worst_leaf(out, ref, rtol, atol)
+    if leaf:
+        out_fields["leaf"] = leaf
     if precision in REDUCED:
         bound = normwise_bound(precision, reduction)
         out_fields["bound"] = bound

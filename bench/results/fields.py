@@ -175,6 +175,13 @@ OTHER_FIELDS: dict[str, str] = {
     "compiling_samples": "timed samples during which something compiled (set apart)",
     "steady_state_compiles": "whether the mode kept compiling after warm-up",
     "nojit_mode": "the JIT-off mode this row's output was compared with",
+    "state": "a user's function with state (TF variables it assigns: a Keras model and its "
+             "optimizer): how many variables were saved before the first call; every mode is "
+             "checked after one step from them, and they are put back at the end (or why no "
+             "state could be found)",
+    "check_skipped": "why no output of the group was checked: its JIT-off mode answered "
+                     "differently when called again from the same start (state that cannot "
+                     "be saved, unseeded random numbers)",
     "recompile_reasons": "why the framework compiled again after the first call",
     "insight_s": "seconds spent reading what XLA built (after the samples)",
     "cost_note": "why XLA's cost analysis is missing or partial",

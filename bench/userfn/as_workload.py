@@ -26,7 +26,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from jitbench.define.modes import (
@@ -42,7 +42,10 @@ from jitbench.define.modes import (
 )
 from jitbench.define.workload import Case
 from jitbench.errors import UserError
-from jitbench.protocol.case_setup import Casework, is_array, matmul_precision
+from jitbench.frameworks import Stepping, TrainStep
+from jitbench.protocol import trees
+from jitbench.protocol.case_setup import Casework, matmul_precision, mismatch_text
+from jitbench.protocol.correctness import compare
 from jitbench.protocol.timing import Protocol, measure
 from jitbench.results import row as rows
 
@@ -107,24 +110,30 @@ def infer_framework(args: Sequence, framework: str | None = None) -> str:
     """
     if framework is not None and framework not in FRAMEWORKS:
         raise UserError(f"unknown framework {framework!r}; valid: {', '.join(FRAMEWORKS)}")
-    seen: dict[str, tuple[int, str]] = {}
-    for i, x in enumerate(args):
+    seen: dict[str, tuple[str, str]] = {}
+    for path, x in trees.leaves(list(args)):  # each argument may be a pytree of arrays
         fw = _TYPE_MODULES.get(type(x).__module__.split(".")[0])
         if fw is not None and fw not in seen:
-            seen[fw] = (i, type(x).__name__)
+            seen[fw] = (_argument(path), type(x).__name__)
     if len(seen) > 1:
-        parts = [f"argument {i} is a {NAMES[fw]} {t}" for fw, (i, t) in sorted(seen.items())]
+        parts = [f"{where} is a {NAMES[fw]} {t}" for fw, (where, t) in sorted(seen.items())]
         raise UserError(f"inputs of mixed frameworks: {' and '.join(parts)}; pass the inputs "
                         f"of one framework (or numpy arrays and {_ANY})")
     if framework is not None:
         if seen and framework not in seen:
-            (fw, (i, t)), = seen.items()
-            raise UserError(f"framework={framework!r}, but argument {i} is a {NAMES[fw]} {t}")
+            (fw, (where, t)), = seen.items()
+            raise UserError(f"framework={framework!r}, but {where} is a {NAMES[fw]} {t}")
         return framework
     if not seen:
         raise UserError(f"cannot tell the framework from the inputs (no "
                         f"{' or '.join(NAMES.values())} array among them); pass {_ANY}")
     return next(iter(seen))
+
+
+def _argument(path: str) -> str:
+    """``"[0][1]['w']"`` (a leaf's path in the argument list) -> ``"argument 0 at [1]['w']"``."""
+    head, _, rest = path[1:].partition("]")
+    return f"argument {head} at {rest}" if rest else f"argument {head}"
 
 
 def resolve_modes(framework: str, modes: Sequence[str] | None,
@@ -184,8 +193,8 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
         import numpy as np
 
         try:
-            reference = reference(*[np.asarray(a, dtype=np.float64) if is_array(a) else a
-                                    for a in args])
+            reference = reference(*trees.map_arrays(lambda a: np.asarray(a, dtype=np.float64),
+                                                    list(args)))
         except Exception as exc:
             raise UserError(f"reference raised {type(exc).__name__}: {exc}") from exc
     name = name or getattr(fn, "__name__", None) or type(fn).__name__
@@ -210,7 +219,7 @@ def case_of(spec: Spec, mode: str, device: str | None = None) -> Case:
     the workload, its input shapes as the size and (with their element count: the report
     orders sizes by a number when ``flops`` is not given) as the params, the first array's
     dtype."""
-    arrays = [a for a in spec.args if is_array(a)]
+    arrays = [a for _, a in trees.arrays(list(spec.args))]
     shapes = [[int(d) for d in a.shape] for a in arrays]
     size = ",".join("x".join(map(str, s)) or "scalar" for s in shapes) or "no-arrays"
     dtype = getattr(arrays[0].dtype, "name", str(arrays[0].dtype)) if arrays else "none"
@@ -221,24 +230,19 @@ def case_of(spec: Spec, mode: str, device: str | None = None) -> Case:
                 source=spec.source)
 
 
-def _tolerance(spec: Spec, dtype: str, nojit) -> tuple[float, float]:
-    import numpy as np
-
-    from jitbench.protocol.correctness import flatten
-
-    rtol = spec.rtol if spec.rtol is not None else RTOL.get(dtype, DEFAULT_RTOL)
-    if spec.atol is not None:
-        return rtol, spec.atol
-    flat = flatten(nojit) if nojit is not None else np.zeros(0)
-    flat = flat[np.isfinite(flat)]
-    return rtol, rtol * float(np.abs(flat).max()) if flat.size else rtol
-
-
 def run(spec: Spec, protocol: Protocol | None = None,
         counts: bool | None = None) -> list[dict[str, Any]]:
     """Measure a ``prepare``-d ``spec`` in this process; one row per requested mode (skipped
     ones included). ``counts``: keep the adapter's compile counters (default: where they work
     in a process the adapter does not own, ``jitbench.define.modes.counts_in_process``).
+
+    A function with state (TF variables it assigns: a Keras model's weights and optimizer) is
+    timed as a training loop calls it, step after step; its state is saved before the first
+    call (:class:`~jitbench.frameworks.TrainStep`), each mode's answer checked is its output
+    and state after one step from those saved values, and the state is put back as it was at
+    the end. A function whose JIT-off mode answers differently from the same start (state
+    that cannot be saved: a Python object it changes, unseeded random numbers) is not
+    checked; its rows say why (``check_skipped``).
 
     Raises ``UserError`` when the function fails with JIT off: then the function itself is
     broken. A failure with JIT on only is a result (a row with its status and error).
@@ -259,18 +263,40 @@ def run(spec: Spec, protocol: Protocol | None = None,
     precision = matmul_precision(adapter, spec.device, case_of(spec, spec.modes[0]).dtype)
     work = Casework(adapter, spec.framework, spec.device, spec.args, spec.reference,
                     arrays_only=True, reference_label="the reference", precision=precision)
-    timed = [work.timed(m, work.build([spec.fn], m)) for m in spec.modes]
-    results = measure(timed, protocol, counters=adapter.counters,
+    state = State.find(adapter, spec, work)
+    dtype = case_of(spec, spec.modes[0]).dtype
+    built = {m: work.build(state.stages, m) for m in spec.modes}
+    results = measure([work.timed(m, built[m]) for m in spec.modes], protocol,
+                      counters=adapter.counters,
                       notes=getattr(adapter, "compile_notes", None),
                       pairs=verdict_pairs(spec.framework, spec.modes),
                       others=other_pairs(spec.framework, spec.modes))
-    nojit, nojit_mode = _nojit(spec, work, results)
-    work.rtol, work.atol = _tolerance(spec, case_of(spec, spec.modes[0]).dtype, nojit)
+    try:
+        answers = {m: work.answer(built[m], r.output) for m, r in results.items() if r.ok}
+        state.put_back(built)  # a JIT-off mode built now starts from the saved state too
+        nojit, nojit_mode = _nojit(spec, work, results, answers, state)
+        skip = state.unrepeatable(work, built.get(nojit_mode), nojit,
+                                  _tolerance(state.split(nojit)[0], dtype, spec.rtol, spec.atol))
+    finally:
+        state.put_back(built)
+    out_part, state_part = state.split(nojit)
+    work.rtol, work.atol = _tolerance(out_part, dtype, spec.rtol, spec.atol)
+    state_atol = _tolerance(state_part, dtype, spec.rtol, spec.atol)[1]
     flops = float(spec.flops) if spec.flops is not None else None
 
     def check(mode: str, r):
+        if skip:
+            return _Unchecked(dict(check_skipped=skip, **state.fields)), None
         jit = MODES[(spec.framework, mode)].jit
-        checked = work.check(r.output, *((nojit, nojit_mode) if jit else ()))
+        got, got_state = state.split(answers[mode])
+        checked = work.check(got, *((out_part, nojit_mode) if jit else ()))
+        checked.fields.update(state.fields)
+        if jit and state_part is not None and not checked.nojit_mismatch:
+            c = compare(got_state, state_part, work.rtol, state_atol, precision=precision)
+            if not c["within"]:
+                checked.nojit_mismatch = mismatch_text(
+                    c, work.rtol, state_atol, f"{nojit_mode}'s (JIT off)", precision,
+                    what_differs="state after one step from the same start")
         return checked, checked.mismatch or checked.nojit_mismatch
 
     return out + rows.group_rows(spec.modes, results, row=row, adapter=adapter,
@@ -279,15 +305,106 @@ def run(spec: Spec, protocol: Protocol | None = None,
                                  precision=precision)
 
 
-def _nojit(spec: Spec, work: Casework, results) -> tuple[Any, str]:
+@dataclasses.dataclass
+class _Unchecked:
+    """What ``group_rows`` reads of a check that was not made."""
+
+    fields: dict[str, Any]
+    mismatch: None = None
+    nojit_mismatch: None = None
+
+
+@dataclasses.dataclass
+class State:
+    """The state a user's function changes, as found (``adapter.user_state``): ``stages`` to
+    build (a :class:`TrainStep` over the variables, or the plain function), the ``fields`` its
+    rows carry, and ``why`` none was found when looking failed."""
+
+    stages: list
+    variables: dict[str, Any]
+    why: str | None = None
+
+    @classmethod
+    def find(cls, adapter, spec: Spec, work: Casework) -> "State":
+        found, why = adapter.user_state(spec.fn, work.placed, work.device)
+        if not found:
+            return cls([spec.fn], {}, why)
+        named: dict[str, Any] = {}
+        for v in found:  # by name, for the path a mismatch names
+            name = str(getattr(v, "name", "variable"))
+            named[name if name not in named else f"{name}#{len(named)}"] = v
+        adapter.reset()  # looking ran the initializers of variables made on the first call
+        return cls([TrainStep(lambda: (spec.fn, named), check_steps=1)], named, why)
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        if self.variables:
+            return {"state": f"{len(self.variables)} variables saved before the first call; "
+                             f"each mode checked after one step from them"}
+        return {"state": f"none found: {self.why}"} if self.why else {}
+
+    def split(self, answer) -> tuple[Any, Any]:
+        """(output, state after the step) of an answer; state None for a plain function."""
+        if answer is None or not self.variables:
+            return answer, None
+        return answer
+
+    def unrepeatable(self, work: Casework, fn, nojit, tolerance: tuple[float, float]
+                     ) -> str | None:
+        """Why the outputs cannot be checked, or None: the JIT-off mode ``fn`` called again
+        from the same start (the saved state, or the same inputs) answers otherwise than
+        ``nojit`` beyond ``tolerance`` (rtol, atol)."""
+        if fn is None or nojit is None:
+            return None
+        if isinstance(fn, Stepping):
+            again = work.answer(fn)
+        else:
+            out = fn(*work.placed)
+            work.adapter.sync(out)
+            again = work.adapter.to_numpy(out)
+        c = compare(self.split(again)[0], self.split(nojit)[0], *tolerance)
+        if c["within"]:
+            return None
+        start = "its saved state" if self.variables else "the same inputs"
+        found = f"; {self.why}" if self.why else ""
+        return (f"two calls with JIT off from {start} answered differently (max rel err "
+                f"{c['max_rel_err']:.3g}): it keeps state jitbench cannot save and restore (a "
+                f"Python object it changes, unseeded random numbers{found}), so no mode's "
+                f"output is checked")
+
+    def put_back(self, built: Mapping[str, Any]) -> None:
+        """The state as it was before the first call (the user's model left untrained)."""
+        for fn in built.values():
+            if isinstance(fn, Stepping):
+                fn.restart()
+                return
+
+
+def _tolerance(nojit, dtype: str, rtol: float | None, atol: float | None
+               ) -> tuple[float, float]:
+    """(rtol, atol) of a check against ``nojit``: the user's, else by ``dtype`` and, for the
+    absolute one, ``rtol`` times the largest finite value of ``nojit``."""
+    import numpy as np
+
+    from jitbench.protocol.correctness import flatten
+
+    rtol = rtol if rtol is not None else RTOL.get(dtype, DEFAULT_RTOL)
+    if atol is not None:
+        return rtol, atol
+    flat = flatten(nojit) if nojit is not None else np.zeros(0)
+    flat = flat[np.isfinite(flat)]
+    return rtol, rtol * float(np.abs(flat).max()) if flat.size else rtol
+
+
+def _nojit(spec: Spec, work: Casework, results, answers, state: State) -> tuple[Any, str]:
     """The JIT-off answer the JIT-on modes are checked against: a measured JIT-off mode's, or
     one untimed call of the first JIT-off mode. ``UserError`` when the function fails with JIT
     off."""
     order = baselines_for(spec.framework)
     failed = [m for m in order if m in results and not results[m].ok]
     try:
-        out, mode = work.nojit({m: r.output for m, r in results.items() if r.ok},
-                               None if failed else (lambda: [spec.fn]), raise_errors=True)
+        out, mode = work.nojit(answers, None if failed else (lambda: state.stages),
+                               raise_errors=True)
     except Exception as exc:
         raise UserError(f"{spec.name} raised {type(exc).__name__} in {order[0]} mode (JIT "
                         f"off): {str(exc).strip()[:2000] or repr(exc)}") from exc

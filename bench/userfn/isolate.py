@@ -10,7 +10,7 @@ crash of the function ends the worker, not the caller's session: its modes come 
 
 The worker imports the function by ``module:qualname``, so a lambda, a nested function or one
 defined in ``__main__`` (a notebook) is refused with a ``UserError`` saying so. Inputs travel as
-numpy arrays (pickled); the reference is computed in the caller.
+pytrees of numpy arrays (pickled); the reference is computed in the caller.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops
                      protocol: Protocol, timeout: float | None = None) -> list[dict[str, Any]]:
     """Rows of every requested mode, each group of modes measured in a worker of its own, which
     gets ``timeout`` seconds (default :data:`DEFAULT_TIMEOUT_S`) to start and to measure."""
-    from jitbench.protocol.case_setup import is_array
+    from jitbench.protocol import trees
     from jitbench.userfn.as_workload import prepare
 
     timeout = DEFAULT_TIMEOUT_S if timeout is None else timeout
@@ -81,7 +81,7 @@ def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops
     groups: dict[str, list[str]] = {}
     for m in spec.modes:  # checked, JIT-off first; every one of them with modes=None
         groups.setdefault(MODES[(spec.framework, m)].worker_group, []).append(m)
-    np_args = [_np(a) if is_array(a) else a for a in spec.args]
+    np_args = trees.map_arrays(_np, list(spec.args))  # pytrees of numpy arrays
     out_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="jitbench-isolate-") as tmp:
         for group, group_modes in groups.items():

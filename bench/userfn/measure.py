@@ -58,7 +58,10 @@ class Result:
         sp = self.speedups()
         by_mode = {row["mode"]: row for row in self.rows}
         parts = []
-        for r in sp.loc[sp["nearest"]].to_dict("records") if len(sp) else []:
+        # each JIT-on mode against its nearest JIT-off mode, or the one measured beside it
+        chosen = (sp.sort_values("nearest", ascending=False, kind="stable")
+                  .drop_duplicates("mode") if len(sp) else sp)
+        for r in chosen.to_dict("records") if len(sp) else []:
             ratio, lo, hi = r["speedup"], r["ci_low"], r["ci_high"]
             if r["verdict"] == analysis.NO_JIT:
                 head = (f"{r['mode']}: {r['verdict']} ({fmt.times(ratio)} "
@@ -103,6 +106,9 @@ class Result:
                 kind = f"{row['error_type']}: " if row.get("error_type") else ""
                 why = f" ({kind}{lines[0][:200]})" if lines else ""
                 parts.append(f"{row['mode']} {row['status']}{why}")
+        skipped = next((r["check_skipped"] for r in self.rows if r.get("check_skipped")), None)
+        if skipped:
+            parts.append(f"outputs not checked: {skipped}")
         return ". ".join(parts) if parts else "nothing measured"
 
     def __repr__(self) -> str:

@@ -1,0 +1,227 @@
+"""Your own function as you write it: arguments that are pytrees of arrays (a JAX MLP's list of
+``(w, b)`` tuples, dicts, nests), the framework told from the arrays inside, outputs compared
+leaf by leaf, and training steps that update state (a Keras model and its optimizer) checked
+from the same saved state in every mode, never a false ``mismatch``."""
+
+from __future__ import annotations
+
+import collections
+import re
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jitbench
+from jitbench.errors import UserError
+from jitbench.protocol import trees
+from jitbench.protocol.settings import Protocol
+
+QUICK = Protocol(min_time=0.02, min_samples=5, warmup_max_time=1.0, budget=1.0)
+Pair = collections.namedtuple("Pair", "w b")
+
+# user data: nests of dicts, lists, tuples, named tuples and None around arrays and statics
+_leaf = st.one_of(
+    st.integers(1, 4).map(lambda n: np.arange(n, dtype=np.float32)),
+    st.integers(-3, 3), st.text("ab", max_size=2))
+_tree = st.recursive(_leaf, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(tuple),
+    st.dictionaries(st.text("xyz", min_size=1, max_size=2), inner, max_size=3),
+    st.tuples(inner, inner).map(lambda t: Pair(*t)), st.none()), max_leaves=12)
+
+
+@pytest.mark.unit
+@settings(max_examples=60, deadline=None)
+@given(_tree)
+def test_every_leaf_is_found_at_its_path_and_arrays_are_mapped_in_place(tree):
+    saved = sys.modules.pop("jax", None)  # the walker that needs no framework
+    try:
+        found = trees.leaves(tree)
+        mapped = trees.map_arrays(lambda a: a + 1, tree)
+        placed = iter(range(100))
+        numbered = trees.map_arrays(lambda a: next(placed), tree)
+    finally:
+        if saved is not None:
+            sys.modules["jax"] = saved
+    paths = [p for p, _ in found]
+    assert len(set(paths)) == len(paths)
+    for path, leaf in found:
+        assert _at(tree, path) is leaf
+        assert type(_at(mapped, path)) is type(leaf)
+        if trees.is_array(leaf):
+            np.testing.assert_array_equal(_at(mapped, path), leaf + 1)
+        else:
+            assert _at(mapped, path) == leaf  # statics kept as they are
+    arrays = [p for p, x in found if trees.is_array(x)]
+    assert [_at(numbered, p) for p in arrays] == list(range(len(arrays)))
+
+
+def _at(tree, path: str):
+    """The leaf at ``path`` (Python subscripts such as ``[0]['w']``)."""
+    return eval("t" + path, {}, {"t": tree})  # noqa: S307 -- a path the test's tree made
+
+
+def _mlp(to):
+    """Parameters as JAX's examples write them: a list of (w, b) tuples; a batch (x, y); each
+    array made by ``to`` (``jnp.asarray``, ``tf.constant``, ``np.asarray``)."""
+    rng = np.random.default_rng(0)
+    params = [(to(rng.standard_normal((8, 16)).astype(np.float32) * 0.3),
+               to(np.zeros(16, np.float32))),
+              (to(rng.standard_normal((16, 1)).astype(np.float32) * 0.3),
+               to(np.zeros(1, np.float32)))]
+    batch = (to(rng.standard_normal((32, 8)).astype(np.float32)),
+             to(rng.standard_normal((32, 1)).astype(np.float32)))
+    return params, batch
+
+
+def jax_update(params, batch):
+    """One SGD step of an MLP: new parameters, the same nesting."""
+    import jax
+    import jax.numpy as jnp
+
+    def loss(p, b):
+        x, y = b
+        for w, c in p[:-1]:
+            x = jnp.tanh(x @ w + c)
+        return jnp.mean((x @ p[-1][0] + p[-1][1] - y) ** 2)
+
+    grads = jax.grad(loss)(params, batch)
+    return [(w - 0.1 * dw, c - 0.1 * dc) for (w, c), (dw, dc) in zip(params, grads)]
+
+
+def jax_dict_loss(params, batch):
+    import jax.numpy as jnp
+
+    h = jnp.tanh(batch["x"] @ params["layers"][0]["w"])
+    return {"loss": jnp.mean((h @ params["layers"][1]["w"] - batch["y"]) ** 2), "h": h}
+
+
+def tf_dict_loss(params, batch):
+    import tensorflow as tf
+
+    h = tf.tanh(batch["x"] @ params["layers"][0]["w"])
+    return {"loss": tf.reduce_mean((h @ params["layers"][1]["w"] - batch["y"]) ** 2), "h": h}
+
+
+def _dict_inputs(to):
+    (w1, _), (w2, _) = _mlp(to)[0]
+    x, y = _mlp(to)[1]
+    return {"layers": [{"w": w1}, {"w": w2}]}, {"x": x, "y": y}
+
+
+def test_a_jax_update_step_on_a_params_pytree_is_measured_without_naming_the_framework():
+    jnp = pytest.importorskip("jax.numpy")
+    params, batch = _mlp(jnp.asarray)
+    r = jitbench.measure(jax_update, params, batch, modes=["eager", "jit"], protocol=QUICK)
+    assert {row["mode"]: row["status"] for row in r.rows} == {"eager": "ok", "jit": "ok"}
+    jit = next(row for row in r.rows if row["mode"] == "jit")
+    assert jit["framework"] == "jax" and jit["max_rel_err_vs_nojit"] < 1e-5
+    assert jit["params"]["shapes"] == [[8, 16], [16], [16, 1], [1], [32, 8], [32, 1]]
+    assert re.match(r"jit is .*× (faster|slower) than eager|jit is no faster than eager",
+                    r.summary())
+
+
+@pytest.mark.parametrize("framework", ["jax", "tf"])
+def test_dict_and_nested_inputs_and_outputs_in_both_frameworks(framework):
+    module = pytest.importorskip({"jax": "jax.numpy", "tf": "tensorflow"}[framework])
+    fn = {"jax": jax_dict_loss, "tf": tf_dict_loss}[framework]
+    params, batch = _dict_inputs(module.asarray if framework == "jax" else module.constant)
+    modes = {"jax": ["eager", "jit"], "tf": ["eager", "xla"]}[framework]
+    r = jitbench.measure(fn, params, batch, modes=modes, protocol=QUICK)
+    assert [row["status"] for row in r.rows] == ["ok", "ok"], r.summary()
+    assert {row["framework"] for row in r.rows} == {framework}
+    # a reference that is wrong in one leaf: the mismatch names the leaf
+
+    def wrong(params, batch):
+        out = fn(params, batch)
+        return {"loss": np.asarray(out["loss"]) + 1.0, "h": np.asarray(out["h"])}
+
+    r = jitbench.measure(fn, params, batch, modes=modes[:1], protocol=QUICK, reference=wrong)
+    assert r.rows[0]["status"] == "mismatch"
+    assert "output differs from the reference (most at ['loss'])" in r.rows[0]["error"]
+
+
+def test_inputs_of_two_frameworks_in_one_pytree_name_both_leaves():
+    jnp = pytest.importorskip("jax.numpy")
+    tf = pytest.importorskip("tensorflow")
+    params, _ = _mlp(jnp.asarray)
+    with pytest.raises(UserError, match=r"^inputs of mixed frameworks: argument 0 at \[0\]\[0\] is "
+                                        r"a JAX \w+ and argument 0 at \[1\]\[0\] is a "
+                                        r"TensorFlow \w+"):
+        jitbench.measure(jax_update, [params[0], (tf.constant(1.0), 2)],
+                         {"x": jnp.ones(3)})
+    with pytest.raises(UserError, match=r"framework='tf', but argument 0 at \[0\]\[0\] is a JAX"):
+        jitbench.measure(jax_update, params, framework="tf")
+
+
+def test_numpy_pytrees_travel_to_an_isolated_worker():
+    pytest.importorskip("jax")
+    params, batch = _dict_inputs(np.asarray)
+    r = jitbench.measure(jax_dict_loss, params, batch, framework="jax", modes=["eager", "jit"],
+                         isolate=True, protocol=QUICK)
+    assert [row["status"] for row in r.rows] == ["ok", "ok"], r.summary()
+
+
+def keras_step(planted: float = 1.0):
+    """A Keras model and Adam, trained as TensorFlow's XLA tutorial writes the step (weights
+    and optimizer slots assigned every call); ``planted``: the gradients scaled under XLA
+    only (a compiler that changes the answer: the update, not the loss, shows it)."""
+    tf = pytest.importorskip("tensorflow")
+    keras = pytest.importorskip("keras")
+    from tensorflow.python.ops import control_flow_util
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dense(1)])
+    opt = keras.optimizers.Adam(1e-2)
+    loss_fn = keras.losses.MeanSquaredError()
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        if control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()):
+            grads = [g * planted for g in grads]
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    rng = np.random.default_rng(0)
+    x, y = (tf.constant(rng.random(s, np.float32)) for s in ((32, 8), (32, 1)))
+    return train_step, x, y, model, opt
+
+
+def test_a_keras_training_step_is_checked_from_the_same_state_in_every_mode():
+    step, x, y, model, opt = keras_step()
+    before = [v.numpy().copy() for v in model.weights]
+    r = jitbench.measure(step, x, y, modes=["eager", "graph", "xla"], protocol=QUICK)
+    assert {row["mode"]: row["status"] for row in r.rows} == {
+        "eager": "ok", "graph": "ok", "xla": "ok"}, r.summary()
+    xla = next(row for row in r.rows if row["mode"] == "xla")
+    assert xla["state"].startswith("14 variables saved before the first call")
+    assert xla["max_rel_err_vs_nojit"] < 1e-4 and xla["n_samples"] >= 5
+    # timing trained it step after step; the model and optimizer are left as they were
+    assert all(np.array_equal(b, v.numpy()) for b, v in zip(before, model.weights))
+    assert int(opt.iterations.numpy()) == 0
+
+    step, x, y, *_ = keras_step(planted=1e3)
+    r = jitbench.measure(step, x, y, modes=["graph", "xla"], protocol=QUICK)
+    xla = next(row for row in r.rows if row["mode"] == "xla")
+    assert xla["status"] == "mismatch"
+    assert xla["error"].startswith("state after one step from the same start differs from "
+                                   "graph's (JIT off)")
+
+
+def test_state_that_cannot_be_saved_skips_the_check_and_says_why():
+    tf = pytest.importorskip("tensorflow")
+    calls = [0]
+
+    def counting(x):  # Python state: each eager call scales by another number
+        calls[0] += 1
+        return x * float(calls[0])
+
+    r = jitbench.measure(counting, tf.ones((4, 4)), modes=["eager", "xla"], protocol=QUICK)
+    assert [row["status"] for row in r.rows] == ["ok", "ok"]
+    assert all("answered differently" in row["check_skipped"] for row in r.rows)
+    assert "outputs not checked: two calls with JIT off" in r.summary()
