@@ -144,6 +144,25 @@ def test_a_run_without_calibration_or_samples_still_renders(tmp_path):
 
 
 @pytest.mark.unit
+def test_the_first_screen_leads_with_the_answer_and_an_absent_gpu_is_one_line(tmp_path):
+    rows = _rows(np.random.default_rng(3))
+    gpu = [dict(r, case_id=r["case_id"].replace("-cpu-", "-gpu-"), device="gpu",
+                status="skipped", error="JAX sees no gpu device", samples=None, median_s=None)
+           for r in rows if r["status"] == "ok"]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows + gpu))
+    html = write_report(tmp_path / "results.jsonl", tmp_path / "out").read_text()
+    header = html[html.index("<header>"):html.index("<nav")]
+    assert len(re.sub(r"<[^>]+>", "", header)) < 260  # the method: one line and a link
+    assert 'href="#method"' in header and 'id="method"' in html
+    first = html[html.index('id="summary"'):]
+    first = first[:first.index("</section>")]
+    assert first.index("jax jit vs eager · cpu") < first.index("verdicts of the nearest pairs")
+    assert html.index('id="summary"') < html.index('id="trust"')
+    assert f"gpu: not present, {len(gpu)} cases skipped (JAX sees no gpu device)" in html
+    assert "· gpu" not in first  # no empty speedup card for the absent device
+
+
+@pytest.mark.unit
 def test_rows_without_flops_or_a_numeric_param_render(tmp_path):
     """A user's own function measured without ``flops`` and with params that hold no number
     (``jitbench.measure``): its size has no work per call (NaN), and its samples still get their

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from jitbench import analysis
-from jitbench.define.modes import FRAMEWORKS, nearest_baseline
 from jitbench.errors import UserError
 from jitbench.report import draw, fmt, sections
 from jitbench.report.facts import RunFacts
@@ -35,8 +34,8 @@ def template_environment():
 
 def build_context(df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT,
                   workers: int | None = None) -> dict:
-    """The template's values: the run's id, the definitions the header quotes, and each
-    section's block (name, title, template, its values ``data``, its navigation links).
+    """The template's values: the run's id and each section's block (name, title, template,
+    its values ``data``, its navigation links).
     ``workers``: processes that draw the figures (default: every usable CPU)."""
     with draw.collector_paused():
         run = RunFacts(df, meta, n_boot=n_boot)  # the bootstrap: on first use, while it draws
@@ -55,44 +54,7 @@ def build_context(df, meta: dict[str, Any], *, n_boot: int = analysis.N_BOOT,
               {"name": s.name, "title": s.title, "template": "section_unmet.html.j2",
                "data": {"why": unmet[s.name]}, "nav": [(s.name, s.title)]}
               for s in everyone]
-    return {
-        "run_id": str(meta.get("run_id", "")), "sections": blocks,
-        "noise_floor_pct": f"{100 * analysis.NOISE_FLOOR:g}",
-        "intervals": interval_methods(run.sp),
-        "precisions": precisions(df),
-        "nearest": ", ".join(f"{fw}: {nearest_baseline(fw)}" for fw in FRAMEWORKS),
-    }
-
-
-INTERVAL_METHODS = {
-    "blocks": "its 95% interval from the blocks: the worker's interleaved blocks of samples, "
-              "each a unit, judged faster, slower, same or unresolved as they came in (a pair "
-              "against a JIT-off mode other than the nearest: from the same blocks, when "
-              "sampling ended; the protocol page of the docs)",
-    "samples": "a 95% bootstrap interval of the raw samples, with the run's A/A scatter "
-               "added (pairs the worker did not judge in blocks: too few blocks of both "
-               "modes, rows of an older run or a pytest-benchmark import)",
-}
-
-
-def precisions(df) -> list[str]:
-    """What each device's matrix products ran at, e.g. ``["gpu float32: tf32"]``, from the rows'
-    ``matmul_precision`` (rows from before it was recorded say nothing)."""
-    if "matmul_precision" not in df.columns:
-        return []
-    known = df[df["matmul_precision"].notna()]
-    return [f"{dev} {dtype}: {', '.join(sorted(set(g['matmul_precision'])))}"
-            for (dev, dtype), g in known.groupby(["device", "dtype"], sort=True)]
-
-
-def interval_methods(sp) -> list[dict[str, Any]]:
-    """How the page's speedup intervals were made, said once: one entry per method in use,
-    with how many pairs it covers (``sp["interval_from"]``)."""
-    if sp is None or sp.empty or "interval_from" not in sp:
-        return []
-    counts = sp["interval_from"].value_counts()
-    return [{"method": m, "n": int(counts[m]), "text": INTERVAL_METHODS[m]}
-            for m in INTERVAL_METHODS if counts.get(m)]
+    return {"run_id": str(meta.get("run_id", "")), "sections": blocks}
 
 
 def render(df, meta: dict[str, Any], **kw) -> str:

@@ -80,19 +80,6 @@ def _tiles(gm, summ, peaks, floors) -> list[dict[str, Any]]:
                                 f"{g['n_same']} n.s.); {g['n_excluded']} excluded"
                                 + (f", {g['n_skipped']} skipped" if g["n_skipped"] else ""),
                       "kind": kind})
-    tiles.append({"value": fmt.pct(summ["pass_rate"]), "label": "pass rate",
-                  "detail": f"{summ['n_ok']} of {summ['n_measured']} rows ok (ran and matched "
-                            f"the float64 reference)"
-                            + (f"; {summ['n_skipped']} skipped" if summ["n_skipped"] else ""),
-                  "kind": "good" if summ["n_failed"] == 0 else "bad"})
-    tiles.append({"value": fmt.secs(summ["median_compile_s"]), "label": "median compile cost",
-                  "detail": f"first call − steady-state call, over {summ['n_jit_rows']} "
-                            f"JIT-on rows", "kind": ""})
-    tiles.append({"value": fmt.calls(summ["median_break_even"]),
-                  "label": "median break-even",
-                  "detail": f"over the {summ['n_break_even']} nearest pairs where JIT is "
-                            f"faster; {summ['n_never']} never pay off, {summ['n_unclear']} "
-                            f"show no significant difference", "kind": ""})
     vc, aa = summ.get("verdict_counts") or {}, summ.get("aa_verdict_counts") or {}
     if vc:
         order = ["faster", "slower", "same", "unresolved"]
@@ -107,6 +94,19 @@ def _tiles(gm, summ, peaks, floors) -> list[dict[str, Any]]:
         tiles.append({"value": " · ".join(f"{vc[v]} {v}" for v in order if vc.get(v)),
                       "label": "verdicts of the nearest pairs", "detail": "; ".join(parts),
                       "kind": "wide"})
+    tiles.append({"value": fmt.pct(summ["pass_rate"]), "label": "pass rate",
+                  "detail": f"{summ['n_ok']} of {summ['n_measured']} rows ok (ran and matched "
+                            f"the float64 reference)"
+                            + (f"; {summ['n_skipped']} skipped" if summ["n_skipped"] else ""),
+                  "kind": "good" if summ["n_failed"] == 0 else "bad"})
+    tiles.append({"value": fmt.secs(summ["median_compile_s"]), "label": "median compile cost",
+                  "detail": f"first call − steady-state call, over {summ['n_jit_rows']} "
+                            f"JIT-on rows", "kind": ""})
+    tiles.append({"value": fmt.calls(summ["median_break_even"]),
+                  "label": "median break-even",
+                  "detail": f"over the {summ['n_break_even']} nearest pairs where JIT is "
+                            f"faster; {summ['n_never']} never pay off, {summ['n_unclear']} "
+                            f"show no significant difference", "kind": ""})
     for p in peaks.to_dict("records"):
         tiles.append({"value": f"{p['peak_gflops']:.0f} GFLOP/s",
                       "label": f"float32 matmul peak · {p['device']}",
@@ -148,7 +148,7 @@ def overview_speedups(sp) -> str | None:
     ax.set_yticklabels(labels, fontsize=7.5)
     ax.set_ylim(-0.7, n - 0.3)
     ax.set_xlabel("speedup = JIT-off median / JIT-on median [×] (log; > 1: JIT faster); "
-                  "bar: 95% interval (how it was made: the page's introduction)")
+                  "bar: 95% interval (how it was made: How this was measured)")
     ax.grid(axis="x", which="major", alpha=0.3)
     # no legend (it would hide points): the page's caption says what the colours mean
     F.title(ax, "JIT speedup of every case, each JIT mode against its nearest JIT-off mode")
@@ -167,9 +167,29 @@ def _overview_job(run) -> Job:
     return Job(overview_speedups, (run.sp.loc[run.sp["nearest"]],), weight=math.inf)
 
 
+def absent_devices(df) -> dict[str, str]:
+    """{device: one line} for each device of the run whose every row was skipped (no GPU
+    here), e.g. ``{"gpu": "gpu: not present, 98 cases skipped (JAX sees no gpu device)"}``:
+    the page says so once instead of showing its empty speedups."""
+    out = {}
+    for device, g in df.groupby("device", sort=True):
+        if len(g) and (g["status"] == "skipped").all():
+            errors = g["error"].dropna() if "error" in g else g["status"].iloc[:0]
+            why = f" ({errors.value_counts().index[0].strip()[:160]})" if len(errors) else ""
+            out[device] = f"{device}: not present, {len(g)} cases skipped{why}"
+    return out
+
+
+def _present(gm, absent: dict[str, str]):
+    return gm[~gm["device"].isin(list(absent))] if len(gm) else gm
+
+
 def _data(run, images) -> dict[str, Any]:
-    return {"tiles": _tiles(run.gm, run.summary, run.peaks, run.floors),
-            "findings": _findings(run.sp, run.gm, run.cross, run.rows, run.summary,
+    absent = absent_devices(run.df)
+    gm = _present(run.gm, absent)
+    return {"tiles": _tiles(gm, run.summary, run.peaks, run.floors),
+            "absent": list(absent.values()),
+            "findings": _findings(run.sp, gm, run.cross, run.rows, run.summary,
                                   PAIRS.missing(run))}
 
 
@@ -177,7 +197,7 @@ def _speedups_data(run, images) -> dict[str, Any]:
     geomeans = [dict(g, geomean_text=fmt.times(g["geomean"]),
                      range_text=(f"{fmt.times(g['min_speedup'])} – {fmt.times(g['max_speedup'])}"
                                  if g["n_included"] else "–"))
-                for g in run.gm.to_dict("records")]
+                for g in _present(run.gm, absent_devices(run.df)).to_dict("records")]
     return {"geomeans": geomeans, "overview": images.get("overview")}
 
 

@@ -104,5 +104,5 @@ def _data(run, images) -> dict[str, Any]:
             "startup": _startup(run.meta)}
 
 
-register(Section(name="trust", title="How far to trust this run", order=5, data=_data,
+register(Section(name="trust", title="How far to trust this run", order=12, data=_data,
                  nav=lambda d: [("trust", "Trust")]))
