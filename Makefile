@@ -18,11 +18,10 @@ bench: $(STAMP)
 	$(VENV)/bin/jitbench run --device cpu --size quick
 
 # the whole suite on two processes (pytest-xdist; a module's tests stay in one process, so
-# its shared runs are made once; files go out slowest first, tests/conftest.py), then the docs site (--strict: a broken link or a page that
-# fails to generate fails the build)
+# its shared runs are made once; files go out slowest first, tests/conftest.py); it builds the
+# docs site as `make docs` does (tests/test_docs_build.py)
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
-	DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs build --strict --quiet
 
 # the same suite in one process: to rule out two test processes disturbing a timed test
 test-serial: $(STAMP)

@@ -54,3 +54,4 @@ def test_readme_links_into_docs_exist():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     for target in re.findall(r"\]\((docs/[^)#]+)", text):
         assert (ROOT / target).is_file(), target
+

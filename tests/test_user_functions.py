@@ -91,6 +91,22 @@ def jax_update(params, batch):
     return [(w - 0.1 * dw, c - 0.1 * dc) for (w, c), (dw, dc) in zip(params, grads)]
 
 
+def tf_update(params, batch):
+    """The same SGD step in TensorFlow, on the same list of (w, b) tuples."""
+    import tensorflow as tf
+
+    flat = [t for pair in params for t in pair]
+    with tf.GradientTape() as tape:
+        tape.watch(flat)
+        x, y = batch
+        for w, c in params[:-1]:
+            x = tf.tanh(x @ w + c)
+        loss = tf.reduce_mean((x @ params[-1][0] + params[-1][1] - y) ** 2)
+    grads = tape.gradient(loss, flat)
+    return [(w - 0.1 * dw, c - 0.1 * dc)
+            for (w, c), dw, dc in zip(params, grads[0::2], grads[1::2])]
+
+
 def jax_dict_loss(params, batch):
     import jax.numpy as jnp
 
@@ -111,16 +127,18 @@ def _dict_inputs(to):
     return {"layers": [{"w": w1}, {"w": w2}]}, {"x": x, "y": y}
 
 
-def test_a_jax_update_step_on_a_params_pytree_is_measured_without_naming_the_framework():
-    jnp = pytest.importorskip("jax.numpy")
-    params, batch = _mlp(jnp.asarray)
-    r = jitbench.measure(jax_update, params, batch, modes=["eager", "jit"], protocol=QUICK)
-    assert {row["mode"]: row["status"] for row in r.rows} == {"eager": "ok", "jit": "ok"}
-    jit = next(row for row in r.rows if row["mode"] == "jit")
-    assert jit["framework"] == "jax" and jit["max_rel_err_vs_nojit"] < 1e-5
+@pytest.mark.parametrize("framework", ["jax", "tf"])
+def test_an_update_step_on_a_list_of_tuples_is_measured_without_naming_the_framework(framework):
+    module = pytest.importorskip({"jax": "jax.numpy", "tf": "tensorflow"}[framework])
+    params, batch = _mlp(module.asarray if framework == "jax" else module.constant)
+    fn, modes = {"jax": (jax_update, ["eager", "jit"]), "tf": (tf_update, ["eager", "xla"])}[
+        framework]
+    r = jitbench.measure(fn, params, batch, modes=modes, protocol=QUICK)
+    assert [row["status"] for row in r.rows] == ["ok", "ok"], r.summary()
+    jit = next(row for row in r.rows if row["jit"])
+    assert jit["framework"] == framework and jit["max_rel_err_vs_nojit"] < 1e-5
     assert jit["params"]["shapes"] == [[8, 16], [16], [16, 1], [1], [32, 8], [32, 1]]
-    assert re.match(r"jit is .*× (faster|slower) than eager|jit is no faster than eager",
-                    r.summary())
+    assert re.match(rf"{jit['mode']} (is|runs|against) .*eager", r.summary()), r.summary()
 
 
 @pytest.mark.parametrize("framework", ["jax", "tf"])
@@ -130,7 +148,7 @@ def test_dict_and_nested_inputs_and_outputs_in_both_frameworks(framework):
     params, batch = _dict_inputs(module.asarray if framework == "jax" else module.constant)
     modes = {"jax": ["eager", "jit"], "tf": ["eager", "xla"]}[framework]
     r = jitbench.measure(fn, params, batch, modes=modes, protocol=QUICK)
-    assert [row["status"] for row in r.rows] == ["ok", "ok"], r.summary()
+    assert [row["status"] for row in r.rows] == ["ok", "ok"], [row.get("error") for row in r.rows]
     assert {row["framework"] for row in r.rows} == {framework}
     # a reference that is wrong in one leaf: the mismatch names the leaf
 

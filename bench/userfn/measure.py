@@ -102,7 +102,10 @@ class Result:
                              f"first call {fmt.secs(row.get('first_call_s'))} (no JIT-off "
                              f"mode measured to compare with)")
             elif row.get("status") not in ("ok", None):
-                lines = str(row.get("error") or "").strip().splitlines()
+                lines = [ln.strip() for ln in str(row.get("error") or "").splitlines()
+                         if ln.strip()]
+                if lines and lines[0] == "in user code:":  # TF's trace: its last line says it
+                    lines = lines[-1:]
                 kind = f"{row['error_type']}: " if row.get("error_type") else ""
                 why = f" ({kind}{lines[0][:200]})" if lines else ""
                 parts.append(f"{row['mode']} {row['status']}{why}")
