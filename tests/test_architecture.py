@@ -211,3 +211,41 @@ def test_nothing_outside_results_changes_a_runs_meta():
     # the check itself sees such a change
     assert _changes_a_meta(ast.parse('meta["calibration"] = 1').body[0])
     assert _changes_a_meta(ast.parse("ex.meta.update(a=1)").body[0].value)
+
+
+def _modules_where(predicate) -> list[str]:
+    """The modules of ``bench`` with a node for which ``predicate(node)`` holds."""
+    return sorted({str(path.relative_to(BENCH)) for path in BENCH.rglob("*.py")
+                   if any(predicate(n) for n in ast.walk(ast.parse(path.read_text())))})
+
+
+def _call_named(node, name: str) -> bool:
+    return isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Name) and node.func.id == name)
+        or (isinstance(node.func, ast.Attribute) and node.func.attr == name))
+
+
+@pytest.mark.unit
+def test_one_module_makes_loops_of_workers_and_one_package_starts_processes():
+    """Every kind of run gets its loop of workers from ``jitbench.run.groups.open_loop``, and
+    every child process starts in ``jitbench.launch``."""
+    assert _modules_where(lambda n: _call_named(n, "GroupLoop")) == ["run/groups.py"]
+
+    def imports_subprocess(n) -> bool:
+        return ((isinstance(n, ast.Import) and any(a.name == "subprocess" for a in n.names))
+                or (isinstance(n, ast.ImportFrom) and n.module == "subprocess"))
+
+    assert _modules_where(imports_subprocess) == ["launch/__init__.py"]
+
+
+@pytest.mark.unit
+def test_rows_reach_files_through_the_results_package_only():
+    """No ``json.dumps`` written straight to a file outside ``jitbench.results`` (a NaN would
+    make invalid JSON; ``jitbench.results.files.encode`` writes it as null): the JSON lines
+    between a worker and its parent are the one exception (Python reads its own NaN back)."""
+    def dumps_into_a_write(n) -> bool:
+        return (any(_call_named(n, w) for w in ("write", "writelines", "write_text"))
+                and any(_call_named(a, "dumps") for a in ast.walk(n) if a is not n))
+
+    found = [m for m in _modules_where(dumps_into_a_write) if not m.startswith("results/")]
+    assert found == ["run/children.py", "run/worker.py"], found

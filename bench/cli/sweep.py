@@ -4,15 +4,15 @@
     jitbench sweep --suite rnn [--framework jax] [--sweep seq] [--out results]
 
 Writes ``OUT/<run_id>/sweep.jsonl`` (one row per call, see ``jitbench.run.sweep``) and
-``sweep_meta.json``, prints one line per mode ("1 compile(s) per new signature; revisits
-free") and a page with the Recompilation block unless ``--no-report``. With ``--run-id`` of an
-existing run, the sweep joins that run's report (section "First call and compilation").
+``sweep_meta.json`` (the sweep's record: what it ran on, its command, how it ended), prints
+one line per mode ("1 compile(s) per new signature; revisits free") and a page with the
+Recompilation block unless ``--no-report``. With ``--run-id`` of an existing run, the sweep
+joins that run's report (section "First call and compilation").
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -40,18 +40,13 @@ def cmd(args: argparse.Namespace) -> int:
 
     jobs = sweep.plan(args.filters(args), Filters.split(args.sweep))
     run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + "-sweep"
-    run_dir = Path(args.out) / run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
-    # its own meta file: a sweep may go into a run's folder (--run-id) and join its report
-    (run_dir / "sweep_meta.json").write_text(json.dumps(
-        {"run_id": run_id, "kind": "sweep", "command": ["jitbench", *sys.argv[1:]],
-         "started_at": time.time(), "jobs": len(jobs)}, indent=1))
+    run_dir = Path(args.out) / run_id  # a run's folder (--run-id): the sweep joins its report
 
     def progress(job) -> None:
         print(f"sweep {job.workload}/{job.sweep} {job.framework} "
               f"[{','.join(job.modes)}] on {job.device}", file=sys.stderr, flush=True)
 
-    rows = sweep.run(jobs, run_dir, on_job=progress)
+    rows = sweep.run(jobs, run_dir, on_job=progress, command=["jitbench", *sys.argv[1:]])
     for line in table(summary(rows), verdict):
         print(line)
     print(f"sweep:   {run_dir / 'sweep.jsonl'}")

@@ -2,14 +2,17 @@
 ``jitbench.run.children.Worker`` drives: JSON lines in and out, a session of its own so a Ctrl-C
 reaches the parent only and a timeout can kill the whole process group) and a short tool
 command (:func:`tool`: git, nvidia-smi, Graphviz' dot, an A/B arm's interpreter probe) with a
-timeout. Nothing else in ``bench`` calls ``subprocess``."""
+timeout. Nothing else in ``bench`` imports ``subprocess``: a caller waiting on a child catches
+:data:`TimeoutExpired` from here."""
 
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping, Sequence
 
-__all__ = ["start", "tool"]
+__all__ = ["TimeoutExpired", "start", "tool"]
+
+TimeoutExpired = subprocess.TimeoutExpired  # what a child's wait(timeout) raises
 
 
 def start(argv: Sequence[str], env: Mapping[str, str], cwd: str | None = None

@@ -48,7 +48,7 @@ from jitbench.nightly.repeats import night_cases, worker_groups
 from jitbench.nightly.runs import comparable, run_dirs
 from jitbench.results.record import write_merged
 from jitbench.results.run_folder import new_run_id
-from jitbench.results.files import SUMMARY_NAME, load_meta, load_results, read_rows, rewrite
+from jitbench.results.files import SUMMARY_NAME, load_meta, load_results, read_rows
 
 
 
@@ -91,8 +91,7 @@ def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
                 continue
             seen.add(row.get("case_id"))
             merged_rows.append(dict(row, run_id=out.name))
-    rewrite(out / "results.jsonl", merged_rows)
-    write_merged(out, metas, len(seen))  # every shard's machine kept, a difference noted
+    write_merged(out, metas, merged_rows)  # every shard's machine kept, a difference noted
     for d in shard_dirs:  # keep the workers' logs next to the merged rows
         logs = Path(d) / "logs"
         if logs.is_dir():

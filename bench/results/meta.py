@@ -149,10 +149,11 @@ def worker_failed(meta: dict[str, Any], pid: int | None, status: str, how: str,
                                            "during": during})
 
 
-def write(run_dir: Path, meta: dict[str, Any]) -> None:
-    tmp = run_dir / "meta.json.tmp"
+def write(run_dir: Path, meta: dict[str, Any], name: str = "meta.json") -> None:
+    """``meta`` as ``run_dir/name`` (a sweep's record: ``sweep_meta.json``)."""
+    tmp = run_dir / f"{name}.tmp"
     tmp.write_text(json.dumps(meta, indent=2, default=str))
-    os.replace(tmp, run_dir / "meta.json")  # never a half-written meta.json
+    os.replace(tmp, run_dir / name)  # never a half-written meta.json
 
 
 def start_resume(run_dir: Path, meta: dict[str, Any], command: Sequence[str],
@@ -169,7 +170,8 @@ def start_resume(run_dir: Path, meta: dict[str, Any], command: Sequence[str],
 
 
 def finish(run_dir: Path, meta: dict[str, Any], status: str, elapsed_s: float,
-           interrupted_by: str | None = None, n_recorded: int | None = None) -> None:
+           interrupted_by: str | None = None, n_recorded: int | None = None,
+           name: str = "meta.json") -> None:
     """``elapsed_s``: this session's time; meta's ``elapsed_s`` adds earlier sessions."""
     before = 0.0
     if meta.get("resumes"):
@@ -185,7 +187,7 @@ def finish(run_dir: Path, meta: dict[str, Any], status: str, elapsed_s: float,
         meta["interrupted_by"] = interrupted_by
     if n_recorded is not None:
         meta["n_recorded"] = n_recorded
-    write(run_dir, meta)
+    write(run_dir, meta, name)
 
 
 def _machine_key(machine: Mapping[str, Any] | None) -> tuple:

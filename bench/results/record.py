@@ -25,12 +25,14 @@ from jitbench.errors import UserError
 from jitbench.results import meta as meta_mod
 from jitbench.results import row as rows
 from jitbench.results import run_folder
-from jitbench.results.files import ResultWriter, repair_tail
+from jitbench.results.files import ResultWriter, read_rows, repair_tail, rewrite
 
 
 class RunRecord:
     """The record of one run folder (see the module docstring). :attr:`meta` is a read-only
     view; every change goes through a method, which writes ``meta.json`` at once."""
+
+    META, ROWS = "meta.json", "results.jsonl"  # a sweep's record: sweep_meta.json, sweep.jsonl
 
     def __init__(self, run_dir: Path | str, meta: dict[str, Any]):
         self.run_dir = Path(run_dir)
@@ -83,6 +85,20 @@ class RunRecord:
         return record
 
     @classmethod
+    def create_sweep(cls, run_dir: Path | str, run_id: str, command: Sequence[str],
+                     n_jobs: int) -> "SweepRecord":
+        """A recompile sweep's record (``jitbench sweep``): ``sweep_meta.json`` and
+        ``sweep.jsonl``, beside a run's own files when the sweep joins a run's folder (its
+        report then shows the sweep). What it runs on is recorded as a run's is."""
+        from jitbench.protocol.settings import Protocol
+
+        record = SweepRecord(run_dir, dict(meta_mod.collect(run_id, command, Protocol(),
+                                                            n_jobs), kind="sweep"))
+        record._lock()
+        record._write()
+        return record
+
+    @classmethod
     def open(cls, run_dir: Path | str, quiet: bool = False
              ) -> tuple["RunRecord", list[Case], list[dict[str, Any]]]:
         """An existing run's record, its folder locked until the record is closed, a row cut
@@ -118,7 +134,7 @@ class RunRecord:
     @contextlib.contextmanager
     def writing(self) -> Iterator["RunRecord"]:
         """``results.jsonl`` open for :meth:`write_row` (``jitbench.results.files``)."""
-        with ResultWriter(self.run_dir / "results.jsonl") as self._writer:
+        with ResultWriter(self.run_dir / self.ROWS) as self._writer:
             yield self
         self._writer = None
 
@@ -136,6 +152,15 @@ class RunRecord:
         written."""
         return self.write_row(rows.failure(case, status, message, **fields), retried, ab)
 
+    def rows_as_written(self) -> list[dict[str, Any]]:
+        """The run's rows as they are on disk (to be given back to :meth:`rewrite_rows`)."""
+        return read_rows(self.run_dir / self.ROWS, as_written=True)
+
+    def rewrite_rows(self, rows: Iterable[dict[str, Any]]) -> None:
+        """The run's rows replaced at once by ``rows`` (the same rows with fields a later pass
+        added: the compile cache's warm first calls), atomically."""
+        rewrite(self.run_dir / self.ROWS, rows)
+
     @property
     def meta(self) -> Mapping[str, Any]:
         return types.MappingProxyType(self._meta)
@@ -145,7 +170,7 @@ class RunRecord:
         return str(self._meta.get("run_id") or self.run_dir.name)
 
     def _write(self) -> None:
-        meta_mod.write(self.run_dir, self._meta)
+        meta_mod.write(self.run_dir, self._meta, self.META)
 
     # ------------------------------------------------------------------ what a run adds
     def set_calibration(self, summary: Mapping[str, Any]) -> None:
@@ -161,9 +186,12 @@ class RunRecord:
     def add_worker(self, hello: Mapping[str, Any], env_group: str) -> None:
         """What a worker reported when it started (versions, devices, start-up cost)."""
         meta_mod.add_worker(self._meta, dict(hello, env_group=env_group))
+        self._write()
 
     def worker_failed(self, pid: int | None, status: str, how: str, during: str) -> None:
+        """How a worker ended, when it did not end normally."""
         meta_mod.worker_failed(self._meta, pid, status, how, during)
+        self._write()
 
     def start_resume(self, command: Sequence[str], n_pending: int) -> None:
         meta_mod.start_resume(self.run_dir, self._meta, command, n_pending)
@@ -171,13 +199,27 @@ class RunRecord:
     def finish(self, status: str, elapsed_s: float, interrupted_by: str | None = None,
                n_recorded: int | None = None) -> None:
         meta_mod.finish(self.run_dir, self._meta, status, elapsed_s,
-                        interrupted_by=interrupted_by, n_recorded=n_recorded)
+                        interrupted_by=interrupted_by, n_recorded=n_recorded, name=self.META)
 
 
-def write_merged(out_dir: Path | str, metas: Iterable[Mapping[str, Any]], n_cases: int
-                 ) -> dict[str, Any]:
-    """The record of a run merged from shards (``jitbench merge``), written to ``out_dir``
-    (``jitbench.results.meta.merged``)."""
-    merged = meta_mod.merged(list(metas), Path(out_dir).name, n_cases)
+class SweepRecord(RunRecord):
+    """A sweep's record (:meth:`RunRecord.create_sweep`): its rows are written as the sweep
+    made them (one per call, ``jitbench.run.sweep``), through the same writer (one JSON line
+    each, NaN and infinities as null)."""
+
+    META, ROWS = "sweep_meta.json", "sweep.jsonl"
+
+    def write_row(self, row: dict[str, Any], retried: str | None = None,
+                  ab: tuple[str, int] | None = None) -> dict[str, Any]:
+        self._writer.write(row)
+        return row
+
+
+def write_merged(out_dir: Path | str, metas: Iterable[Mapping[str, Any]],
+                 rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The record of a run merged from shards (``jitbench merge``), written to ``out_dir``:
+    its rows (each case once) and its meta (``jitbench.results.meta.merged``)."""
+    rewrite(Path(out_dir) / RunRecord.ROWS, rows)
+    merged = meta_mod.merged(list(metas), Path(out_dir).name, len(rows))
     meta_mod.write(Path(out_dir), merged)
     return merged

@@ -23,7 +23,6 @@ import json
 import re
 import shlex
 import shutil
-import signal
 import sys
 import time
 from pathlib import Path
@@ -32,13 +31,13 @@ from typing import Any, Callable, Sequence
 from jitbench import launch
 from jitbench.analysis import ab as ab_analysis
 from jitbench.define.workload import Case, group_cases
-from jitbench.errors import Interrupted, UserError
+from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
 from jitbench.run.options import RunOptions
 from jitbench.run.progress import Progress
 from jitbench.run.fresh_processes import run_rounds
-from jitbench.run.signals import StopOnSignals
+from jitbench.run.signals import StopOnSignals, stop_cleanly
 
 ARMS = ("a", "b")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -251,7 +250,6 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
     time limit; ``rows``: those written so far, and every row written here joins them."""
     groups = group_cases(cases)
     started, stopper = time.monotonic(), StopOnSignals()
-    status, signal_name = "failed", None
     total = len(cases) * 2 * settings.max_pairs
 
     def say(text: str) -> None:
@@ -270,27 +268,17 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
         record.set_ab(rounds=rnd + 1, counts=ab_analysis.counts(
             verdicts(rows, settings, final=False)))
 
+    def final(status: str) -> None:
+        record.set_ab(counts=ab_analysis.counts(verdicts(rows, settings, final=True)))
+
+    ending = None
     try:
-        with stopper, record.writing():
-            try:
-                run_rounds(measure, pending, max_rounds=settings.max_pairs, first=first,
-                           time_limit=settings.time_limit, min_rounds=settings.min_pairs,
-                           say=say)
-                status = "complete"
-            except KeyboardInterrupt as exc:
-                status = "interrupted"
-                signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
-                signal_name = signal.Signals(signum).name
-                raise Interrupted(signum, record.run_dir, len(rows), total,
-                                  resume="jitbench ab --resume") from None
-            finally:
-                stopper.disarm()
-                final = verdicts(rows, settings, final=True)
-                record.set_ab(counts=ab_analysis.counts(final))
-                record.finish(status, time.monotonic() - started, interrupted_by=signal_name,
-                              n_recorded=len(rows))
+        with stop_cleanly(record, stopper, lambda: len(rows), total, cleanup=final,
+                          resume="jitbench ab --resume") as ending, record.writing():
+            run_rounds(measure, pending, max_rounds=settings.max_pairs, first=first,
+                       time_limit=settings.time_limit, min_rounds=settings.min_pairs, say=say)
     finally:
-        say(status)
+        say(ending.status if ending else "failed")
 
 
 def _measure_arm(record: RunRecord, options: RunOptions, stopper: StopOnSignals, arm: Arm,

@@ -12,7 +12,6 @@ import json
 import os
 import queue
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -182,7 +181,7 @@ class Worker:
         if line is None:
             try:
                 self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
+            except launch.TimeoutExpired:
                 self.kill()
             raise self._failed("crashed", "", starting)
         try:
@@ -271,7 +270,7 @@ class Worker:
                 self.proc.kill()
             try:
                 self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
+            except launch.TimeoutExpired:
                 pass
 
     def close(self) -> None:
@@ -279,7 +278,7 @@ class Worker:
             try:
                 self.proc.stdin.close()
                 self.proc.wait(timeout=30)
-            except (subprocess.TimeoutExpired, OSError):
+            except (launch.TimeoutExpired, OSError):
                 self.kill()
 
 

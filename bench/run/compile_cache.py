@@ -22,10 +22,8 @@ rarely does; its rows then say ``warm_note``.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
-from jitbench.define.modes import MODES
 from jitbench.protocol.settings import Protocol
 from jitbench.run.options import RunOptions
 
@@ -42,29 +40,22 @@ _WARM = {"first_call_s": "first_call_warm_s", "first_cache_hits": "cache_hits",
          "first_cache_retrieval_s": "warm_cache_retrieval_s"}
 
 
-def warm_pass(run_dir: Path, options: RunOptions,
+def warm_pass(record, options: RunOptions,
               on_group: Callable[[str], None] | None = None) -> int:
     """Measure every group's first calls again, a fresh worker per group, and add the warm
-    fields to the run's rows (results.jsonl rewritten in place, atomically). Returns the
-    number of rows that gained them. A group whose warm worker fails keeps its cold row and
-    says why (``warm_error``)."""
+    fields to the rows of the run ``record`` holds (``RunRecord.rewrite_rows``: results.jsonl
+    rewritten in place, atomically). Returns the number of rows that gained them. A group
+    whose warm worker fails keeps its cold row and says why (``warm_error``)."""
     from jitbench.define.workload import Case, group_cases
-    from jitbench.results.files import read_rows, rewrite
-    from jitbench.run.groups import GroupLoop
+    from jitbench.run.groups import open_loop
     from jitbench.run.startup import worker_env as warmup_env
 
-    path = run_dir / "results.jsonl"
-    rows = read_rows(path, as_written=True)  # written back: as they are on disk
+    run_dir = record.run_dir
+    rows = record.rows_as_written()
     ok = [r for r in rows if r.get("status") == "ok"]
     cases = {r["case_id"]: Case.from_row(r) for r in ok}
     warm: dict[str, dict[str, Any]] = {}
 
-    def env_for(key) -> dict[str, str]:
-        framework, group_name, device = key
-        mode = next(m for (f, _), m in MODES.items()
-                    if f == framework and m.worker_group == group_name)
-        return dict(mode.env, **options.worker_env(run_dir),
-                    **warmup_env(framework, group_name, device))
 
     def say(group) -> None:
         first = group[0]
@@ -72,9 +63,9 @@ def warm_pass(run_dir: Path, options: RunOptions,
             on_group(f"warm compile cache: {first.workload} {first.variant} {first.size} "
                      f"{first.framework} [{','.join(c.mode for c in group)}]")
 
-    loop = GroupLoop(FIRST_CALL_ONLY, options.case_timeout, fresh_worker_per_group=True,
+    loop = open_loop(FIRST_CALL_ONLY, options.case_timeout, fresh_worker_per_group=True,
                      log_for=lambda key: run_dir / "logs" / f"warm-{key[0]}-{key[1]}.log",
-                     env_for=env_for)
+                     env=lambda key: (options.worker_env(run_dir), warmup_env(*key)))
     try:
         loop.run(group_cases(list(cases.values())),
                  on_row=lambda row, _: warm.__setitem__(row["case_id"], row),
@@ -98,5 +89,5 @@ def warm_pass(run_dir: Path, options: RunOptions,
             # (__inference_<fn>_<uid>): a process that traced other functions first misses
             r["warm_note"] = "no persistent-cache hit on the warm first call"
         added += 1
-    rewrite(path, rows)
+    record.rewrite_rows(rows)
     return added

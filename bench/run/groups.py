@@ -1,4 +1,5 @@
-"""The one loop that runs jobs on worker processes.
+"""The one loop that runs jobs on worker processes, and the one place it is made
+(:func:`open_loop`), with each worker's environment (:func:`worker_environment`).
 
 Case groups (:meth:`GroupLoop.run`): the run itself (``jitbench.run.runner``), the calibration
 (``jitbench.run.calibration``) and the compile cache's warm pass (``jitbench.run.compile_cache``)
@@ -21,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Case
@@ -34,6 +35,42 @@ Key = tuple[str, str, str]
 def worker_key(case: Case) -> Key:
     """Cases with the same key share a worker process."""
     return (case.framework, MODES[(case.framework, case.mode)].worker_group, case.device)
+
+
+def worker_environment(key: Key, *parts: Mapping[str, str] | None) -> dict[str, str]:
+    """The variables a worker of ``key`` gets on top of this process's environment: its
+    worker group's own (``ModeSpec.env``: TF auto-clustering's flag), then each of ``parts``
+    in order (a run's options and process profile, the start-up warm-up's request, an A/B
+    arm's variables). A ``*_FLAGS`` variable two of them set keeps both values (an arm's XLA
+    flag keeps auto-clustering's); any other is the last one's."""
+    framework, group_name, _ = key
+    mode = next(m for (f, _), m in MODES.items()
+                if f == framework and m.worker_group == group_name)
+    env = dict(mode.env)
+    for part in parts:
+        for name, value in (part or {}).items():
+            env[name] = (f"{env[name]} {value}" if name.endswith("_FLAGS") and env.get(name)
+                         and value not in env[name] else value)
+    return env
+
+
+def open_loop(protocol: Protocol, timeout: float, *, log_for: Callable[[Key], Path],
+              env: Callable[[Key], Sequence[Mapping[str, str] | None]] = lambda key: (),
+              record=None, env_group_prefix: str = "", **options: Any) -> "GroupLoop":
+    """A loop of workers, made the one way every kind of run makes it (a run and its resume,
+    an A/B arm, the calibration, the compile cache's warm pass, a sweep, ``isolate=True``):
+    each worker's environment is :func:`worker_environment` of its key and ``env(key)``'s
+    parts, its log ``log_for(key)``; with a ``record`` (``jitbench.results.record``), the
+    run's meta.json records each worker as it says hello and how it ended when it failed.
+    ``options``: the rest of :class:`GroupLoop`'s fields (``capture``, ``critical``,
+    ``fresh_worker_per_group``, ``worker_options``)."""
+    if record is not None:
+        options.setdefault("on_worker", lambda hello, key: record.add_worker(
+            hello, env_group_prefix + key[1]))
+        options.setdefault("on_worker_failed", lambda exc: record.worker_failed(
+            exc.pid, exc.status, exc.exit or "", exc.phase))
+    return GroupLoop(protocol, timeout, log_for=log_for,
+                     env_for=lambda key: worker_environment(key, *env(key)), **options)
 
 
 @dataclasses.dataclass

@@ -24,25 +24,23 @@ worker processes (``jitbench.run.groups``), signals (``jitbench.run.signals``), 
 from __future__ import annotations
 
 import dataclasses
-import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from jitbench.define.modes import MODES
 from jitbench.define.workload import Case, group_cases
-from jitbench.errors import Interrupted, UserError
+from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
 
 from jitbench.run import compile_cache as compile_cache_mod
 from jitbench.run import startup as warmup
 from jitbench.run.children import WorkerFailed
-from jitbench.run.groups import GroupLoop, Key, worker_key  # noqa: F401  (worker_key: re-exported)
+from jitbench.run.groups import GroupLoop, Key, open_loop, worker_key  # noqa: F401  (worker_key: re-exported)
 from jitbench.run.options import RunOptions
 from jitbench.run.progress import Progress
-from jitbench.run.signals import StopOnSignals
+from jitbench.run.signals import StopOnSignals, stop_cleanly
 
 
 @dataclasses.dataclass
@@ -111,7 +109,7 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         _execute(_Execution(record, options, len(cases), 0, on_progress), list(cases),
                  before=calibration_hook)
         if options.compile_cache == "warm":
-            compile_cache_mod.warm_pass(run_dir, options, on_group=lambda text: (
+            compile_cache_mod.warm_pass(record, options, on_group=lambda text: (
                 on_progress and on_progress(Progress(len(cases), len(cases), text, 0.0))))
     return run_dir
 
@@ -148,28 +146,19 @@ def resume(run_dir: Path | str, *, case_timeout: float | None = None,
 def _execute(ex: _Execution, cases: list[Case],
              before: Callable[[], None] | None = None) -> None:
     """Measure ``cases`` into ``ex.run_dir``; ``ex.done`` rows of ``ex.total`` exist."""
-    status, signal_name = "failed", None
     loop = _loop(ex)
+    ending = None
     try:
-        with ex.stopper:
-            try:
-                if before is not None:
-                    before()
-                with ex.record.writing():
-                    _measure_all(ex, loop, cases)
-                status = "complete"
-            except KeyboardInterrupt as exc:
-                status = "interrupted"
-                signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
-                signal_name = signal.Signals(signum).name
-                raise Interrupted(signum, ex.run_dir, ex.done, ex.total) from None
-            finally:
-                ex.stopper.disarm()
-                loop.close(kill=status != "complete", everyone=status == "interrupted")
-                ex.record.finish(status, time.monotonic() - ex.started,
-                                 interrupted_by=signal_name, n_recorded=ex.done)
+        with stop_cleanly(ex.record, ex.stopper, lambda: ex.done, ex.total,
+                          cleanup=lambda status: loop.close(
+                              kill=status != "complete", everyone=status == "interrupted")
+                          ) as ending:
+            if before is not None:
+                before()
+            with ex.record.writing():
+                _measure_all(ex, loop, cases)
     finally:
-        ex.progress(status)
+        ex.progress(ending.status if ending else "failed")
 
 
 def _log(run_dir: Path, key: Key, prefix: str = "") -> Path:
@@ -191,26 +180,12 @@ def group_loop(record: RunRecord, options: RunOptions, critical, *,
     interpreter than this one (it runs the jitbench installed in it, nothing of this one on its
     path; None: this one), and prefixes for its logs and its workers' record."""
 
-    def env_for(key: Key) -> dict[str, str]:
-        framework, group_name, device = key
-        mode = next(m for (f, _), m in MODES.items()
-                    if f == framework and m.worker_group == group_name)
-        env = {**mode.env, **warmup.worker_env(framework, group_name, device),
-               **options.worker_env(record.run_dir)}
-        for name, value in (arm_env or {}).items():
-            env[name] = (f"{env[name]} {value}" if name.endswith("_FLAGS") and env.get(name)
-                         else value)
-        return env
-
-    def on_worker_failed(exc: WorkerFailed) -> None:
-        record.worker_failed(exc.pid, exc.status, exc.exit or "", exc.phase)
-
-    return GroupLoop(options.protocol, options.case_timeout,
-                     log_for=lambda key: _log(record.run_dir, key, log_prefix), env_for=env_for,
+    return open_loop(options.protocol, options.case_timeout,
+                     log_for=lambda key: _log(record.run_dir, key, log_prefix),
+                     env=lambda key: (warmup.worker_env(*key), options.worker_env(
+                         record.run_dir), arm_env),
+                     record=record, env_group_prefix=env_group_prefix,
                      capture=options.capture(record.run_dir), critical=critical,
-                     on_worker=lambda hello, key: record.add_worker(
-                         hello, env_group_prefix + key[1]),
-                     on_worker_failed=on_worker_failed,
                      worker_options={"python": python, "import_paths": ()} if python else {})
 
 

@@ -1,11 +1,15 @@
-"""Ctrl-C, SIGTERM and SIGHUP as one clean stop of a run, between two rows."""
+"""Ctrl-C, SIGTERM and SIGHUP as one clean stop of a run, between two rows, and the end every
+kind of run that writes rows shares (:func:`stop_cleanly`: ``jitbench run`` and its resume,
+``jitbench ab``)."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import threading
-from typing import Any, Iterator
+import time
+from typing import Any, Callable, Iterator
 
 from jitbench.errors import Interrupted
 
@@ -57,3 +61,40 @@ class StopOnSignals:
         if self._depth == 0 and self.signum is not None and not self._raised:
             self._raised = True
             raise Interrupted(self.signum)
+
+
+@dataclasses.dataclass
+class Ending:
+    """How a run session ended: ``failed`` until it completes or is interrupted."""
+
+    status: str = "failed"
+    signal_name: str | None = None
+
+
+@contextlib.contextmanager
+def stop_cleanly(record, stopper: StopOnSignals, done: Callable[[], int], total: int,
+                 cleanup: Callable[[str], None] | None = None,
+                 resume: str = "jitbench run --resume") -> Iterator[Ending]:
+    """A session of a run that writes rows into ``record`` (``jitbench.results.record``),
+    with ``stopper`` armed: a signal ends it as :class:`Interrupted` naming the folder to
+    resume (``resume``) and how many of ``total`` rows it has (``done()``); whatever the end,
+    signals are then ignored, ``cleanup(status)`` runs (the workers closed, killed unless it
+    completed) and the record is finished with the status, the time and the rows."""
+    ending, started = Ending(), time.monotonic()
+    with stopper:
+        try:
+            yield ending
+            ending.status = "complete"
+        except KeyboardInterrupt as exc:
+            ending.status = "interrupted"
+            signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+            ending.signal_name = signal.Signals(signum).name
+            raise Interrupted(signum, record.run_dir, done(), total, resume=resume) from None
+        finally:
+            stopper.disarm()
+            try:
+                if cleanup is not None:
+                    cleanup(ending.status)
+            finally:
+                record.finish(ending.status, time.monotonic() - started,
+                              interrupted_by=ending.signal_name, n_recorded=done())

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -36,7 +37,8 @@ from jitbench.errors import UserError
 from jitbench.protocol.case_setup import on_device
 from jitbench.protocol.settings import Protocol
 from jitbench.run.children import JobFailed, WorkerFailed
-from jitbench.run.groups import GroupLoop
+from jitbench.results.record import RunRecord
+from jitbench.run.groups import open_loop
 
 SWEEP_VERSION = 1
 MAX_REASONS = 3  # per call, the first few
@@ -182,43 +184,55 @@ def worker_job(adapter, msg: dict[str, Any]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- parent side
 
 def run(jobs: Sequence[SweepJob], run_dir: Path, timeout: float = 1800.0,
-        on_job: Callable[[SweepJob], None] | None = None) -> list[dict[str, Any]]:
-    """Run ``jobs`` (one worker process per framework and worker group), append their rows to
-    ``run_dir/sweep.jsonl`` and return them. A worker that fails leaves one error row per
-    job it had, with the end of its log."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "logs").mkdir(exist_ok=True)
+        on_job: Callable[[SweepJob], None] | None = None,
+        command: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Run ``jobs`` (one worker process per framework and worker group) and return their
+    rows, recorded in ``run_dir`` by the sweep's record (``RunRecord.create_sweep``:
+    ``sweep_meta.json``, each row appended to ``sweep.jsonl`` as it comes). A worker that
+    fails leaves one error row per job it had, with the end of its log."""
+    (Path(run_dir) / "logs").mkdir(parents=True, exist_ok=True)
     groups: dict[tuple[str, str], list[SweepJob]] = {}
     for job in jobs:
         groups.setdefault((job.framework, job.worker_group), []).append(job)
     rows: list[dict[str, Any]] = []
-    for (framework, group), group_jobs in groups.items():
-        if on_job:
-            for job in group_jobs:
-                on_job(job)
-        env = dict(MODES[(framework, group_jobs[0].modes[0])].env)
-        log = run_dir / "logs" / f"sweep-{framework}-{group}.log"
-        loop = GroupLoop(Protocol(), timeout, log_for=lambda key, log=log: log,
-                         env_for=lambda key, env=env: env)
-        got: list[dict[str, Any]] = []
+    started, status = time.monotonic(), "failed"
+    with RunRecord.create_sweep(run_dir, Path(run_dir).name, command or sys.argv,
+                                len(jobs)) as record:
         try:
-            for job in group_jobs:
-                try:
-                    got += loop.run_job((framework, group, job.device),
-                                        {"handler": f"{__name__}:worker_job",
-                                         "sweep": dataclasses.asdict(job)},
-                                        f"sweep {job.workload}/{job.sweep} {framework}",
-                                        limit="timeout")
-                except (WorkerFailed, JobFailed) as exc:
-                    lines = [ln for ln in str(exc).splitlines() if ln.strip()]
-                    got += [_job_row(job, mode, status="error", error=" | ".join(
-                        lines[:1] + lines[-5:])[:2000]) for mode in job.modes]
+            with record.writing():
+                for (framework, group), group_jobs in groups.items():
+                    rows += _run_group(record, framework, group, group_jobs, timeout, on_job)
+            status = "complete"
         finally:
-            loop.close()
-        rows += got
-        with open(run_dir / "sweep.jsonl", "a") as fh:
-            fh.writelines(json.dumps(r) + "\n" for r in got)
+            record.finish(status, time.monotonic() - started, n_recorded=len(rows))
     return rows
+
+
+def _run_group(record, framework: str, group: str, group_jobs: list[SweepJob],
+               timeout: float, on_job) -> list[dict[str, Any]]:
+    """One worker's jobs, each row written by ``record`` as it comes."""
+    if on_job:
+        for job in group_jobs:
+            on_job(job)
+    log = record.run_dir / "logs" / f"sweep-{framework}-{group}.log"
+    loop = open_loop(Protocol(), timeout, log_for=lambda key: log)
+    got: list[dict[str, Any]] = []
+    try:
+        for job in group_jobs:
+            try:
+                rows = loop.run_job((framework, group, job.device),
+                                    {"handler": f"{__name__}:worker_job",
+                                     "sweep": dataclasses.asdict(job)},
+                                    f"sweep {job.workload}/{job.sweep} {framework}",
+                                    limit="timeout")
+            except (WorkerFailed, JobFailed) as exc:
+                lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+                rows = [_job_row(job, mode, status="error", error=" | ".join(
+                    lines[:1] + lines[-5:])[:2000]) for mode in job.modes]
+            got += [record.write_row(r) for r in rows]
+    finally:
+        loop.close()
+    return got
 
 
 def load(run_dir: Path) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows
 from jitbench.run.children import JobFailed, WorkerFailed
-from jitbench.run.groups import GroupLoop
+from jitbench.run.groups import open_loop
 from jitbench.run.worker import OWN_PROCESS_ENV, resolve
 
 DEFAULT_TIMEOUT_S = 1800.0  # per worker: starting it, then measuring its modes
@@ -101,10 +101,9 @@ def _in_worker(spec, group_modes: list[str], job_path: Path, log_path: Path,
     """One worker's rows; ``crashed`` or ``timeout`` rows for its modes when it fails."""
     from jitbench.userfn.as_workload import case_of
 
-    env = dict(MODES[(spec.framework, group_modes[0])].env, **{OWN_PROCESS_ENV: "0"})
     # the worker imports the function as this process would: same sys.path, same folder
-    loop = GroupLoop(Protocol(), timeout, log_for=lambda key: log_path,
-                     env_for=lambda key: env,
+    loop = open_loop(Protocol(), timeout, log_for=lambda key: log_path,
+                     env=lambda key: ({OWN_PROCESS_ENV: "0"},),
                      worker_options={"cwd": os.getcwd(), "startup_timeout": timeout,
                                      "import_paths": [p or os.getcwd() for p in sys.path]})
     try:

@@ -26,7 +26,7 @@ from jitbench.define.modes import MODES
 from jitbench.define.workload import Case, group_cases
 from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows_mod
-from jitbench.run.groups import GroupLoop
+from jitbench.run.groups import open_loop
 from jitbench.run.progress import Progress
 from jitbench.run.calibration import peak_matmul
 
@@ -203,7 +203,7 @@ def measure(cases: Sequence[Case], log_dir: Path | str,
     say("numpy float32 matmul peak")
     numpy_entry = numpy_peak() if any(c.device == "cpu" for c in cases) else None
     rows: list[dict[str, Any]] = []
-    loop = GroupLoop(PROTOCOL, timeout, env_for=lambda key: dict(env or {}),
+    loop = open_loop(PROTOCOL, timeout, env=lambda key: (env,),
                      log_for=lambda key: log_dir / f"calibration-{key[0]}-{key[2]}.log")
 
     def on_group(group: Sequence[Case]) -> None:
