@@ -20,9 +20,9 @@ import pandas as pd
 import pytest
 from hypothesis import given, strategies as st
 
-from jitbench.analysis import ab as stats
+from jitbench.analysis import ab_verdicts as stats
 from jitbench.errors import UserError
-from jitbench.run.ab import Arm, differences, parse_arm
+from jitbench.run.ab_arms import Arm, differences, parse_arm
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = "matmul_relu-fused-jax-jit-cpu-float32-512x512x512"
@@ -249,12 +249,12 @@ def test_the_nightly_measures_a_changed_environments_step_side_by_side(tmp_path)
     and tonight's, alternated; the alert gets the verdict (here a planted 1.5x in tonight's)."""
     from jitbench.define.workload import Filters, expand
     from jitbench.nightly.change import side_by_side
-    from jitbench.run.ab import Settings
+    from jitbench.run.ab_arms import Settings
 
     cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
                                        mode=("jit",), device=("cpu",), variant=("fused",)))
              if c.size == "512x512x512"]
-    from jitbench.analysis.ab import ab_command
+    from jitbench.analysis.ab_verdicts import ab_command
 
     # the alert of a night whose environment gained a variable (here the test slowdown)
     rec = {"case_id": CASE, "text": "jit_ratio: 1 -> 2",
@@ -274,7 +274,7 @@ def test_the_nightly_measures_a_changed_environments_step_side_by_side(tmp_path)
 def test_an_interrupted_ab_keeps_its_rows_and_resumes_with_its_own_arms(tmp_path):
     from jitbench.define.workload import Filters, expand
     from jitbench.errors import Interrupted
-    from jitbench.run.ab import Settings, resume_ab, run_ab
+    from jitbench.run.ab_arms import Settings, resume_ab, run_ab
 
     cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
                                        mode=("eager", "jit"), device=("cpu",),

@@ -248,4 +248,4 @@ def test_rows_reach_files_through_the_results_package_only():
                 and any(_call_named(a, "dumps") for a in ast.walk(n) if a is not n))
 
     found = [m for m in _modules_where(dumps_into_a_write) if not m.startswith("results/")]
-    assert found == ["run/children.py", "run/worker.py"], found
+    assert found == ["run/worker.py", "run/worker_parent.py"], found

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jitbench.analysis.ab import LOOK_PAIRS
+from jitbench.analysis.ab_verdicts import LOOK_PAIRS
 from jitbench.define.workload import FILES_VAR, Case
 from jitbench.nightly import change
 from jitbench.results.files import SUMMARY_NAME

@@ -529,7 +529,7 @@ def test_closing_one_loop_leaves_another_loops_worker_alone(tmp_path):
     process: the run's calibration closing its loop must not close the other's worker (it
     once did, mid-run: "I/O operation on closed file"); Ctrl-C still takes every worker."""
     from jitbench.protocol.settings import Protocol
-    from jitbench.run.children import live_workers
+    from jitbench.run.worker_parent import live_workers
     from jitbench.run.groups import GroupLoop
 
     def loop(name):

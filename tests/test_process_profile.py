@@ -11,7 +11,7 @@ import pytest
 from jitbench.errors import UserError
 from jitbench.nightly.night import profile_facts
 from jitbench.nightly.runs import comparable
-from jitbench.run.child_process import CPU_AFFINITY_ENV
+from jitbench.run.worker_start import CPU_AFFINITY_ENV
 from jitbench.run.options import RunOptions
 
 pytestmark = pytest.mark.unit

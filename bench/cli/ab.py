@@ -1,5 +1,5 @@
 """``jitbench ab``: the selected cases in two environments, in alternating fresh processes, with
-a verdict per case (``jitbench.run.ab``; the statistics: ``jitbench.analysis.ab``).
+a verdict per case (``jitbench.run.ab_arms``; the statistics: ``jitbench.analysis.ab_verdicts``).
 
     jitbench ab --a SPEC --b SPEC [case filters] [--max-pairs N] [--json]
     jitbench ab --resume RUN_DIR
@@ -60,7 +60,7 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     from jitbench.report.ab_page import lines, summary, table
     from jitbench.results import run_folder
     from jitbench.results.files import load_meta, load_results
-    from jitbench.run import ab
+    from jitbench.run import ab_arms
 
     command = ["jitbench", *sys.argv[1:]]
     given = [f"--{n.replace('_', '-')}" for n in ("a", "b", "suite", "framework", "mode",
@@ -72,17 +72,17 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
         raise UserError(f"--resume continues RUN_DIR with its own arms, cases and settings; "
                         f"leave out {', '.join(given)}")
     if args.resume:
-        run_dir = ab.resume_ab(args.resume, command=command, on_progress=progress)
+        run_dir = ab_arms.resume_ab(args.resume, command=command, on_progress=progress)
     else:
         cases = selected_cases(args)
-        arms = (ab.parse_arm("a", args.a), ab.parse_arm("b", args.b))
+        arms = (ab_arms.parse_arm("a", args.a), ab_arms.parse_arm("b", args.b))
         run_folder.check_writable(args.out, "--out")
         if not args.no_report:
             run_folder.check_writable(args.reports, "--reports")
-        settings = ab.Settings(max_pairs=args.max_pairs, tolerance=args.tolerance / 100,
+        settings = ab_arms.Settings(max_pairs=args.max_pairs, tolerance=args.tolerance / 100,
                                time_limit=args.time_limit, budget=args.budget,
                                process_profile=args.process_profile)
-        run_dir = ab.run_ab(cases, args.out, arms, settings, case_timeout=args.case_timeout,
+        run_dir = ab_arms.run_ab(cases, args.out, arms, settings, case_timeout=args.case_timeout,
                             run_id=args.run_id, command=command, on_progress=progress)
     meta, df = load_meta(run_dir), load_results(run_dir)
     t = table(df, meta)

@@ -1,6 +1,6 @@
 """Every process jitbench starts, from one place: a worker (:func:`start`, which
-``jitbench.run.children.Worker`` drives: JSON lines in and out, a session of its own so a Ctrl-C
-reaches the parent only and a timeout can kill the whole process group) and a short tool
+``jitbench.run.worker_parent.Worker`` drives: JSON lines in and out, a session of its own so a
+Ctrl-C reaches the parent only and a timeout can kill the whole process group) and a short tool
 command (:func:`tool`: git, nvidia-smi, Graphviz' dot, an A/B arm's interpreter probe) with a
 timeout. Nothing else in ``bench`` imports ``subprocess``: a caller waiting on a child catches
 :data:`TimeoutExpired` from here."""

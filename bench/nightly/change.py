@@ -1,6 +1,6 @@
 """A night whose software changed decides by measuring the change: the last good night's
 environment (A) beside tonight's (B), in alternating fresh processes the same night
-(``jitbench.run.ab``), so the host state every process of tonight shares cancels inside each
+(``jitbench.run.ab_arms``), so the host state every process of tonight shares cancels inside each
 pair. The history of nights cannot see a step smaller than that state's scatter; a software
 regression only ever arrives with a change, so this is where it is decided.
 
@@ -147,7 +147,7 @@ class Plan:
 
     reference: str  # the last good night's run id
     changes: tuple[Change, ...]
-    arm_a: Any = None  # jitbench.run.ab.Arm
+    arm_a: Any = None  # jitbench.run.ab_arms.Arm
     arm_b: Any = None
     blocked: str | None = None
 
@@ -162,7 +162,7 @@ def arms(old_dir: Path, old: dict[str, Any], new: dict[str, Any],
          changes: Sequence[Change]) -> Plan:
     """The last good night (``old_dir``, its meta ``old``) and tonight as ``jitbench ab`` arms
     (module docstring), or the reason the old environment cannot run again."""
-    from jitbench.run.ab import Arm
+    from jitbench.run.ab_arms import Arm
 
     reference = old.get("run_id") or Path(old_dir).name
     plan = Plan(reference, tuple(changes))
@@ -207,7 +207,7 @@ def arms(old_dir: Path, old: dict[str, Any], new: dict[str, Any],
 FAMILY_CONFIDENCE = 0.95
 MAX_PAIRS = 12
 # pairs measured whatever the time limit: the first look of the sequential verdict
-# (``jitbench.analysis.ab.LOOK_PAIRS``) and the fewest a signed-rank test can decide at 5%
+# (``jitbench.analysis.ab_verdicts.LOOK_PAIRS``) and the fewest a signed-rank test can decide at 5%
 MIN_PAIRS = 6
 TOLERANCE = 0.02  # ``same``: the interval inside 1/1.02 .. 1.02 (a decided case stops)
 
@@ -221,9 +221,9 @@ def settings(n_touched: int, process_profile: str, time_limit: float | None,
              pairs: int | None = None):
     """The A/B's settings; ``pairs``: exactly that many pairs whatever the verdicts and the
     time (to record a corpus of change nights for ``--evaluate``)."""
-    from jitbench.run import ab
+    from jitbench.run import ab_arms
 
-    rule = ab.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE,
+    rule = ab_arms.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE,
                        confidence=confidence(n_touched), time_limit=time_limit,
                        min_pairs=MIN_PAIRS, process_profile=process_profile)
     return dataclasses.replace(rule, max_pairs=pairs, fixed=True, time_limit=None) \
@@ -238,7 +238,7 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
     with its ratio, interval, pairs and a sentence (``text``) that names the change."""
     from jitbench.report.ab_page import table
     from jitbench.results.files import load_results
-    from jitbench.run import ab
+    from jitbench.run import ab_arms
 
     again, ids = touched(cases, plan.changes)
     facts = {**plan.facts(), "n_cases": len(again), "n_touched": len(ids), "slower": [],
@@ -246,7 +246,7 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
     if not again:
         return facts
     chosen = settings(len(ids), process_profile, time_limit, pairs)
-    run_dir = ab.run_ab(again, night_dir / FOLDER, (plan.arm_a, plan.arm_b), chosen,
+    run_dir = ab_arms.run_ab(again, night_dir / FOLDER, (plan.arm_a, plan.arm_b), chosen,
                         case_timeout=case_timeout, on_progress=on_progress,
                         command=["jitbench", "nightly", "(change night)"], watch=ids)
     meta = load_meta(run_dir)
@@ -303,8 +303,8 @@ def plan_for(results_root: Path, judged: Sequence[str], metas: dict[str, dict[st
 def ab_command(old: dict[str, Any], new: dict[str, Any], rec: dict[str, Any]
                ) -> dict[str, Any]:
     """The ``jitbench ab`` command for an alert's series when the software changed between
-    the two nights (``jitbench.analysis.ab.ab_command``)."""
-    from jitbench.analysis.ab import ab_command as command
+    the two nights (``jitbench.analysis.ab_verdicts.ab_command``)."""
+    from jitbench.analysis.ab_verdicts import ab_command as command
 
     if not rec.get("workload"):
         return {}
@@ -323,14 +323,14 @@ def ab_command(old: dict[str, Any], new: dict[str, Any], rec: dict[str, Any]
 def side_by_side(rec: dict[str, Any], cases: Sequence[Case], out_root: Path,
                  process_profile: str = "default", on_progress=None, settings=None) -> None:
     """``jitbench ab`` of an alert's case group between the environments of its ``ab_arms``
-    (:func:`ab_command`; ``jitbench.run.ab``), into ``rec``: ``ab_verdict`` (B, tonight, against A,
-    the last good night), ``ab_ratio`` and its interval, ``ab_run``; nothing when the alert has no
-    command or the old interpreter is gone (``ab_note``)."""
+    (:func:`ab_command`; ``jitbench.run.ab_arms``), into ``rec``: ``ab_verdict`` (B, tonight,
+    against A, the last good night), ``ab_ratio`` and its interval, ``ab_run``; nothing when
+    the alert has no command or the old interpreter is gone (``ab_note``)."""
     import shlex
 
     from jitbench.report.ab_page import table
     from jitbench.results.files import load_results
-    from jitbench.run import ab
+    from jitbench.run import ab_arms
 
     if not rec.get("ab_arms") or rec.get("ab_note"):
         return
@@ -339,10 +339,11 @@ def side_by_side(rec: dict[str, Any], cases: Sequence[Case], out_root: Path,
         return
     group = [c for c in cases if c.group_key == mine.group_key]
     try:
-        arms = (ab.parse_arm("a", rec["ab_arms"][0]), ab.parse_arm("b", rec["ab_arms"][1]))
-        run_dir = ab.run_ab(group, out_root, arms,
-                            settings or ab.Settings(process_profile=process_profile),
-                            on_progress=on_progress, command=shlex.split(rec["ab_command"]))
+        arms = (ab_arms.parse_arm("a", rec["ab_arms"][0]),
+                ab_arms.parse_arm("b", rec["ab_arms"][1]))
+        run_dir = ab_arms.run_ab(group, out_root, arms,
+                                 settings or ab_arms.Settings(process_profile=process_profile),
+                                 on_progress=on_progress, command=shlex.split(rec["ab_command"]))
     except UserError as exc:  # e.g. the old interpreter cannot run jitbench any more
         rec["ab_error"] = str(exc)
         rec["text"] = rec.get("text", "") + f"; side by side not measured: {exc}"

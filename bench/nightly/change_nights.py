@@ -9,7 +9,7 @@ that the sequential rule can be replayed on them as far as it would have gone. P
 keeps the touched cases' pairs (median time per call of arm A and arm B, per round), the
 night's own run time and the A/B's.
 
-Replay, per night: *false alerts*: the rule (``jitbench.analysis.ab.decide`` at the night's
+Replay, per night: *false alerts*: the rule (``jitbench.analysis.ab_verdicts.decide`` at the night's
 per-case confidence, looks at 4, 6, 9, 12 pairs) on the pairs as recorded: a night with any
 touched case ``slower`` is a false alert. *Detection* of a step s: arm B's times of one touched
 case at a time multiplied by 1 + s, the rule replayed: found when that case is ``slower``;
@@ -106,7 +106,7 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
     size, the share of the JIT modes' planted cases found the same night, the history's
     series; ``detection_all``: of every touched case, JIT-off modes too), ``cost_ratio``
     (median over nights; ``cost_ratio_max``), ``pairs_used`` per step."""
-    from jitbench.analysis.ab import decide
+    from jitbench.analysis.ab_verdicts import decide
     from jitbench.nightly import change
 
     nights = corpus["nights"]

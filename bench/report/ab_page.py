@@ -1,6 +1,6 @@
 """An A/B run (``jitbench ab``) as terminal lines and a self-contained HTML page: the arms side
 by side, what they differ in beyond what was asked, a table of cases with time B / A, its
-interval and verdict (``jitbench.analysis.ab``), the programs that changed, and the command
+interval and verdict (``jitbench.analysis.ab_verdicts``), the programs that changed, and the command
 that repeats it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import shlex
 from typing import Any, Mapping
 
-from jitbench.analysis import ab as ab_analysis
+from jitbench.analysis import ab_verdicts
 from jitbench.report import fmt
 
 ORDER = {"slower": 0, "faster": 1, "failed": 2, "unresolved": 3, "open": 4, "same": 5,
@@ -20,7 +20,7 @@ CSS = {"slower": "slower", "faster": "faster", "failed": "slower"}
 def table(df, meta: Mapping[str, Any]):
     """The verdict of every case of the A/B run ``df`` / ``meta`` (final)."""
     s = meta["ab"]["settings"]
-    return ab_analysis.verdicts(df, tolerance=s["tolerance"], confidence=s["confidence"],
+    return ab_verdicts.verdicts(df, tolerance=s["tolerance"], confidence=s["confidence"],
                                 max_pairs=s["max_pairs"], final=True)
 
 
@@ -81,7 +81,7 @@ def summary(t, meta: Mapping[str, Any]) -> dict[str, Any]:
                       for k, v in r.items()})
     return {"run_id": meta.get("run_id"), "status": meta.get("status"),
             "rounds": ab.get("rounds"), "settings": ab["settings"], "arms": ab["arms"],
-            "warnings": ab.get("warnings", []), "counts": ab_analysis.counts(t),
+            "warnings": ab.get("warnings", []), "counts": ab_verdicts.counts(t),
             "command": shlex.join(meta.get("command") or []), "cases": cases}
 
 

@@ -128,7 +128,7 @@ def compare_lines(cmp) -> list[str]:
 def ab_line(cmp) -> str | None:
     """When the two runs ran in different environments (framework versions, XLA/TF
     variables): the ``jitbench ab`` command that compares them side by side, precisely."""
-    from jitbench.analysis.ab import ab_command, filters_of
+    from jitbench.analysis.ab_verdicts import ab_command, filters_of
 
     found = ab_command(cmp.meta_a, cmp.meta_b, filters_of(cmp.meta_b.get("command")))
     if not found:

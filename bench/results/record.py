@@ -179,7 +179,7 @@ class RunRecord:
         self._write()
 
     def set_ab(self, **fields: Any) -> None:
-        """An A/B's progress (``jitbench.run.ab``): rounds done, cases per verdict."""
+        """An A/B's progress (``jitbench.run.ab_arms``): rounds done, cases per verdict."""
         self._meta.setdefault("ab", {}).update(fields)
         self._write()
 

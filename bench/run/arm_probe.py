@@ -1,5 +1,5 @@
 """What an A/B arm's interpreter is (``python -m jitbench.run.arm_probe FRAMEWORK...``, run by
-``jitbench.run.ab`` in the arm's own environment): one JSON line with its executable, Python
+``jitbench.run.ab_arms`` in the arm's own environment): one JSON line with its executable, Python
 version, the versions of the packages that decide what XLA builds and how fast it runs, and
 the frameworks asked for that it cannot import. It imports what a worker imports
 (``jitbench.run.worker``) but no framework, so it answers in a second: a missing dependency

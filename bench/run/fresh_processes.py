@@ -1,6 +1,6 @@
 """Rounds of fresh processes: the one loop behind every measurement that repeats a set of cases
 in new processes until it knows enough: ``jitbench ab`` and a change night's A/B (a round: both
-arms, one fresh process each, ``jitbench.run.ab``), a night's further processes
+arms, one fresh process each, ``jitbench.run.ab_arms``), a night's further processes
 (``jitbench.nightly.repeats``) and the re-measurement of its suspects
 (``jitbench.nightly.night``).
 

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Case
 from jitbench.protocol.settings import Protocol
-from jitbench.run.children import Worker, WorkerFailed, live_workers
+from jitbench.run.worker_parent import Worker, WorkerFailed, live_workers
 
 Key = tuple[str, str, str]
 

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from jitbench.errors import UserError, check_choice
 from jitbench.frameworks import MATMUL_PRECISIONS, PRECISION_ENV
 from jitbench.protocol.settings import Protocol
-from jitbench.run.child_process import CPU_AFFINITY_ENV
+from jitbench.run.worker_start import CPU_AFFINITY_ENV
 
 COMPILE_CACHE_CHOICES = ("off", "cold", "warm")  # jitbench.run.compile_cache says what each does
 COMPILE_CACHE_ENV = "JITBENCH_COMPILE_CACHE"  # read by the adapters before the framework starts

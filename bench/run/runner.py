@@ -36,7 +36,7 @@ from jitbench.results.record import RunRecord
 
 from jitbench.run import compile_cache as compile_cache_mod
 from jitbench.run import startup as warmup
-from jitbench.run.children import WorkerFailed
+from jitbench.run.worker_parent import WorkerFailed
 from jitbench.run.groups import GroupLoop, Key, open_loop, worker_key  # noqa: F401  (worker_key: re-exported)
 from jitbench.run.options import RunOptions
 from jitbench.run.progress import Progress
@@ -175,7 +175,7 @@ def group_loop(record: RunRecord, options: RunOptions, critical, *,
                log_prefix: str = "", env_group_prefix: str = "") -> GroupLoop:
     """A group loop writing to ``record``: its workers do start-up first and get the options'
     environment; meta.json records each worker and each failure. For an A/B arm
-    (``jitbench.run.ab``): ``arm_env`` on top of a mode's own variables (``*_FLAGS`` joined,
+    (``jitbench.run.ab_arms``): ``arm_env`` on top of a mode's own variables (``*_FLAGS`` joined,
     not replaced, so an arm's XLA flag keeps auto-clustering's), ``python``: another
     interpreter than this one (it runs the jitbench installed in it, nothing of this one on its
     path; None: this one), and prefixes for its logs and its workers' record."""

@@ -36,7 +36,7 @@ from jitbench.define.workload import Filters, Sweep, Workload, discover, load_wo
 from jitbench.errors import UserError
 from jitbench.protocol.case_setup import on_device
 from jitbench.protocol.settings import Protocol
-from jitbench.run.children import JobFailed, WorkerFailed
+from jitbench.run.worker_parent import JobFailed, WorkerFailed
 from jitbench.results.record import RunRecord
 from jitbench.run.groups import open_loop
 

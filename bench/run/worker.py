@@ -1,5 +1,5 @@
 """A worker process: one framework, one environment, many jobs. Every child jitbench starts
-is one of these (``jitbench.run.children.Worker`` starts it): a run's case groups, a recompile
+is one of these (``jitbench.run.worker_parent.Worker`` starts it): a run's case groups, a recompile
 sweep's jobs (``jitbench.run.sweep``), ``jitbench.measure(..., isolate=True)``
 (``jitbench.userfn.isolate``).
 
@@ -52,7 +52,7 @@ from jitbench.protocol import gpu_state
 from jitbench.protocol import machine_load as noise
 from jitbench.protocol.timing import Protocol, Timed, measure
 from jitbench.results import row as rows
-from jitbench.run import child_process
+from jitbench.run import worker_start
 from jitbench.run import startup as warmup
 from jitbench.xla import capture as insight
 
@@ -381,8 +381,8 @@ def main(argv: list[str]) -> int:
     framework, log_path = argv[0], argv[1]
     where = Where(argv[2] if len(argv) > 2 else None)
     _die_with_parent()
-    proto = child_process.output_to_log(log_path)
-    child_process.pin_to_cores()
+    proto = worker_start.output_to_log(log_path)
+    worker_start.pin_to_cores()
     print(f"[jitbench worker] pid {os.getpid()} starting ({framework})", flush=True)
 
     def send(msg: dict) -> None:

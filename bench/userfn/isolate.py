@@ -27,7 +27,7 @@ from jitbench.define.modes import MODES
 from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows
-from jitbench.run.children import JobFailed, WorkerFailed
+from jitbench.run.worker_parent import JobFailed, WorkerFailed
 from jitbench.run.groups import open_loop
 from jitbench.run.worker import OWN_PROCESS_ENV, resolve
 

@@ -144,7 +144,7 @@ def main(argv=None) -> int:
         print(json.dumps(child(args.child, args.builds, args.blocks, args.samples,
                                args.order)))
         return 0
-    from jitbench.run.child_process import env
+    from jitbench.run.worker_start import env
 
     print(f"{'case':44} {'speedup':>8} {'sample':>7} {'block':>7} {'build':>7} {'process':>7}"
           f"   (sd of the log ratio, %; processes x builds x blocks x samples)")

@@ -12,7 +12,7 @@ last pair the run allows), the error rate split evenly over those looks; a case 
 the first look where Student's t interval of the mean log ratio says ``slower`` / ``faster``
 (B against A: beyond 1.00x) or ``same`` (inside the ``tolerance`` band); a case never decided
 is ``unresolved``. :func:`verdicts` replays the looks on the rows, so the run's stopping
-(``jitbench.run.ab``) and the report read the same answer.
+(``jitbench.run.ab_arms``) and the report read the same answer.
 """
 
 from __future__ import annotations

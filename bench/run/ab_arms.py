@@ -5,8 +5,8 @@ a process starts, so two environments are compared only by starting fresh proces
 turns: round 1 measures the pending groups in arm A's workers then arm B's, round 2 in B's then
 A's (A B B A ...: a drift cancels), each round in new processes. Every row is written as it
 arrives, labelled with its arm and round (``ab_arm``, ``ab_round``); after each round the
-verdicts (``jitbench.analysis.ab``) say which groups still need pairs, and the run stops when
-every case is decided, after ``max_pairs`` rounds, or when the next round would pass
+verdicts (``jitbench.analysis.ab_verdicts``) say which groups still need pairs, and the run
+stops when every case is decided, after ``max_pairs`` rounds, or when the next round would pass
 ``time_limit`` (the rounds: ``jitbench.run.fresh_processes``, the loop every repeated
 measurement in fresh processes shares).
 
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from jitbench import launch
-from jitbench.analysis import ab as ab_analysis
+from jitbench.analysis import ab_verdicts
 from jitbench.define.workload import Case, group_cases
 from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
@@ -177,8 +177,8 @@ class Settings:
     process_profile: str = "default"
 
     def check(self) -> "Settings":
-        if self.max_pairs < ab_analysis.MIN_PAIRS:
-            raise UserError(f"--max-pairs {self.max_pairs}: at least {ab_analysis.MIN_PAIRS} "
+        if self.max_pairs < ab_verdicts.MIN_PAIRS:
+            raise UserError(f"--max-pairs {self.max_pairs}: at least {ab_verdicts.MIN_PAIRS} "
                             f"pairs make an interval")
         return self
 
@@ -190,7 +190,7 @@ class Settings:
 def verdicts(rows: Sequence[dict[str, Any]], settings: Settings, final: bool):
     import pandas as pd
 
-    return ab_analysis.verdicts(pd.DataFrame(list(rows)), tolerance=settings.tolerance,
+    return ab_verdicts.verdicts(pd.DataFrame(list(rows)), tolerance=settings.tolerance,
                                 confidence=settings.confidence,
                                 max_pairs=settings.max_pairs, final=final)
 
@@ -265,11 +265,11 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
     def measure(rnd: int, todo: list[list[Case]]) -> None:
         for arm in (arms if rnd % 2 == 0 else arms[::-1]):
             _measure_arm(record, options, stopper, arm, rnd, todo, rows, say)
-        record.set_ab(rounds=rnd + 1, counts=ab_analysis.counts(
+        record.set_ab(rounds=rnd + 1, counts=ab_verdicts.counts(
             verdicts(rows, settings, final=False)))
 
     def final(status: str) -> None:
-        record.set_ab(counts=ab_analysis.counts(verdicts(rows, settings, final=True)))
+        record.set_ab(counts=ab_verdicts.counts(verdicts(rows, settings, final=True)))
 
     ending = None
     try:

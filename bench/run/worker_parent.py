@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from jitbench import launch
 from jitbench.define.workload import Case
 from jitbench.protocol.settings import Protocol
-from jitbench.run import child_process
+from jitbench.run import worker_start
 
 STARTUP_TIMEOUT_S = 300.0
 
@@ -108,7 +108,7 @@ class Worker:
                  where_path: Path | None = None, critical=contextlib.nullcontext,
                  import_paths: Sequence[str] | None = None, cwd: str | None = None,
                  startup_timeout: float = STARTUP_TIMEOUT_S, python: str | None = None):
-        """``env``: the mode group's variables (``jitbench.run.child_process.env`` adds the
+        """``env``: the mode group's variables (``jitbench.run.worker_start.env`` adds the
         rest); ``import_paths``: put first on the child's PYTHONPATH (default: this copy of
         jitbench; ``()``: nothing); ``cwd``: the child's working folder; ``python``: the
         interpreter (default: this one; another one runs the jitbench installed in it)."""
@@ -118,7 +118,7 @@ class Worker:
             self.log_path.with_suffix(".where")
         self._killed = False
         self.proc = None
-        full_env = child_process.env(framework, env,
+        full_env = worker_start.env(framework, env,
                                      *([] if import_paths is None else [import_paths]))
         full_env["JITBENCH_RUNNER_PID"] = str(os.getpid())
         self.where_path.write_bytes(b"")  # "nothing said yet" = still starting
@@ -164,7 +164,7 @@ class Worker:
             head = f"{what}{in_mode}; worker killed"
         else:
             head = f"worker {how}{in_mode}"
-        tail = child_process.log_tail(self.log_path, self.log_offset)
+        tail = worker_start.log_tail(self.log_path, self.log_offset)
         message = f"{head}. Last lines of its log ({self.log_path.name}):\n{tail}" if tail \
             else f"{head}."
         return WorkerFailed(status, message, where=where, exit=how, signal_name=sig,
