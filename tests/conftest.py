@@ -12,10 +12,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 FRAMEWORKS = ("tensorflow", "jax")
+# calibrations kept by the runs of this test process stay in a folder of its own
+# (jitbench.run.calibration.kept), never the user's ~/.cache
+os.environ.setdefault("JITBENCH_CACHE", tempfile.mkdtemp(prefix="jitbench-test-cache-"))
 
 
 def _loaded() -> set[str]:

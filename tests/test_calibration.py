@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -122,6 +123,30 @@ def test_a_run_with_calibration_keeps_it_in_meta_and_the_report_uses_it(tmp_path
     assert sorted(r["case_id"] for r in rows) == sorted(c.case_id for c in cases)  # no extras
     html = write_report(run_dir, tmp_path / "report").read_text()
     assert "float32 matmul peak" in html and "dispatch floor per mode" in html
+    # measured by the run's own worker, before its cases: no worker of its own
+    assert not list((run_dir / "logs").glob("calibration-*"))
+    assert "kept_from" not in cal
+    # the next run on this machine and software reads it instead of measuring it again
+    again = runner.run(cases, tmp_path, calibrate=True, process_profile="stable",
+                       protocol=Protocol(min_time=0.02, min_samples=3, max_samples=20))
+    kept = json.loads((again / "meta.json").read_text())["calibration"]
+    assert kept["kept_from"]["run_id"] == run_dir.name
+    assert kept["dispatch"] == cal["dispatch"]
+
+
+@pytest.mark.unit
+def test_a_kept_calibration_must_match_the_machine_and_software_and_be_recent(tmp_path,
+                                                                             monkeypatch):
+    from jitbench.run.calibration import kept
+
+    monkeypatch.setenv(kept.CACHE_ENV, str(tmp_path))
+    facts = {"version": 2, "cpu_model": "X", "frameworks": {"jax": "0.10.2"}, "cases": ["a"]}
+    assert kept.load(facts) is None
+    kept.keep(facts, {"peak": [1]}, "run-1")
+    got = kept.load(facts)
+    assert got["peak"] == [1] and got["kept_from"]["run_id"] == "run-1"
+    assert kept.load(dict(facts, frameworks={"jax": "0.10.3"})) is None  # another version
+    assert kept.load(facts, now=time.time() + kept.MAX_AGE_S + 1) is None  # too old
 
 
 @pytest.mark.unit

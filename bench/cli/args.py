@@ -172,8 +172,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="continue an interrupted run: measure only the cases RUN_DIR has no "
                         "row for, with its own settings, appending to its results.jsonl")
     p.add_argument("--no-calibrate", action="store_true",
-                   help="skip the per-run calibration (matmul peak, dispatch floor of each "
-                        "mode; ~10 s): the report then shows no %% of peak or floors")
+                   help="skip the per-run calibration (matmul peak, dispatch floor and "
+                        "bandwidth of each mode, measured by each worker before its cases, "
+                        "or kept from an earlier run on this machine and software): the "
+                        "report then shows no %% of peak or floors")
+    p.add_argument("--recalibrate", action="store_true",
+                   help="measure the calibration even where one kept from an earlier run on "
+                        "this machine, boot and software fits (kept 12 h, under "
+                        "$JITBENCH_CACHE or ~/.cache/jitbench)")
     p.add_argument("--interleave", choices=list(INTERLEAVE_SCHEMES), default="block",
                    help="how the timed samples of a group's modes alternate: 5 samples of a "
                         "mode in a row (block, the default; 3 to 5 under --precision, fewer "

@@ -200,7 +200,8 @@ def cmd_run(args) -> int:
                          run_id=args.run_id, calibrate=not args.no_calibrate,
                          compile_cache=args.compile_cache, dump_hlo=args.dump_hlo,
                          profile=args.profile, matmul_precision=args.matmul_precision,
-                         process_profile=args.process_profile)
+                         process_profile=args.process_profile,
+                         recalibrate=args.recalibrate)
     return _after_run(args, run_dir)
 
 

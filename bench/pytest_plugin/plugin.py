@@ -229,14 +229,9 @@ def pytest_report_collectionfinish(config, start_path, items):
 # --------------------------------------------------------------------------- machine info
 
 def _dist_version(*names: str) -> str | None:
-    from importlib import metadata
+    from jitbench.results.meta import installed_version
 
-    for name in names:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return None
+    return installed_version(*names)
 
 
 @functools.lru_cache(maxsize=1)

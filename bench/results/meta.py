@@ -93,6 +93,19 @@ def gpus() -> list[dict[str, str]]:
             for line in out.stdout.strip().splitlines() if line.strip()]
 
 
+def installed_version(*names: str) -> str | None:
+    """The installed version of the first of ``names`` (pip distributions) that is installed,
+    read without importing it."""
+    from importlib import metadata
+
+    for name in names:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 

@@ -124,11 +124,13 @@ class GroupLoop:
     def run(self, groups: Iterable[Sequence[Case]],
             on_row: Callable[[dict[str, Any], str | None], None],
             on_failure: Callable[[Case, WorkerFailed, Path, str | None], None],
-            on_group: Callable[[Sequence[Case]], None] | None = None) -> None:
+            on_group: Callable[[Sequence[Case]], None] | None = None,
+            protocol_for: Callable[[Sequence[Case]], Protocol | None] | None = None) -> None:
         """Measure ``groups`` (sorted by worker key, stably, so each key starts one worker).
         Every case ends in exactly one ``on_row(row, retried)`` or ``on_failure(case, exc,
         log, retried)``; ``retried`` says why a case was measured again without a group-mate
-        (None when it was not)."""
+        (None when it was not). ``protocol_for(group)``: another protocol than the loop's for
+        that group (the run's calibration), which then captures nothing."""
         todo = deque(sorted((list(g) for g in groups), key=lambda g: worker_key(g[0])))
         start_failures: dict[Key, int] = {}
         broken: dict[Key, WorkerFailed] = {}
@@ -151,7 +153,9 @@ class GroupLoop:
                 worker = self.worker_for(key)
                 if fresh:
                     start_failures.pop(key, None)
-                for row in worker.run_group(group, self.protocol, self.timeout, self.capture):
+                own = protocol_for(group) if protocol_for else None
+                for row in worker.run_group(group, own or self.protocol, self.timeout,
+                                            None if own else self.capture):
                     on_row(row, retried.get(row["case_id"]))
                     seen.add(row["case_id"])
             except WorkerFailed as exc:

@@ -76,11 +76,14 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         on_progress: Callable[[Progress], None] | None = None,
         calibrate: bool = False, compile_cache: str = "off", dump_hlo: bool = False,
         profile: bool = False, matmul_precision: str = "default",
-        process_profile: str = "default", cpu_core: int | None = None) -> Path:
+        process_profile: str = "default", cpu_core: int | None = None,
+        recalibrate: bool = False) -> Path:
     """Measure ``cases``; return the run folder holding results.jsonl and meta.json.
     The keywords are the fields of :class:`jitbench.run.options.RunOptions`: ``calibrate``: first
     measure the machine's matmul peak and each mode's dispatch floor (jitbench.run.calibration,
-    seconds) into meta["calibration"]. ``compile_cache``: off, cold or warm
+    seconds, on each worker before its cases) into meta["calibration"], or take the one kept
+    from an earlier run on this machine and software (``jitbench.run.calibration.kept``;
+    ``recalibrate``: measure it anyway). ``compile_cache``: off, cold or warm
     (``jitbench.run.compile_cache``). ``dump_hlo`` / ``profile``: keep each JIT mode's optimized
     HLO / a profiler trace of each mode under ``cases/`` (``jitbench.xla.capture``).
     ``matmul_precision``: default (the frameworks' own: TF32 on recent GPUs) or highest.
@@ -100,14 +103,10 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
     with RunRecord.create(run_dir, run_dir.name, command or sys.argv, protocol, cases,
                           options.as_meta(run_dir)) as record:  # resume reads options back
 
-        def calibration_hook() -> None:
-            if calibrate:  # once per run, before any case; kept in meta.json, not results
-                from jitbench.run import calibration
-                record.set_calibration(calibration.measure(
-                    cases, run_dir / "logs", on_progress, env=options.profile_env()))
-
-        _execute(_Execution(record, options, len(cases), 0, on_progress), list(cases),
-                 before=calibration_hook)
+        # once per run, on the run's own workers before their cases (or kept from an earlier
+        # run on this machine and software); in meta.json, not results
+        cal = _calibration(record, options, cases, recalibrate) if calibrate else None
+        _execute(_Execution(record, options, len(cases), 0, on_progress), list(cases), cal)
         if options.compile_cache == "warm":
             compile_cache_mod.warm_pass(record, options, on_group=lambda text: (
                 on_progress and on_progress(Progress(len(cases), len(cases), text, 0.0))))
@@ -143,9 +142,27 @@ def resume(run_dir: Path | str, *, case_timeout: float | None = None,
     return record.run_dir
 
 
-def _execute(ex: _Execution, cases: list[Case],
-             before: Callable[[], None] | None = None) -> None:
-    """Measure ``cases`` into ``ex.run_dir``; ``ex.done`` rows of ``ex.total`` exist."""
+def _calibration(record: RunRecord, options: RunOptions, cases: Sequence[Case],
+                 recalibrate: bool):
+    """The run's :class:`~jitbench.run.calibration.Calibration` to measure, or None when a kept
+    one fits (then it is in the record already)."""
+    from jitbench.run import calibration
+    from jitbench.run.calibration import kept
+
+    cal = calibration.Calibration(cases)
+    facts = kept.facts(cal.cases, options.worker_env(record.run_dir),
+                       calibration.CALIBRATION_VERSION)
+    found = None if recalibrate else kept.load(facts)
+    if found is not None:
+        record.set_calibration(found)
+        return None
+    cal.facts = facts
+    return cal
+
+
+def _execute(ex: _Execution, cases: list[Case], cal=None) -> None:
+    """Measure ``cases`` into ``ex.run_dir``; ``ex.done`` rows of ``ex.total`` exist. ``cal``:
+    the run's calibration, whose groups go first on each worker."""
     loop = _loop(ex)
     ending = None
     try:
@@ -153,10 +170,8 @@ def _execute(ex: _Execution, cases: list[Case],
                           cleanup=lambda status: loop.close(
                               kill=status != "complete", everyone=status == "interrupted")
                           ) as ending:
-            if before is not None:
-                before()
             with ex.record.writing():
-                _measure_all(ex, loop, cases)
+                _measure_all(ex, loop, cases, cal)
     finally:
         ex.progress(ending.status if ending else "failed")
 
@@ -189,19 +204,40 @@ def group_loop(record: RunRecord, options: RunOptions, critical, *,
                      worker_options={"python": python, "import_paths": ()} if python else {})
 
 
-def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case]) -> None:
+def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case], cal=None) -> None:
+    from jitbench.run import calibration
+    from jitbench.run.calibration import kept
+
     def on_group(group: Sequence[Case]) -> None:
         first = group[0]
+        if cal is not None and cal.owns(first.case_id):
+            ex.progress(f"calibration: {calibration.describe(group)}")
+            return
         ex.progress(f"{first.workload}/{first.variant} {first.framework} "
                     f"[{','.join(c.mode for c in group)}] {first.device} {first.dtype} "
                     f"{first.size}")
 
+    def calibrated() -> None:
+        if cal.complete:
+            summary = cal.summary()
+            ex.record.set_calibration(summary)
+            kept.keep(cal.facts, summary, ex.record.run_id)
+
     def on_row(row: dict[str, Any], retried: str | None) -> None:
+        if cal is not None and cal.owns(row.get("case_id")):
+            cal.add(row)
+            return calibrated()
         # the worker wrote the whole row (jitbench.results.row); the record adds the run's id
         ex.write(lambda: ex.record.write_row(row, retried))
 
     def on_failure(case: Case, exc: WorkerFailed, log: Path, retried: str | None) -> None:
+        if cal is not None and cal.owns(case.case_id):
+            cal.failed(case, exc)
+            return calibrated()
         ex.write(lambda: ex.record.write_failure(case, exc.status, str(exc), retried,
                                                  **exc.row_fields(case.mode, log)))
 
-    loop.run(group_cases(cases), on_row, on_failure, on_group)
+    # the calibration's groups first, so each worker measures its own before its cases
+    groups = (cal.groups() if cal is not None else []) + group_cases(cases)
+    loop.run(groups, on_row, on_failure, on_group, protocol_for=lambda group: (
+        calibration.PROTOCOL if cal is not None and cal.owns(group[0].case_id) else None))

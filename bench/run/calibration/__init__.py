@@ -183,40 +183,79 @@ def _bandwidth_entry(r: dict[str, Any]) -> dict[str, Any]:
             "error": r.get("error")}
 
 
+class Calibration:
+    """The calibration of one run's cases, measured by the run's own workers: its groups go
+    first on each worker (:meth:`groups`, which the loop runs with :data:`PROTOCOL`), so the
+    calibration starts no framework of its own; the loop hands their rows here (:meth:`add`)
+    instead of to the results, and :attr:`complete` says when every one of them has come."""
+
+    facts: dict[str, Any] | None = None  # what it is kept under (jitbench.run.calibration.kept)
+
+    def __init__(self, cases: Sequence[Case]):
+        self.cases = calibration_cases(cases)
+        self.ids = {c.case_id for c in self.cases}
+        self.modes = {(c.framework, c.mode, c.device) for c in cases}
+        self.rows: list[dict[str, Any]] = []
+        self.numpy_entry = numpy_peak() if any(c.device == "cpu" for c in cases) else None
+
+    def groups(self) -> list[list[Case]]:
+        return group_cases(self.cases)
+
+    def owns(self, case_id: str | None) -> bool:
+        return case_id in self.ids
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+
+    def failed(self, case: Case, exc) -> None:
+        self.rows.append(rows_mod.failure(case, exc.status, str(exc)))
+
+    @property
+    def complete(self) -> bool:
+        return len({r.get("case_id") for r in self.rows}) >= len(self.ids)
+
+    def summary(self) -> dict[str, Any]:
+        """``meta["calibration"]`` (:func:`summarize`); its ``elapsed_s``: the time its groups
+        took on the workers."""
+        spans: dict[tuple, list[float]] = {}
+        for r in self.rows:
+            if r.get("started_at") and r.get("finished_at"):
+                key = (r.get("workload"), r.get("framework"), r.get("device"))
+                spans.setdefault(key, []).extend((r["started_at"], r["finished_at"]))
+        elapsed = sum(max(t) - min(t) for t in spans.values())
+        return summarize(self.rows, self.numpy_entry, self.modes, elapsed)
+
+
 def measure(cases: Sequence[Case], log_dir: Path | str,
             on_progress: Callable[[Any], None] | None = None,
             timeout: float = GROUP_TIMEOUT_S, env: dict[str, str] | None = None
             ) -> dict[str, Any]:
-    """Run the calibration for the frameworks/devices/modes of ``cases`` (its workers get ``env``:
-    the run's process profile); return the ``meta["calibration"]`` dict. A worker that fails gives
-    rows saying so; it never stops the run."""
+    """The calibration of ``cases`` on workers of its own (its workers get ``env``: a run's
+    process profile); the ``meta["calibration"]`` dict. A run measures it on its own workers
+    instead (:class:`Calibration`, ``jitbench.run.runner``). A worker that fails gives rows
+    saying so; it never raises."""
     started = time.monotonic()
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
-    cal = calibration_cases(cases)
-
-    def say(what: str) -> None:
-        if on_progress:
-            on_progress(Progress(0, len(cases), f"calibration: {what}",
-                                 time.monotonic() - started))
-
-    say("numpy float32 matmul peak")
-    numpy_entry = numpy_peak() if any(c.device == "cpu" for c in cases) else None
-    rows: list[dict[str, Any]] = []
-    loop = open_loop(PROTOCOL, timeout, env=lambda key: (env,),
-                     log_for=lambda key: log_dir / f"calibration-{key[0]}-{key[2]}.log")
+    cal = Calibration(cases)
 
     def on_group(group: Sequence[Case]) -> None:
-        framework, device = group[0].framework, group[0].device
-        say(f"{framework} {device}: {group[0].workload.removeprefix('calibration_')} of "
-            f"{', '.join(sorted({c.mode for c in group}))}")
+        if on_progress:
+            on_progress(Progress(0, len(cases), f"calibration: {describe(group)}",
+                                 time.monotonic() - started))
 
+    loop = open_loop(PROTOCOL, timeout, env=lambda key: (env,),
+                     log_for=lambda key: log_dir / f"calibration-{key[0]}-{key[2]}.log")
     try:  # a row per case, whole (jitbench.results.row), or the failure's row
-        loop.run(group_cases(cal), on_row=lambda row, _: rows.append(row),
-                 on_failure=lambda c, exc, log, _: rows.append(
-                     rows_mod.failure(c, exc.status, str(exc))),
-                 on_group=on_group)
+        loop.run(cal.groups(), on_row=lambda row, _: cal.add(row),
+                 on_failure=lambda c, exc, log, _: cal.failed(c, exc), on_group=on_group)
     finally:
         loop.close()
-    modes = {(c.framework, c.mode, c.device) for c in cases}
-    return summarize(rows, numpy_entry, modes, time.monotonic() - started)
+    return dict(cal.summary(), elapsed_s=round(time.monotonic() - started, 3))
+
+
+def describe(group: Sequence[Case]) -> str:
+    """``jax cpu: dispatch of aot, eager, jit``: a calibration group, for the progress line."""
+    framework, device = group[0].framework, group[0].device
+    return (f"{framework} {device}: {group[0].workload.removeprefix('calibration_')} of "
+            f"{', '.join(sorted({c.mode for c in group}))}")
