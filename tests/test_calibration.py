@@ -79,46 +79,40 @@ def test_numpy_peak_with_a_fake_clock():
     assert entry["min_s"] == 1.0 and entry["gflops"] == pytest.approx(2 * 8 ** 3 / 1e9)
 
 
-def test_a_real_calibration_of_jax(tmp_path):
-    cases = expand(Filters(suite=("matmul_relu",), framework=("jax",), device=("cpu",),
-                           variant=("fused",)))
-    seen = []
-    cal = calibration.measure(cases, tmp_path / "logs", on_progress=seen.append)
-    assert seen and all(p.current.startswith("calibration: ") for p in seen)
-    peaks = {p["source"]: p for p in cal["peak"]}
-    assert peaks["numpy"]["gflops"] > 1
-    assert {(p["framework"], p["mode"]) for p in cal["peak"] if p["source"] == "jax"} == \
-        {("jax", "eager"), ("jax", "jit"), ("jax", "aot")}
-    assert all(p["status"] == "ok" and p["gflops"] > 1 for p in cal["peak"])
-    floors = {d["mode"]: d for d in cal["dispatch"]}
-    assert set(floors) == {"eager", "jit", "aot"}
-    # a no-op dispatch is microseconds, far below the 1024^3 matmul's milliseconds
-    assert all(0 < d["floor_s"] < 1e-3 for d in floors.values())
-    # the triad's bandwidth in every mode: more than 0.1 GB/s on any machine this runs on
-    bw = {d["mode"]: d for d in cal["bandwidth"]}
-    assert set(bw) == {"eager", "jit", "aot"}
-    assert all(d["status"] == "ok" and d["gbps"] > 0.1 for d in bw.values())
-    assert (tmp_path / "logs" / "calibration-jax-cpu.log").exists()
-
-
-def test_a_run_with_calibration_keeps_it_in_meta_and_the_report_uses_it(tmp_path):
+def test_a_run_with_calibration_keeps_it_in_meta_and_the_report_uses_it(tmp_path,
+                                                                       monkeypatch):
     from jitbench.protocol.settings import Protocol
     from jitbench.report import write_report
     from jitbench.run import runner
 
+    monkeypatch.setenv("JITBENCH_CACHE", str(tmp_path / "cache"))  # none kept before
     cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
-                                       mode=("eager", "jit"), device=("cpu",),
-                                       variant=("fused",)))
+                                       device=("cpu",), variant=("fused",)))
              if c.size == "64x64x64"]
+    seen = []
     run_dir = runner.run(cases, tmp_path, calibrate=True, process_profile="stable",
-                         protocol=Protocol(min_time=0.02, min_samples=3, max_samples=20))
+                         protocol=Protocol(min_time=0.02, min_samples=3, max_samples=20),
+                         on_progress=seen.append)
+    assert any(p.current.startswith("calibration: jax cpu: peak_matmul of ") for p in seen)
     meta = json.loads((run_dir / "meta.json").read_text())
     # the stable process profile: every worker pinned to one core (the first this process may
     # use), recorded as such
     assert meta["process_profile"] == "stable"
     assert [w["cpu_affinity"] for w in meta["workers"]] == [[min(os.sched_getaffinity(0))]]
     cal = meta["calibration"]
-    assert {d["mode"] for d in cal["dispatch"]} == {"eager", "jit"}
+    peaks = {p["source"]: p for p in cal["peak"]}
+    assert peaks["numpy"]["gflops"] > 1
+    assert {(p["framework"], p["mode"]) for p in cal["peak"] if p["source"] == "jax"} == \
+        {("jax", "eager"), ("jax", "jit"), ("jax", "aot")}
+    assert all(p["status"] == "ok" and p["gflops"] > 1 for p in cal["peak"])
+    # a no-op dispatch is microseconds, far below the 1024^3 matmul's milliseconds
+    floors = {d["mode"]: d for d in cal["dispatch"]}
+    assert set(floors) == {"eager", "jit", "aot"}
+    assert all(0 < d["floor_s"] < 1e-3 for d in floors.values())
+    # the triad's bandwidth in every mode: more than 0.1 GB/s on any machine this runs on
+    bw = {d["mode"]: d for d in cal["bandwidth"]}
+    assert set(bw) == {"eager", "jit", "aot"}
+    assert all(d["status"] == "ok" and d["gbps"] > 0.1 for d in bw.values())
     rows = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
     assert sorted(r["case_id"] for r in rows) == sorted(c.case_id for c in cases)  # no extras
     html = write_report(run_dir, tmp_path / "report").read_text()

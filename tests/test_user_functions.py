@@ -182,13 +182,11 @@ def test_numpy_pytrees_travel_to_an_isolated_worker():
     assert [row["status"] for row in r.rows] == ["ok", "ok"], r.summary()
 
 
-def keras_step(planted: float = 1.0):
+def keras_step():
     """A Keras model and Adam, trained as TensorFlow's XLA tutorial writes the step (weights
-    and optimizer slots assigned every call); ``planted``: the gradients scaled under XLA
-    only (a compiler that changes the answer: the update, not the loss, shows it)."""
+    and optimizer slots assigned every call)."""
     tf = pytest.importorskip("tensorflow")
     keras = pytest.importorskip("keras")
-    from tensorflow.python.ops import control_flow_util
 
     keras.utils.set_random_seed(0)
     model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
@@ -200,8 +198,6 @@ def keras_step(planted: float = 1.0):
         with tf.GradientTape() as tape:
             loss = loss_fn(y, model(x, training=True))
         grads = tape.gradient(loss, model.trainable_variables)
-        if control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()):
-            grads = [g * planted for g in grads]
         opt.apply_gradients(zip(grads, model.trainable_variables))
         return loss
 
@@ -222,13 +218,7 @@ def test_a_keras_training_step_is_checked_from_the_same_state_in_every_mode():
     # timing trained it step after step; the model and optimizer are left as they were
     assert all(np.array_equal(b, v.numpy()) for b, v in zip(before, model.weights))
     assert int(opt.iterations.numpy()) == 0
-
-    step, x, y, *_ = keras_step(planted=1e3)
-    r = jitbench.measure(step, x, y, modes=["graph", "xla"], protocol=QUICK)
-    xla = next(row for row in r.rows if row["mode"] == "xla")
-    assert xla["status"] == "mismatch"
-    assert xla["error"].startswith("state after one step from the same start differs from "
-                                   "graph's (JIT off)")
+    # a JIT mode that changes the update fails: tests/test_jit_fixture.py (test_keras_planted)
 
 
 def test_state_that_cannot_be_saved_skips_the_check_and_says_why():

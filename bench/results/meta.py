@@ -163,7 +163,8 @@ def worker_failed(meta: dict[str, Any], pid: int | None, status: str, how: str,
 
 
 def write(run_dir: Path, meta: dict[str, Any], name: str = "meta.json") -> None:
-    """``meta`` as ``run_dir/name`` (a sweep's record: ``sweep_meta.json``)."""
+    """``meta`` as ``run_dir/name``, at once (a sweep's record: ``sweep_meta.json``; a kept
+    calibration)."""
     tmp = run_dir / f"{name}.tmp"
     tmp.write_text(json.dumps(meta, indent=2, default=str))
     os.replace(tmp, run_dir / name)  # never a half-written meta.json

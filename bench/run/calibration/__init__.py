@@ -7,11 +7,13 @@
 - **bandwidth**: GB/s of a STREAM-like triad (``bandwidth`` workload) in each framework mode;
   with the peak, the two ceilings of the report's roofline.
 
-Both are ordinary workloads, measured by ordinary workers with the same protocol as every case
-(short settings, :data:`PROTOCOL`). Their summary goes to ``meta.json`` under ``"calibration"``
-(format: :func:`summarize`), never into results.jsonl, so the result rows stay the cases the
-user asked for. It costs seconds, most of them starting the frameworks (the run's meta
-records how long: ``calibration.elapsed_s``).
+All are ordinary workloads, measured by the run's own workers (:class:`Calibration`: each
+worker's calibration groups before its cases, so no framework starts for it alone) with the
+same protocol as every case (short settings, :data:`PROTOCOL`); the next run on the same
+machine and software may read it instead (``jitbench.run.calibration.kept``). Their summary
+goes to ``meta.json`` under ``"calibration"`` (format: :func:`summarize`), never into
+results.jsonl, so the result rows stay the cases the user asked for. It costs seconds (the
+run's meta records how long its groups took: ``calibration.elapsed_s``).
 """
 
 from __future__ import annotations
@@ -19,15 +21,12 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Case, group_cases
 from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows_mod
-from jitbench.run.groups import open_loop
-from jitbench.run.progress import Progress
 from jitbench.run.calibration import peak_matmul
 
 CALIBRATION_VERSION = 2  # 2: "bandwidth" added
@@ -42,7 +41,6 @@ SOURCES = ("jitbench.run.calibration.peak_matmul", "jitbench.run.calibration.dis
 PROTOCOL = Protocol(min_time=0.1, min_samples=5, max_samples=200, max_time=2.0,
                     warmup_max_time=1.0, precision=None, switch_calls=1, alone_samples=0,
                     aa_control="off")
-GROUP_TIMEOUT_S = 120.0
 
 
 def _floor_from(framework: str, mode: str) -> str | None:
@@ -224,34 +222,6 @@ class Calibration:
                 spans.setdefault(key, []).extend((r["started_at"], r["finished_at"]))
         elapsed = sum(max(t) - min(t) for t in spans.values())
         return summarize(self.rows, self.numpy_entry, self.modes, elapsed)
-
-
-def measure(cases: Sequence[Case], log_dir: Path | str,
-            on_progress: Callable[[Any], None] | None = None,
-            timeout: float = GROUP_TIMEOUT_S, env: dict[str, str] | None = None
-            ) -> dict[str, Any]:
-    """The calibration of ``cases`` on workers of its own (its workers get ``env``: a run's
-    process profile); the ``meta["calibration"]`` dict. A run measures it on its own workers
-    instead (:class:`Calibration`, ``jitbench.run.runner``). A worker that fails gives rows
-    saying so; it never raises."""
-    started = time.monotonic()
-    log_dir = Path(log_dir)
-    log_dir.mkdir(parents=True, exist_ok=True)
-    cal = Calibration(cases)
-
-    def on_group(group: Sequence[Case]) -> None:
-        if on_progress:
-            on_progress(Progress(0, len(cases), f"calibration: {describe(group)}",
-                                 time.monotonic() - started))
-
-    loop = open_loop(PROTOCOL, timeout, env=lambda key: (env,),
-                     log_for=lambda key: log_dir / f"calibration-{key[0]}-{key[2]}.log")
-    try:  # a row per case, whole (jitbench.results.row), or the failure's row
-        loop.run(cal.groups(), on_row=lambda row, _: cal.add(row),
-                 on_failure=lambda c, exc, log, _: cal.failed(c, exc), on_group=on_group)
-    finally:
-        loop.close()
-    return dict(cal.summary(), elapsed_s=round(time.monotonic() - started, 3))
 
 
 def describe(group: Sequence[Case]) -> str:

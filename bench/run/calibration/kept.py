@@ -82,14 +82,14 @@ def load(what: Mapping[str, Any], now: float | None = None) -> dict[str, Any] | 
 def keep(what: Mapping[str, Any], calibration: Mapping[str, Any], run_id: str) -> None:
     """Keep ``calibration`` (measured by ``run_id`` now) for later runs with the same
     ``what``; a folder that cannot be written keeps nothing (the next run measures again)."""
+    from jitbench.results import meta
+
     path = _path(what)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"facts": what, "calibration": dict(calibration),
-                                   "run_id": run_id, "kept_at": time.time(),
-                                   "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
-                                  default=str))
-        os.replace(tmp, path)
+        meta.write(path.parent, {"facts": dict(what), "calibration": dict(calibration),
+                                 "run_id": run_id, "kept_at": time.time(),
+                                 "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
+                   path.name)
     except OSError:
         pass
