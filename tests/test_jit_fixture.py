@@ -7,6 +7,7 @@ the test holds before jitbench is re-installed), then the JSON and ``jitbench re
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -93,40 +94,18 @@ def test_plain(benchmark):
     benchmark(sum, range(10))
 
 
-def keras_step(planted=1.0):
-    """A Keras model and Adam, trained by a step as TensorFlow's XLA tutorial writes it;
-    ``planted``: the learning rate scaled under XLA only (a compiler that changes the answer)."""
-    import keras
-    from tensorflow.python.ops import control_flow_util
-
-    keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
-                              keras.layers.Dense(1)])
-    opt = keras.optimizers.Adam(1e-2)
-    loss_fn = keras.losses.MeanSquaredError()
-
-    def train_step(x, y):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        if control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()):
-            grads = [g * planted for g in grads]
-        opt.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    rng = np.random.default_rng(0)
-    return train_step, tf.constant(rng.random((32, 8), np.float32)), tf.constant(
-        rng.random((32, 1), np.float32))
-
-
 def test_keras_step(jit_benchmark):
-    step, x, y = keras_step()
+    from keras_step import keras_step  # tests/user_code/keras_step.py, copied beside
+
+    step, x, y, *_ = keras_step()
     r = jit_benchmark(step, x, y, modes=["eager", "graph", "xla"], precision=0.2, budget=2)
     assert {row["status"] for row in r.rows} == {"ok"}
 
 
 def test_keras_planted(jit_benchmark):
-    step, x, y = keras_step(planted=1e3)
+    from keras_step import keras_step
+
+    step, x, y, *_ = keras_step(planted=1e3)
     jit_benchmark(step, x, y, modes=["graph", "xla"], precision=0.2, budget=1)
 '''
 
@@ -164,6 +143,7 @@ def project(pytester, monkeypatch) -> Path:
 
 def test_user_project_jax_and_tf_json_and_report(pytester, project, tmp_path):
     (project / "test_user.py").write_text(textwrap.dedent(USER_TESTS))
+    shutil.copy(REPO / "tests" / "user_code" / "keras_step.py", project)
     out = tmp_path / "out.json"
     result = pytester.runpytest_subprocess("--benchmark-only", f"--benchmark-json={out}", "-ra",
                                            *FAST)

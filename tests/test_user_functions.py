@@ -8,6 +8,7 @@ from __future__ import annotations
 import collections
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -183,27 +184,15 @@ def test_numpy_pytrees_travel_to_an_isolated_worker():
 
 
 def keras_step():
-    """A Keras model and Adam, trained as TensorFlow's XLA tutorial writes the step (weights
-    and optimizer slots assigned every call)."""
-    tf = pytest.importorskip("tensorflow")
-    keras = pytest.importorskip("keras")
+    """The Keras training step of ``tests/user_code/keras_step.py``."""
+    import importlib.util
 
-    keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
-                              keras.layers.Dense(1)])
-    opt = keras.optimizers.Adam(1e-2)
-    loss_fn = keras.losses.MeanSquaredError()
-
-    def train_step(x, y):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        opt.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    rng = np.random.default_rng(0)
-    x, y = (tf.constant(rng.random(s, np.float32)) for s in ((32, 8), (32, 1)))
-    return train_step, x, y, model, opt
+    pytest.importorskip("keras")
+    path = Path(__file__).parent / "user_code" / "keras_step.py"
+    spec = importlib.util.spec_from_file_location("keras_step", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.keras_step()
 
 
 def test_a_keras_training_step_is_checked_from_the_same_state_in_every_mode():
