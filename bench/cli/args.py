@@ -17,7 +17,7 @@ from jitbench.frameworks import MATMUL_PRECISIONS
 from jitbench.errors import UserError
 from jitbench.nightly import MAX_PROCESSES, NIGHT_BUDGET, NIGHT_PRECISION
 from jitbench.protocol.settings import INTERLEAVE_SCHEMES, STOP_WHEN
-from jitbench.run.options import COMPILE_CACHE_CHOICES as CACHE_CHOICES
+from jitbench.run.options import COMPILE_CACHE_CHOICES
 from jitbench.run.options import PROCESS_PROFILES
 from jitbench.xla.capture import PROFILE_CALLS
 
@@ -195,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", action="store_true",
                    help=f"record a profiler trace of {PROFILE_CALLS} calls of each mode "
                         f"after its timed samples, under RUN/cases/<case>/profile/")
-    p.add_argument("--compile-cache", choices=CACHE_CHOICES, default="off",
+    p.add_argument("--compile-cache", choices=COMPILE_CACHE_CHOICES, default="off",
                    help="persistent compilation cache: off (default), cold (an empty "
                         "cache in the run folder), warm (cold, then every group's first "
                         "calls again in a fresh worker reading that cache)")

@@ -11,7 +11,7 @@ from pathlib import Path
 from jitbench import launch
 from jitbench.doctor import Check
 from jitbench.protocol import gpu_state
-from jitbench.protocol import machine_load as load
+from jitbench.protocol import machine_load
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS",
                     "XLA_FLAGS", "TF_XLA_FLAGS", "JAX_DEFAULT_MATMUL_PRECISION",
@@ -29,9 +29,9 @@ def checks(devices: list[str], window_s: float = 1.0) -> list[Check]:
 
 
 def _cpu_activity(window_s: float) -> Check:
-    before = load.snapshot()
+    before = machine_load.snapshot()
     time.sleep(window_s)
-    now = load.between(before, load.snapshot())
+    now = machine_load.between(before, machine_load.snapshot())
     busy, steal, avg = now["cpu_busy_pct"], now["cpu_steal_pct"], now["loadavg_1m"]
     if busy is None:
         return Check("cpu load", "warn", "no /proc/stat here: load and steal unknown",

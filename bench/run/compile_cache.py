@@ -48,7 +48,7 @@ def warm_pass(record, options: RunOptions,
     whose warm worker fails keeps its cold row and says why (``warm_error``)."""
     from jitbench.define.workload import Case, group_cases
     from jitbench.run.groups import open_loop
-    from jitbench.run.startup import worker_env as warmup_env
+    from jitbench.run import startup
 
     run_dir = record.run_dir
     rows = record.rows_as_written()
@@ -65,7 +65,7 @@ def warm_pass(record, options: RunOptions,
 
     loop = open_loop(FIRST_CALL_ONLY, options.case_timeout, fresh_worker_per_group=True,
                      log_for=lambda key: run_dir / "logs" / f"warm-{key[0]}-{key[1]}.log",
-                     env=lambda key: (options.worker_env(run_dir), warmup_env(*key)))
+                     env=lambda key: (options.worker_env(run_dir), startup.worker_env(*key)))
     try:
         loop.run(group_cases(list(cases.values())),
                  on_row=lambda row, _: warm.__setitem__(row["case_id"], row),

@@ -35,7 +35,7 @@ from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
 
 from jitbench.run import compile_cache as compile_cache_mod
-from jitbench.run import startup as warmup
+from jitbench.run import startup
 from jitbench.run.worker_parent import WorkerFailed
 from jitbench.run.groups import GroupLoop, Key, open_loop, worker_key  # noqa: F401  (worker_key: re-exported)
 from jitbench.run.options import RunOptions
@@ -197,7 +197,7 @@ def group_loop(record: RunRecord, options: RunOptions, critical, *,
 
     return open_loop(options.protocol, options.case_timeout,
                      log_for=lambda key: _log(record.run_dir, key, log_prefix),
-                     env=lambda key: (warmup.worker_env(*key), options.worker_env(
+                     env=lambda key: (startup.worker_env(*key), options.worker_env(
                          record.run_dir), arm_env),
                      record=record, env_group_prefix=env_group_prefix,
                      capture=options.capture(record.run_dir), critical=critical,

@@ -47,13 +47,13 @@ from typing import Any
 from jitbench.define.modes import nearest_baseline, other_pairs, verdict_pairs
 from jitbench.define.workload import Case, load_workload
 from jitbench.frameworks import device_index
-from jitbench.protocol import case_setup as casework
+from jitbench.protocol import case_setup
 from jitbench.protocol import gpu_state
-from jitbench.protocol import machine_load as noise
+from jitbench.protocol import machine_load
 from jitbench.protocol.timing import Protocol, Timed, measure
 from jitbench.results import row as rows
 from jitbench.run import worker_start
-from jitbench.run import startup as warmup
+from jitbench.run import startup
 from jitbench.xla import capture as insight
 
 WHERE_SIZE = 256
@@ -253,19 +253,19 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         return [row(c, status="skipped", error=why) for c in cases]
 
     def stages():  # its constants on the worker's device, not the framework's default one
-        with casework.on_device(adapter, first.device):
+        with case_setup.on_device(adapter, first.device):
             return wl.builder(first.framework)(first.params, first.dtype, first.variant)
 
     def marked(mode, fn, placed):
         return _marked(where, fn, placed, mode)
 
     try:
-        inputs = casework.workload_inputs(wl, first)
-        reference = casework.workload_reference(wl, first, inputs)
+        inputs = case_setup.workload_inputs(wl, first)
+        reference = case_setup.workload_reference(wl, first, inputs)
         rtol, atol = wl.tolerance[first.dtype]
         adapter.reset()
-        precision = casework.matmul_precision(adapter, first.device, first.dtype)
-        work = casework.Casework(adapter, first.framework, first.device, inputs, reference,
+        precision = case_setup.matmul_precision(adapter, first.device, first.dtype)
+        work = case_setup.Casework(adapter, first.framework, first.device, inputs, reference,
                                  rtol, atol, precision=precision,
                                  reduction=wl.reduction_length(first.params, first.variant))
         built = {case.mode: stages() for case in cases}  # kept: jitbench.xla.capture asks for them
@@ -281,7 +281,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         return [row(c, status="runtime_error", error_type=type(exc).__name__, error=msg[:4000],
                     error_phase="setup") for c in cases]
 
-    snap = noise.snapshot()
+    snap = machine_load.snapshot()
     # the worker's own GPU (JITBENCH_DEVICE_INDEX), before and after the group
     gpu_before = gpu_state.read(device_index()) if first.device == "gpu" else None
     # compile_notes: why the framework compiled (JAX's explained cache misses), per mode
@@ -289,7 +289,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
                       notes=getattr(adapter, "compile_notes", None),
                       **_pairs(first.framework, [c.mode for c in cases],
                                [t.name for t in timed]))
-    machine = noise.between(snap, noise.snapshot())
+    machine = machine_load.between(snap, machine_load.snapshot())
     if gpu_before:
         machine.update(gpu_state.group_fields(gpu_before, gpu_state.read(device_index())))
     peak_mem, process_mem = _peak_memory(adapter, timed, results, first.device)
@@ -396,14 +396,14 @@ def main(argv: list[str]) -> int:
     own = os.environ.get(OWN_PROCESS_ENV, "1") != "0"
     adapter = get_adapter(framework, log_path=log_path, own_process=own)
     adapter.counters()  # skip the import-time log lines
-    startup = None
-    asked = warmup.requested()
+    warmed = None
+    asked = startup.requested()
     if asked:  # one-time start-up, paid here rather than by the first case (jitbench.run.startup)
         where.set(None, "warm-up: a tiny function in each mode, before any case")
-        startup = warmup.run(adapter, *asked)
+        warmed = startup.run(adapter, *asked)
     send({"type": "hello", "pid": os.getpid(), "framework": framework,
           "versions": adapter.versions(), "devices": adapter.device_info(),
-          "startup": startup,  # and the cores it may run on (the process profile pins it)
+          "startup": warmed,  # and the cores it may run on (the process profile pins it)
           "cpu_affinity": sorted(os.sched_getaffinity(0))
           if hasattr(os, "sched_getaffinity") else None})
     aa_done = checked = False  # the A/A control, the interference check: run once yet?

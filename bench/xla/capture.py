@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from jitbench import launch
-from jitbench.xla import hlo_text as hlo
+from jitbench.xla import hlo_text
 
 PROFILE_CALLS = 5
 DOT_TIMEOUT_S = 60.0
@@ -79,7 +79,7 @@ def cost_fields(cost: Mapping[str, float] | None, formula_flops: float | None,
     if formula_flops:
         ratio = cost["flops"] / formula_flops
         out["xla_flops_ratio"] = ratio
-        out["xla_flops_mismatch"] = abs(ratio - 1.0) > hlo.FLOPS_MISMATCH
+        out["xla_flops_mismatch"] = abs(ratio - 1.0) > hlo_text.FLOPS_MISMATCH
     return out
 
 
@@ -99,7 +99,7 @@ def render_svg(dot_path: Path, timeout: float = DOT_TIMEOUT_S,
     return svg, ""
 
 
-def dump(programs: Sequence[hlo.Program], folder: Path, options: Options) -> dict[str, Any]:
+def dump(programs: Sequence[hlo_text.Program], folder: Path, options: Options) -> dict[str, Any]:
     """Write each program's HLO, graph and SVG into ``folder``; the row fields naming them."""
     folder.mkdir(parents=True, exist_ok=True)
     files, notes = [], []
@@ -108,7 +108,7 @@ def dump(programs: Sequence[hlo.Program], folder: Path, options: Options) -> dic
         text = folder / f"{stem}.txt"
         text.write_text(prog.hlo)
         dot = folder / f"{stem}.dot"
-        dot.write_text(prog.dot or hlo.to_dot(prog.hlo, prog.name))
+        dot.write_text(prog.dot or hlo_text.to_dot(prog.hlo, prog.name))
         files += [text, dot]
         svg, why = render_svg(dot)
         if svg is not None:
@@ -129,16 +129,16 @@ def programs_fields(adapter, mode: str, stages, device: str, placed, formula_flo
     try:
         programs = adapter.compiled_programs(stages, mode, device, placed,
                                              graph=options.dump_hlo)
-    except hlo.NoProgram as exc:
+    except hlo_text.NoProgram as exc:
         programs, out["hlo_note"] = [], str(exc)
     except Exception as exc:  # noqa: BLE001 -- extra information, never a failed row
         programs = []
         out["hlo_note"] = f"could not get XLA's program: {type(exc).__name__}: {exc}"[:500]
     if programs:
-        out.update(hlo.summarize(programs))
-        out.update(hlo.compiled_memory(programs))
+        out.update(hlo_text.summarize(programs))
+        out.update(hlo_text.compiled_memory(programs))
         notes = sorted({p.cost_note for p in programs if p.cost is None and p.cost_note})
-        out.update(cost_fields(hlo.sum_costs(p.cost for p in programs), formula_flops,
+        out.update(cost_fields(hlo_text.sum_costs(p.cost for p in programs), formula_flops,
                                "; ".join(notes)))
         out["insight_s"] = time.perf_counter() - started  # the always-on part
         if options.dump_hlo and options.folder:
