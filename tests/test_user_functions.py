@@ -26,11 +26,12 @@ Pair = collections.namedtuple("Pair", "w b")
 # user data: nests of dicts, lists, tuples, named tuples and None around arrays and statics
 _leaf = st.one_of(
     st.integers(1, 4).map(lambda n: np.arange(n, dtype=np.float32)),
-    st.integers(-3, 3), st.text("ab", max_size=2))
+    st.integers(-3, 3), st.text("ab", max_size=2), st.none(),
+    st.sampled_from([[], (), {}]))  # empty nests: no leaves at all
 _tree = st.recursive(_leaf, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(tuple),
-    st.dictionaries(st.text("xyz", min_size=1, max_size=2), inner, max_size=3),
-    st.tuples(inner, inner).map(lambda t: Pair(*t)), st.none()), max_leaves=12)
+    st.lists(inner, min_size=1, max_size=3), st.lists(inner, min_size=1, max_size=3).map(tuple),
+    st.dictionaries(st.text("xyz", min_size=1, max_size=2), inner, min_size=1, max_size=3),
+    st.tuples(inner, inner).map(lambda t: Pair(*t))), max_leaves=12)
 
 
 @pytest.mark.unit
