@@ -44,7 +44,7 @@ from jitbench.define.workload import Case
 from jitbench.errors import UserError
 from jitbench.frameworks import Stepping, TrainStep
 from jitbench.protocol import trees
-from jitbench.protocol.case_setup import Casework, matmul_precision, mismatch_text
+from jitbench.protocol.case_setup import Casework, Checked, matmul_precision, mismatch_text
 from jitbench.protocol.correctness import compare
 from jitbench.protocol.timing import Protocol, measure
 from jitbench.results import row as rows
@@ -275,18 +275,17 @@ def run(spec: Spec, protocol: Protocol | None = None,
         answers = {m: work.answer(built[m], r.output) for m, r in results.items() if r.ok}
         state.put_back(built)  # a JIT-off mode built now starts from the saved state too
         nojit, nojit_mode = _nojit(spec, work, results, answers, state)
-        skip = state.unrepeatable(work, built.get(nojit_mode), nojit,
-                                  _tolerance(state.split(nojit)[0], dtype, spec.rtol, spec.atol))
+        out_part, state_part = state.split(nojit)
+        work.rtol, work.atol = _tolerance(out_part, dtype, spec.rtol, spec.atol)
+        skip = state.unrepeatable(work, built.get(nojit_mode), nojit)
     finally:
         state.put_back(built)
-    out_part, state_part = state.split(nojit)
-    work.rtol, work.atol = _tolerance(out_part, dtype, spec.rtol, spec.atol)
     state_atol = _tolerance(state_part, dtype, spec.rtol, spec.atol)[1]
     flops = float(spec.flops) if spec.flops is not None else None
 
     def check(mode: str, r):
         if skip:
-            return _Unchecked(dict(check_skipped=skip, **state.fields)), None
+            return Checked(dict(check_skipped=skip, **state.fields), None, None), None
         jit = MODES[(spec.framework, mode)].jit
         got, got_state = state.split(answers[mode])
         checked = work.check(got, *((out_part, nojit_mode) if jit else ()))
@@ -303,15 +302,6 @@ def run(spec: Spec, protocol: Protocol | None = None,
                                  protocol=protocol, flops=flops, rtol=work.rtol,
                                  atol=work.atol, check=check, counters=counts,
                                  precision=precision)
-
-
-@dataclasses.dataclass
-class _Unchecked:
-    """What ``group_rows`` reads of a check that was not made."""
-
-    fields: dict[str, Any]
-    mismatch: None = None
-    nojit_mismatch: None = None
 
 
 @dataclasses.dataclass
@@ -349,11 +339,10 @@ class State:
             return answer, None
         return answer
 
-    def unrepeatable(self, work: Casework, fn, nojit, tolerance: tuple[float, float]
-                     ) -> str | None:
+    def unrepeatable(self, work: Casework, fn, nojit) -> str | None:
         """Why the outputs cannot be checked, or None: the JIT-off mode ``fn`` called again
         from the same start (the saved state, or the same inputs) answers otherwise than
-        ``nojit`` beyond ``tolerance`` (rtol, atol)."""
+        ``nojit`` beyond the output check's tolerance (``work.rtol``, ``work.atol``)."""
         if fn is None or nojit is None:
             return None
         if isinstance(fn, Stepping):
@@ -362,7 +351,7 @@ class State:
             out = fn(*work.placed)
             work.adapter.sync(out)
             again = work.adapter.to_numpy(out)
-        c = compare(self.split(again)[0], self.split(nojit)[0], *tolerance)
+        c = compare(self.split(again)[0], self.split(nojit)[0], work.rtol, work.atol)
         if c["within"]:
             return None
         start = "its saved state" if self.variables else "the same inputs"
