@@ -144,19 +144,16 @@ def resume(run_dir: Path | str, *, case_timeout: float | None = None,
 
 def _calibration(record: RunRecord, options: RunOptions, cases: Sequence[Case],
                  recalibrate: bool):
-    """The run's :class:`~jitbench.run.calibration.Calibration` to measure, or None when a kept
-    one fits (then it is in the record already)."""
-    from jitbench.run import calibration
-    from jitbench.run.calibration import kept
+    """The run's :class:`~jitbench.run.calibration.Calibration` to measure, started, or None
+    when a kept one fits (then it is in the record already)."""
+    from jitbench.run.calibration import Calibration
 
-    cal = calibration.Calibration(cases)
-    facts = kept.facts(cal.cases, options.worker_env(record.run_dir),
-                       calibration.CALIBRATION_VERSION)
-    found = None if recalibrate else kept.load(facts)
+    cal = Calibration(cases, options.worker_env(record.run_dir))
+    found = None if recalibrate else cal.kept_summary()
     if found is not None:
         record.set_calibration(found)
         return None
-    cal.facts = facts
+    cal.start()
     return cal
 
 
@@ -206,7 +203,6 @@ def group_loop(record: RunRecord, options: RunOptions, critical, *,
 
 def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case], cal=None) -> None:
     from jitbench.run import calibration
-    from jitbench.run.calibration import kept
 
     def on_group(group: Sequence[Case]) -> None:
         first = group[0]
@@ -221,7 +217,7 @@ def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case], cal=None) -
         if cal.complete:
             summary = cal.summary()
             ex.record.set_calibration(summary)
-            kept.keep(cal.facts, summary, ex.record.run_id)
+            cal.keep(summary, ex.record.run_id)
 
     def on_row(row: dict[str, Any], retried: str | None) -> None:
         if cal is not None and cal.owns(row.get("case_id")):

@@ -21,13 +21,13 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Case, group_cases
 from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows_mod
-from jitbench.run.calibration import peak_matmul
+from jitbench.run.calibration import kept, peak_matmul
 
 CALIBRATION_VERSION = 2  # 2: "bandwidth" added
 
@@ -187,14 +187,24 @@ class Calibration:
     calibration starts no framework of its own; the loop hands their rows here (:meth:`add`)
     instead of to the results, and :attr:`complete` says when every one of them has come."""
 
-    facts: dict[str, Any] | None = None  # what it is kept under (jitbench.run.calibration.kept)
-
-    def __init__(self, cases: Sequence[Case]):
+    def __init__(self, cases: Sequence[Case], worker_env: Mapping[str, str]):
+        """``worker_env``: the variables the run's workers get (part of what a kept
+        calibration must match: :attr:`facts`)."""
         self.cases = calibration_cases(cases)
         self.ids = {c.case_id for c in self.cases}
         self.modes = {(c.framework, c.mode, c.device) for c in cases}
         self.rows: list[dict[str, Any]] = []
-        self.numpy_entry = numpy_peak() if any(c.device == "cpu" for c in cases) else None
+        self.facts = kept.facts(self.cases, worker_env, CALIBRATION_VERSION)
+        self.numpy_entry: dict[str, Any] | None = None
+
+    def kept_summary(self) -> dict[str, Any] | None:
+        """The calibration an earlier run kept for these :attr:`facts`, or None."""
+        return kept.load(self.facts)
+
+    def start(self) -> None:
+        """Before its groups: numpy's peak, timed in this process (no worker busy yet)."""
+        if any(c.device == "cpu" for c in self.cases):
+            self.numpy_entry = numpy_peak()
 
     def groups(self) -> list[list[Case]]:
         return group_cases(self.cases)
@@ -222,6 +232,10 @@ class Calibration:
                 spans.setdefault(key, []).extend((r["started_at"], r["finished_at"]))
         elapsed = sum(max(t) - min(t) for t in spans.values())
         return summarize(self.rows, self.numpy_entry, self.modes, elapsed)
+
+    def keep(self, summary: Mapping[str, Any], run_id: str) -> None:
+        """Keep ``summary`` for the next run with the same :attr:`facts`."""
+        kept.keep(self.facts, summary, run_id)
 
 
 def describe(group: Sequence[Case]) -> str:
