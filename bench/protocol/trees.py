@@ -60,7 +60,10 @@ def _walk(tree: Any, path: str, fn: Callable[[str, Any], Any]) -> Any:
     if tree is None:
         return None
     if isinstance(tree, dict):
-        keys = sorted(tree, key=repr) if not _sortable(tree) else sorted(tree)
+        try:
+            keys = sorted(tree)
+        except TypeError:  # keys of several types: an order all the same
+            keys = sorted(tree, key=repr)
         mapped = {k: _walk(tree[k], f"{path}[{k!r}]", fn) for k in keys}
         if type(tree) is dict:
             return mapped
@@ -74,11 +77,3 @@ def _walk(tree: Any, path: str, fn: Callable[[str, Any], Any]) -> Any:
             return type(tree)(*items)
         return type(tree)(items) if type(tree) in (list, tuple) else items
     return fn(path, tree)
-
-
-def _sortable(d: dict) -> bool:
-    try:
-        sorted(d)
-        return True
-    except TypeError:
-        return False

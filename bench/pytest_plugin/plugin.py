@@ -228,12 +228,6 @@ def pytest_report_collectionfinish(config, start_path, items):
 
 # --------------------------------------------------------------------------- machine info
 
-def _dist_version(*names: str) -> str | None:
-    from jitbench.results.meta import installed_version
-
-    return installed_version(*names)
-
-
 @functools.lru_cache(maxsize=1)
 def _gpus() -> tuple[dict[str, str], ...]:
     # nvidia-smi, not a framework: the hook also runs before any test, when
@@ -247,12 +241,12 @@ def machine_info(env: dict[str, str]) -> dict[str, Any]:
     """What pytest-benchmark's machine_info lacks for a JIT comparison. Deterministic within a
     session (no framework import, the environment as pytest started) so that
     ``--benchmark-compare`` does not see a spurious machine change."""
-    from jitbench.results.meta import cpu_model
+    from jitbench.results.meta import cpu_model, installed_version
 
     gpus = [dict(g) for g in _gpus()]
     return {"cpu_model": cpu_model(), "cpu_count": os.cpu_count(), "gpus": gpus,
             "gpu_driver": gpus[0].get("driver_version") if gpus else None,
-            **{name: _dist_version(*dists) for fw in FRAMEWORKS
+            **{name: installed_version(*dists) for fw in FRAMEWORKS
                for name, dists in SPECS[fw].distributions.items()},
             "xla_env": dict(env)}
 

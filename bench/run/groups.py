@@ -42,15 +42,18 @@ def worker_environment(key: Key, *parts: Mapping[str, str] | None) -> dict[str, 
     worker group's own (``ModeSpec.env``: TF auto-clustering's flag), then each of ``parts``
     in order (a run's options and process profile, the start-up warm-up's request, an A/B
     arm's variables). A ``*_FLAGS`` variable two of them set keeps both values (an arm's XLA
-    flag keeps auto-clustering's); any other is the last one's."""
+    flag keeps auto-clustering's; flags already there are not repeated); any other is the
+    last one's."""
     framework, group_name, _ = key
     mode = next(m for (f, _), m in MODES.items()
                 if f == framework and m.worker_group == group_name)
     env = dict(mode.env)
     for part in parts:
         for name, value in (part or {}).items():
-            env[name] = (f"{env[name]} {value}" if name.endswith("_FLAGS") and env.get(name)
-                         and value not in env[name] else value)
+            joined = name.endswith("_FLAGS") and env.get(name)
+            if joined and set(value.split()) <= set(env[name].split()):
+                continue  # every flag of it is there already
+            env[name] = f"{env[name]} {value}" if joined else value
     return env
 
 
