@@ -70,6 +70,24 @@ class RunFacts:
         return analysis.geomean_speedups(self.sp, self.df)
 
     @functools.cached_property
+    def absent(self) -> dict[str, str]:
+        """{device: one line} for each device whose every row was skipped (no GPU here), e.g.
+        ``{"gpu": "gpu: not present, 98 cases skipped (JAX sees no gpu device)"}``: the page
+        says so once instead of showing its empty speedups."""
+        out = {}
+        for device, g in self.df.groupby("device", sort=True):
+            if len(g) and (g["status"] == "skipped").all():
+                errors = g["error"].dropna() if "error" in g else []
+                why = f" ({errors.value_counts().index[0].strip()[:160]})" if len(errors) else ""
+                out[device] = f"{device}: not present, {len(g)} cases skipped{why}"
+        return out
+
+    @functools.cached_property
+    def gm_present(self):
+        """:attr:`gm` without the devices of :attr:`absent`."""
+        return self.gm[~self.gm["device"].isin(list(self.absent))] if len(self.gm) else self.gm
+
+    @functools.cached_property
     def cross(self):
         return analysis.crossovers(self.sp, self.order)
 

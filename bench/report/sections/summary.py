@@ -167,28 +167,10 @@ def _overview_job(run) -> Job:
     return Job(overview_speedups, (run.sp.loc[run.sp["nearest"]],), weight=math.inf)
 
 
-def absent_devices(df) -> dict[str, str]:
-    """{device: one line} for each device of the run whose every row was skipped (no GPU
-    here), e.g. ``{"gpu": "gpu: not present, 98 cases skipped (JAX sees no gpu device)"}``:
-    the page says so once instead of showing its empty speedups."""
-    out = {}
-    for device, g in df.groupby("device", sort=True):
-        if len(g) and (g["status"] == "skipped").all():
-            errors = g["error"].dropna() if "error" in g else g["status"].iloc[:0]
-            why = f" ({errors.value_counts().index[0].strip()[:160]})" if len(errors) else ""
-            out[device] = f"{device}: not present, {len(g)} cases skipped{why}"
-    return out
-
-
-def _present(gm, absent: dict[str, str]):
-    return gm[~gm["device"].isin(list(absent))] if len(gm) else gm
-
-
 def _data(run, images) -> dict[str, Any]:
-    absent = absent_devices(run.df)
-    gm = _present(run.gm, absent)
+    gm = run.gm_present
     return {"tiles": _tiles(gm, run.summary, run.peaks, run.floors),
-            "absent": list(absent.values()),
+            "absent": list(run.absent.values()),
             "findings": _findings(run.sp, gm, run.cross, run.rows, run.summary,
                                   PAIRS.missing(run))}
 
@@ -197,7 +179,7 @@ def _speedups_data(run, images) -> dict[str, Any]:
     geomeans = [dict(g, geomean_text=fmt.times(g["geomean"]),
                      range_text=(f"{fmt.times(g['min_speedup'])} – {fmt.times(g['max_speedup'])}"
                                  if g["n_included"] else "–"))
-                for g in _present(run.gm, absent_devices(run.df)).to_dict("records")]
+                for g in run.gm_present.to_dict("records")]
     return {"geomeans": geomeans, "overview": images.get("overview")}
 
 
