@@ -66,14 +66,14 @@ def _inner_pytest_is_not_an_xdist_worker(request, monkeypatch):
     yield
 
 
-# The slowest modules, slowest first (`pytest --durations=0`, summed per file, 2026-11-24:
-# ~100 s, 55, 55, 44, 39, 30, 27 s). `make test` hands whole files to two processes
+# The slowest modules, slowest first (`pytest --durations=0`, summed per file, 2026-11-27:
+# ~65 s, 63, 47, 36, 34, 31, 28, 26, 21, 20 s). `make test` hands whole files to two processes
 # (`-n 2 --dist loadfile --no-loadscope-reorder`) in this order, so the long ones start first
 # and the short ones fill in at the end: longest first is what keeps the two busy to the end
 # (xdist's own reordering, most tests first, started the ~100 s module last).
-SLOWEST_FIRST = ("test_integration.py", "test_nightly.py", "test_filters.py",
-                 "test_pytest_plugin.py", "test_robustness.py", "test_api.py",
-                 "test_properties.py")
+SLOWEST_FIRST = ("test_integration.py", "test_nightly.py", "test_ab.py", "test_robustness.py",
+                 "test_pytest_plugin.py", "test_api.py", "test_filters.py",
+                 "test_change_night.py", "test_report.py", "test_jit_fixture.py")
 
 
 def pytest_collection_modifyitems(items):
