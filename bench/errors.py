@@ -28,7 +28,7 @@ class Interrupted(KeyboardInterrupt):
     A KeyboardInterrupt, so code that only knows about Ctrl-C still stops."""
 
     def __init__(self, signum: int, run_dir=None, recorded: int | None = None,
-                 total: int | None = None, resume: str = "jitbench run --resume"):
+                 total: int | None = None, resume: str | None = "jitbench run --resume"):
         super().__init__(signum)
         self.resume = resume
         self.signum = signum

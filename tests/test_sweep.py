@@ -7,8 +7,10 @@ measured by `jitbench run` as a user would (~15 s).
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -81,6 +83,34 @@ def test_cli_sweep_writes_rows_a_page_and_a_table(tmp_path):
                                                                  "m=64 k=64 n=64",
                                                                  "m=128 k=128 n=128"}
     assert "Recompilation" in (tmp_path / "p" / "s1" / "index.html").read_text()
+
+
+def test_an_interrupted_sweep_keeps_its_rows_and_says_so(tmp_path):
+    """A Ctrl-C ends a sweep the way it ends a run (``jitbench.run.signals.stop_cleanly``):
+    exit 130, the rows so far kept whole, its record ``interrupted``, no worker left."""
+    out = tmp_path / "r"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jitbench", "sweep", "--suite", "rnn", "--framework", "jax,tf",
+         "--out", str(out), "--run-id", "s", "--no-report"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    rows_file = out / "s" / "sweep.jsonl"
+    deadline = time.monotonic() + 240
+    while not (rows_file.is_file() and rows_file.read_text().count("\n") >= 2):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    rows = [json.loads(ln) for ln in rows_file.read_text().splitlines()]  # every line whole
+    called = [r for r in rows if r["mode"] != "aot"]  # (aot fails on new shapes by design)
+    assert called and all(r["status"] == "ok" for r in called), called[-1]
+    assert f"jitbench: interrupted (SIGINT); {len(rows)} rows kept in {out / 's'}" in err
+    assert "Traceback" not in err and "--resume" not in err
+    meta = json.loads((out / "s" / "sweep_meta.json").read_text())
+    assert meta["status"] == "interrupted" and meta["interrupted_by"] == "SIGINT"
+    assert meta["n_recorded"] == len(rows) and meta["workers"]
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(out / "s") not in ps  # no worker of this sweep left running
 
 
 def test_pitfall_rows_carry_steady_state_compiles_and_the_reason(tmp_path):

@@ -310,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     except Interrupted as exc:
         if exc.run_dir is None:
             print(f"jitbench: interrupted ({exc.signal_name})", file=sys.stderr)
+        elif exc.resume is None:  # a sweep: no resume, its rows are kept
+            print(f"jitbench: interrupted ({exc.signal_name}); {exc.recorded} rows kept in "
+                  f"{exc.run_dir}", file=sys.stderr)
         else:
             print(f"jitbench: interrupted ({exc.signal_name}); {exc.recorded} of {exc.total} "
                   f"rows kept in {exc.run_dir}; continue with: {exc.resume} "

@@ -74,10 +74,11 @@ class Ending:
 @contextlib.contextmanager
 def stop_cleanly(record, stopper: StopOnSignals, done: Callable[[], int], total: int,
                  cleanup: Callable[[str], None] | None = None,
-                 resume: str = "jitbench run --resume") -> Iterator[Ending]:
+                 resume: str | None = "jitbench run --resume") -> Iterator[Ending]:
     """A session of a run that writes rows into ``record`` (``jitbench.results.record``),
     with ``stopper`` armed: a signal ends it as :class:`Interrupted` naming the folder to
-    resume (``resume``) and how many of ``total`` rows it has (``done()``); whatever the end,
+    resume (``resume``; None: a run that cannot be resumed, a sweep) and how many of ``total``
+    rows it has (``done()``); whatever the end,
     signals are then ignored, ``cleanup(status)`` runs (the workers closed, killed unless it
     completed) and the record is finished with the status, the time and the rows."""
     ending, started = Ending(), time.monotonic()

@@ -39,6 +39,7 @@ from jitbench.protocol.settings import Protocol
 from jitbench.run.worker_parent import JobFailed, WorkerFailed
 from jitbench.results.record import RunRecord
 from jitbench.run.groups import open_loop
+from jitbench.run.signals import StopOnSignals, stop_cleanly
 
 SWEEP_VERSION = 1
 MAX_REASONS = 3  # per call, the first few
@@ -195,44 +196,45 @@ def run(jobs: Sequence[SweepJob], run_dir: Path, timeout: float = 1800.0,
     for job in jobs:
         groups.setdefault((job.framework, job.worker_group), []).append(job)
     rows: list[dict[str, Any]] = []
-    started, status = time.monotonic(), "failed"
+    stopper = StopOnSignals()
     with RunRecord.create_sweep(run_dir, Path(run_dir).name, command or sys.argv,
                                 len(jobs)) as record:
-        try:
+        with stop_cleanly(record, stopper, lambda: len(rows), len(jobs), resume=None):
             with record.writing():
                 for (framework, group), group_jobs in groups.items():
-                    rows += _run_group(record, framework, group, group_jobs, timeout, on_job)
-            status = "complete"
-        finally:
-            record.finish(status, time.monotonic() - started, n_recorded=len(rows))
+                    _run_group(record, framework, group, group_jobs, timeout, on_job,
+                               stopper.critical, rows)
     return rows
 
 
 def _run_group(record, framework: str, group: str, group_jobs: list[SweepJob],
-               timeout: float, on_job) -> list[dict[str, Any]]:
-    """One worker's jobs, each row written by ``record`` as it comes."""
+               timeout: float, on_job, critical, rows: list[dict[str, Any]]) -> None:
+    """One worker's jobs, each row written by ``record`` as it comes (never cut in half by a
+    signal: ``critical``) and appended to ``rows``."""
     if on_job:
         for job in group_jobs:
             on_job(job)
     log = record.run_dir / "logs" / f"sweep-{framework}-{group}.log"
-    loop = open_loop(Protocol(), timeout, log_for=lambda key: log)
-    got: list[dict[str, Any]] = []
+    loop = open_loop(Protocol(), timeout, log_for=lambda key: log, record=record,
+                     critical=critical)
+    ended = False
     try:
         for job in group_jobs:
             try:
-                rows = loop.run_job((framework, group, job.device),
-                                    {"handler": f"{__name__}:worker_job",
-                                     "sweep": dataclasses.asdict(job)},
-                                    f"sweep {job.workload}/{job.sweep} {framework}",
-                                    limit="timeout")
+                got = loop.run_job((framework, group, job.device),
+                                   {"handler": f"{__name__}:worker_job",
+                                    "sweep": dataclasses.asdict(job)},
+                                   f"sweep {job.workload}/{job.sweep} {framework}",
+                                   limit="timeout")
             except (WorkerFailed, JobFailed) as exc:
                 lines = [ln for ln in str(exc).splitlines() if ln.strip()]
-                rows = [_job_row(job, mode, status="error", error=" | ".join(
+                got = [_job_row(job, mode, status="error", error=" | ".join(
                     lines[:1] + lines[-5:])[:2000]) for mode in job.modes]
-            got += [record.write_row(r) for r in rows]
+            with critical():
+                rows.extend(record.write_row(r) for r in got)
+        ended = True
     finally:
-        loop.close()
-    return got
+        loop.close(kill=not ended)
 
 
 def load(run_dir: Path) -> list[dict[str, Any]]:
