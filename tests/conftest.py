@@ -18,8 +18,10 @@ import pytest
 
 FRAMEWORKS = ("tensorflow", "jax")
 # calibrations kept by the runs of this test process stay in a folder of its own
-# (jitbench.run.calibration.kept), never the user's ~/.cache
-os.environ.setdefault("JITBENCH_CACHE", tempfile.mkdtemp(prefix="jitbench-test-cache-"))
+# (jitbench.run.calibration.kept), never the user's ~/.cache; removed when the process ends
+if "JITBENCH_CACHE" not in os.environ:
+    _CACHE = tempfile.TemporaryDirectory(prefix="jitbench-test-cache-")
+    os.environ["JITBENCH_CACHE"] = _CACHE.name
 
 
 def _loaded() -> set[str]:
