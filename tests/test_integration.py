@@ -122,6 +122,13 @@ def test_meta_describes_the_run(run_dir):
     assert meta["machine"]["cpu_model"] and meta["finished_at"]
 
 
+def test_workers_leave_no_xla_dump_folder_behind(run_dir):
+    """A worker ends without the interpreter's teardown (jitbench.run.worker._leave_now), but
+    its exit handlers still remove the XLA dump folder it made beside its log."""
+    assert (run_dir / "logs").is_dir()
+    assert not list((run_dir / "logs").glob("xla-dump-*"))
+
+
 def test_report_round_trip(run_dir, tmp_path):
     from jitbench.report import write_report
 

@@ -445,10 +445,12 @@ def _leave_now() -> None:
     the channel: TensorFlow's teardown alone costs about as much as a small group's samples,
     paid by every worker of every run and by each fresh process of an A/B
     (docs/lab/first-verdict.md); the worker has nothing left to write but its flushed
-    output. Not a worker of ``isolate=True``: it runs a user's code, whose exit handlers run."""
-    import logging
+    output. The exit handlers still run (the XLA dump folder's removal among them, and
+    ``logging``'s flush): the teardown's cost is the interpreter's finalization, not them. Not
+    a worker of ``isolate=True``: it runs a user's code, which may count on a normal exit."""
+    import atexit
 
-    logging.shutdown()
+    atexit._run_exitfuncs()  # noqa: SLF001 -- the handlers of a normal exit, without finalization
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
