@@ -196,33 +196,35 @@ def test_a_slowdown_planted_in_another_interpreter_is_called_slower_and_nothing_
     done = _jitbench("ab", "--suite", "matmul_relu", "--framework", "jax", "--variant", "fused",
                      "--mode", "eager,jit", "--device", "cpu", "--budget", "0.15",
                      "--b", f"python={other} JITBENCH_TEST_SLOWDOWN={CASE}=x2",
-                     "--max-pairs", "4", "--json", "--out", "results", "--reports", "reports",
+                     "--max-pairs", "6", "--json", "--out", "results", "--reports", "reports",
                      cwd=tmp_path, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout)
     cases = {c["case_id"]: c for c in summary["cases"]}
     assert cases[CASE]["verdict"] == "slower", cases[CASE]
-    # 2x and 4 pairs, not 1.5x and 3: beside other tests on a 2-core CI host a pair's ratio
-    # scatters widely (a planted 1.5x once read 2.1x; once 3 pairs left it unresolved), and
-    # 2 degrees of freedom leave a t interval that wide. Slower by about the factor, no upper
+    # 2x and up to 6 pairs, not 1.5x and 3: beside other tests on a 2-core CI host a pair's
+    # ratio scatters widely (a planted 1.5x once read 2.1x; once 3 pairs left it unresolved,
+    # and a 2x with 4 pairs was left unresolved by one disturbed pair in 4: 3 degrees of
+    # freedom leave a t interval that wide). Slower by about the factor, no upper
     # bound; how often the interval covers the factor is a rate (docs/lab/ab.md)
     assert cases[CASE]["ratio"] > 1.4 and cases[CASE]["ci_low"] > 1.0
     # the step is the planted case's alone: an unchanged case may be called by chance at the
     # per-case error rate, but none is shown clear of 1.25x as the planted one is
     assert all(c["ci_low"] < 1.25 for c in cases.values() if c is not cases[CASE])
-    assert {c["pairs"] for c in cases.values()} <= {4}
+    assert {c["pairs"] for c in cases.values()} <= {4, 6}  # the looks of 6 pairs at most
     assert summary["arms"]["b"]["python"] == str(other)
     assert summary["arms"]["a"]["python"] != str(other)
     assert summary["warnings"] == []  # the same packages, reused
     assert summary["arms"]["b"]["env"] == {"JITBENCH_TEST_SLOWDOWN": f"{CASE}=x2"}
     run_dir = next((tmp_path / "results").iterdir())
     rows = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+    rounds = max(c["pairs"] for c in cases.values())
     assert {(r["ab_arm"], r["ab_round"]) for r in rows} == {(a, n) for a in "ab"
-                                                           for n in range(4)}
+                                                           for n in range(rounds)}
     # A B in round 1, B A in round 2: the order alternates
     firsts = [min((r for r in rows if r["ab_round"] == n), key=lambda r: r["started_at"])
-              ["ab_arm"] for n in range(4)]
-    assert firsts == ["a", "b", "a", "b"]
+              ["ab_arm"] for n in range(rounds)]
+    assert firsts == ["a", "b"] * (rounds // 2)
     meta = json.loads((run_dir / "meta.json").read_text())
     assert meta["kind"] == "ab" and meta["status"] == "complete"
     page = (tmp_path / "reports" / run_dir.name / "index.html").read_text()
@@ -260,12 +262,12 @@ def test_the_nightly_measures_a_changed_environments_step_side_by_side(tmp_path)
     rec = {"case_id": CASE, "text": "jit_ratio: 1 -> 2",
            **ab_command({"env": {}}, {"env": {"JITBENCH_TEST_SLOWDOWN": f"{CASE}=x2"}},
                         ["--suite", "matmul_relu"])}
-    side_by_side(rec, cases, tmp_path, settings=Settings(max_pairs=4, budget=0.15))
+    side_by_side(rec, cases, tmp_path, settings=Settings(max_pairs=6, budget=0.15))
     assert rec["ab_verdict"] == "slower", rec
-    # 2x and 4 pairs for the reason the test above gives; slower by about the factor, no
+    # 2x and up to 6 pairs for the reason the test above gives; slower by about the factor, no
     # upper bound; how often the interval covers it is the lab notebook's
-    assert rec["ab_ratio"] > 1.4 and rec["ab_ci_low"] > 1.0 and rec["ab_pairs"] == 4
-    assert "side by side in both environments (4 process pairs)" in rec["text"]
+    assert rec["ab_ratio"] > 1.4 and rec["ab_ci_low"] > 1.0 and rec["ab_pairs"] in (4, 6)
+    assert f"side by side in both environments ({rec['ab_pairs']} process pairs)" in rec["text"]
     gone = dict(rec, ab_note="upgraded in place", ab_verdict=None)
     side_by_side(gone, cases, tmp_path)  # the old interpreter is gone: nothing is measured
     assert gone["ab_verdict"] is None
