@@ -362,7 +362,8 @@ class State:
                 f"output is checked")
 
     def put_back(self, built: Mapping[str, Any]) -> None:
-        """The state as it was before the first call (the user's model left untrained)."""
+        """The state as it was before the first call (the user's model left untrained). Every
+        built mode steps the same variables, so restarting one puts them all back."""
         for fn in built.values():
             if isinstance(fn, Stepping):
                 fn.restart()
