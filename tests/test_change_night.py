@@ -203,12 +203,20 @@ def test_the_replay_counts_false_alerts_steps_found_and_the_cost():
     assert quiet["false_alerts"] <= 2  # 5% a night, shared out over its cases
     assert quiet["detection"]["0.1"] >= 0.95 and quiet["detection"]["0.2"] == 1.0
     assert quiet["detection_all"] == quiet["detection"]  # every case here is a JIT mode's
-    # a 2% pair scatter decides a 10% step at the first or second look: a change night costs
-    # its run plus 4-6 of its 12 rounds
-    assert quiet["pairs_used"]["0.1"] in (4, 6)
-    assert 1.0 + 120 / 12 * 4 / 100 <= quiet["cost_ratio"] <= 1.0 + 120 / 12 * 12 / 100
+    # a 2% pair scatter decides a 10% step at the first look (9 pairs); a change night still
+    # measures every open case to the floor of 12 pairs: its run plus the 12 recorded rounds
+    assert quiet["pairs_used"]["0.1"] == change.LOOK_PAIRS[0]
+    assert quiet["cost_ratio"] == pytest.approx(1.0 + 120 / 12 * change.MIN_PAIRS / 100)
+    # at 2% scatter, 12 pairs rule a 10% step out for every unchanged case: nothing undecided
+    assert quiet["undecided"] == 0 and quiet["false_named"] >= quiet["false_alerts"]
+    # a 10% step is named wherever it fails the night; a 5% one is named more often than it
+    # fails (its interval rules the 10% threshold out)
+    assert quiet["named"]["0.1"] >= quiet["detection"]["0.1"]
+    assert quiet["named"]["0.05"] > quiet["detection"]["0.05"]
+    # a change that moves all six cases together: the pooled verdict sees 5% every night
+    assert quiet["pooled_named"]["0.05"] == 1.0
     noisy = evaluate(_corpus(0.15))
-    assert noisy["detection"]["0.1"] < 0.5 < quiet["detection"]["0.05"]
+    assert noisy["named"]["0.1"] < 0.5 < quiet["named"]["0.05"]
     # ``detection`` counts the JIT modes' cases (the history's series), ``detection_all``
     # every touched case: here a bimodal JIT-off mode beside each quiet JIT one
     mixed = _corpus(0.02)
@@ -260,4 +268,124 @@ def test_the_recorded_change_nights_replay_within_the_issues_bounds():
                                  / "change-nights.json.gz"))
     assert found["nights"] >= 30 and found["false_alerts"] <= 1
     assert found["detection"]["0.1"] >= 0.95 and found["cost_ratio"] <= 2
-    assert found["detection"]["0.05"] is not None
+    assert found["named"]["0.05"] is not None and found["pooled"]["0.05"] is not None
+
+
+def _with_installed(meta, distributions, reach):
+    return {**meta, "distributions": distributions, "reach": reach}
+
+
+@pytest.mark.unit
+def test_every_installed_distribution_is_a_change_placed_on_the_frameworks_it_reaches():
+    reach = {"tf": ["keras", "ml-dtypes", "numpy", "tensorflow"],
+             "jax": ["jax", "jax-cuda12-plugin", "jaxlib", "ml-dtypes", "numpy"]}
+    installed = {"jax": "0.4.30", "jaxlib": "0.4.30", "tensorflow": "2.16.1", "numpy": "2.4.6",
+                 "ml-dtypes": "0.5.1", "keras": "3.6.0", "jax-cuda12-plugin": "0.4.30",
+                 "pandas": "2.2.0", "pip": "24.0"}
+    old = _with_installed(_meta(), installed, reach)
+    tf, jax_case = _case(framework="tf", mode="xla"), _case()
+
+    def changed(**versions):
+        new = _with_installed(_meta(), {**installed, **versions}, reach)
+        new["distributions"] = {k: v for k, v in new["distributions"].items() if v}
+        return change.what_changed(old, new)
+
+    (numpy,) = changed(numpy="2.4.5")
+    assert numpy.touches(tf) and numpy.touches(jax_case)
+    assert "numpy: 2.4.6 -> 2.4.5 (reached by TensorFlow and JAX)" in numpy.text()
+    (keras,) = changed(keras="3.7.0")
+    assert keras.touches(tf) and not keras.touches(jax_case) and "TensorFlow)" in keras.text()
+    (plugin,) = changed(**{"jax-cuda12-plugin": "0.4.31"})
+    assert plugin.framework == "jax" and not plugin.touches(tf)
+    # one neither framework reaches cannot be placed: it touches every case
+    (pandas,) = changed(pandas="2.3.0")
+    assert pandas.touches(tf) and pandas.touches(jax_case) and "every case" in pandas.text()
+    # added and removed distributions are changes too; the installer is not
+    added = changed(**{"nvidia-cudnn-cu12": "9.1"})
+    assert [c.text() for c in added] == [
+        "package nvidia-cudnn-cu12: (unset) -> 9.1 (reached by neither framework: touches "
+        "every case)"]
+    (gone,) = changed(keras=None)
+    assert gone.now is None
+    assert changed(pip="25.0") == []
+    # a framework's version is one change, not two (its adapter reports it as well)
+    (jax,) = change.what_changed(old, {**_with_installed(
+        _meta(frameworks={"jax": "0.4.31"}), {**installed, "jax": "0.4.31"}, reach)})
+    assert jax.name == "jax" and jax.framework == "jax"
+
+
+@pytest.mark.unit
+def test_this_interpreters_distributions_and_what_each_framework_reaches():
+    from jitbench.results import installed
+
+    facts = installed.facts()
+    assert facts["distributions"]["numpy"] and "pandas" in facts["distributions"]
+    for framework in ("tf", "jax"):
+        reached = set(facts["reach"][framework])
+        assert {"numpy", "ml-dtypes"} <= reached and "pandas" not in reached
+    assert "keras" in facts["reach"]["tf"] and "keras" not in facts["reach"]["jax"]
+    assert "jaxlib" in facts["reach"]["jax"] and "tensorflow" not in facts["reach"]["jax"]
+
+
+@pytest.mark.unit
+def test_a_new_gpu_driver_cannot_run_again_and_leaves_the_night_to_the_history(tmp_path):
+    gpu = {"machine": {"gpus": [{"name": "H100", "driver_version": "550"}]}}
+    new = {"machine": {"gpus": [{"name": "H100", "driver_version": "560"}]}}
+    old_meta, new_meta = _meta(**gpu), _meta(**new)
+    plan = change.arms(tmp_path, old_meta, new_meta, change.what_changed(old_meta, new_meta))
+    assert plan.arm_a is None and "driver" in plan.blocked
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("verdict, high, said", [
+    ("slower", 1.15, "fails"), ("slower", 1.08, "smaller"), ("unresolved", 1.12, "undecided"),
+    ("unresolved", 1.07, "clear"), ("unresolved", float("nan"), "undecided"),
+    ("same", 1.01, "clear"), ("faster", 0.9, "clear")])
+def test_one_threshold_decides_what_fails_a_change_night(verdict, high, said):
+    from jitbench.analysis.ab_verdicts import against_threshold
+
+    assert against_threshold(verdict, high, 0.10) == said
+
+
+def _ab_rows(ratios: dict[str, list[float]]):
+    """A/B rows: per case and round, arm A at 1 ms and arm B at ratio x 1 ms."""
+    import pandas as pd
+
+    rows = []
+    for case_id, values in ratios.items():
+        for i, r in enumerate(values):
+            for arm, t in (("a", 1e-3), ("b", 1e-3 * r)):
+                rows.append({"case_id": case_id, "ab_round": i, "ab_arm": arm, "status": "ok",
+                             "median_s": t, "workload": "mmd", "variant": "default",
+                             "framework": "jax", "mode": case_id.split("-")[3],
+                             "device": "cpu", "dtype": "float32", "size": "n512", "jit": True})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.unit
+def test_a_change_night_names_small_steps_fails_on_the_threshold_and_pools_its_cases():
+    import numpy as np
+
+    from jitbench.analysis.ab_verdicts import pair_units, verdicts
+
+    rng = np.random.default_rng(1)
+    big, small, noisy, quiet = (f"mmd-default-jax-{m}-cpu-float32-n512" for m in
+                                ("jit", "aot", "eager", "jit2"))
+    ratios = {big: list(1.30 * np.exp(rng.normal(0, 0.02, 12))),
+              small: list(1.04 * np.exp(rng.normal(0, 0.005, 12))),
+              noisy: list(np.exp(rng.normal(0, 0.4, 12)))}
+    df = _ab_rows(ratios)
+    ids = set(ratios)
+    rule = change.settings(len(ids), "default", None)
+    table = verdicts(df, tolerance=rule.tolerance, confidence=rule.confidence,
+                     max_pairs=rule.max_pairs, final=True, look_pairs=rule.look_pairs)
+    plan = change.Plan("n1", (change.Change("variable", "XLA_FLAGS", "--a", "--b"),))
+    said = change.judged(table, pair_units(df), ids, plan, rule, 0.10)
+    assert [r["case_id"] for r in said["fails"] if r["metric"] == "ab_time"] == [big]
+    assert [r["case_id"] for r in said["smaller"]] == [small]
+    assert "threshold ruled out" in said["smaller"][0]["text"]
+    assert "XLA_FLAGS" in said["fails"][0]["text"]
+    assert said["undecided"] == [noisy]
+    # the pooled verdict: the JIT modes' touched cases (jit and aot), slower as a whole
+    assert said["pooled"]["cases"] == sorted([big, small])
+    assert said["pooled"]["verdict"] == "slower"

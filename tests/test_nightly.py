@@ -23,7 +23,8 @@ import pytest
 
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Filters, expand
-from jitbench.nightly.night import merge, recheck_plan, shard
+from jitbench.nightly.night import recheck_plan
+from jitbench.nightly.shards import merge, shard
 from jitbench.nightly.runs import comparable
 from jitbench.results.files import read_rows
 from jitbench.run.runner import worker_key

@@ -146,7 +146,7 @@ def test_pytest_benchmark_json_without_jitbench_extra_info(tmp_path, capsys):
 
 def test_merge_copies_a_hand_edited_row_as_it_is(tmp_path):
     """merge writes rows back: a field a user edited stays what they wrote, never '?'/null."""
-    from jitbench.nightly.night import merge
+    from jitbench.nightly.shards import merge
 
     shard = _copy(tmp_path, "shard1")
     hand_edited(shard)

@@ -31,15 +31,17 @@ CASE_COLUMNS = ["case_id", "workload", "variant", "framework", "mode", "device",
                 "size", "jit"]
 
 
-def looks(max_pairs: int) -> list[int]:
-    """The pair counts a verdict may be made at, for a run of at most ``max_pairs`` pairs."""
-    out = [n for n in LOOK_PAIRS if n < max_pairs]
+def looks(max_pairs: int, look_pairs: Sequence[int] = LOOK_PAIRS) -> list[int]:
+    """The pair counts a verdict may be made at, for a run of at most ``max_pairs`` pairs
+    (``look_pairs``: where the looks before the last one fall)."""
+    out = [n for n in look_pairs if n < max_pairs]
     return out + [max_pairs] if max_pairs >= MIN_PAIRS else out
 
 
-def alpha_per_look(confidence: float, max_pairs: int) -> float:
+def alpha_per_look(confidence: float, max_pairs: int,
+                   look_pairs: Sequence[int] = LOOK_PAIRS) -> float:
     """The error rate of one look: ``1 - confidence`` split evenly over the looks."""
-    return (1.0 - confidence) / max(1, len(looks(max_pairs)))
+    return (1.0 - confidence) / max(1, len(looks(max_pairs, look_pairs)))
 
 
 def judge(lo: float, hi: float, tolerance: float) -> str | None:
@@ -82,12 +84,12 @@ def pair_units(df: pd.DataFrame) -> pd.DataFrame:
     return wide[cols].reset_index(drop=True)
 
 
-def decide(units: Sequence[float], *, tolerance: float, confidence: float, max_pairs: int
-           ) -> tuple[str | None, int | None]:
+def decide(units: Sequence[float], *, tolerance: float, confidence: float, max_pairs: int,
+           look_pairs: Sequence[int] = LOOK_PAIRS) -> tuple[str | None, int | None]:
     """(verdict, pairs it was decided at) replaying the looks on ``units`` in round order;
     (None, None) while no look has decided."""
-    alpha = alpha_per_look(confidence, max_pairs)
-    for n in looks(max_pairs):
+    alpha = alpha_per_look(confidence, max_pairs, look_pairs)
+    for n in looks(max_pairs, look_pairs):
         if n > len(units):
             break
         _, lo, hi = interval(units[:n], alpha)
@@ -97,8 +99,21 @@ def decide(units: Sequence[float], *, tolerance: float, confidence: float, max_p
     return None, None
 
 
+def decide_interval(units: Sequence[float], *, tolerance: float, confidence: float,
+                    max_pairs: int, look_pairs: Sequence[int] = LOOK_PAIRS
+                    ) -> tuple[str | None, int | None, float, float, float]:
+    """(verdict, pairs it was decided at, ratio, low, high): :func:`decide`, and the interval
+    :func:`verdicts` reports: the deciding look's pairs, else every pair."""
+    verdict, at = decide(units, tolerance=tolerance, confidence=confidence,
+                         max_pairs=max_pairs, look_pairs=look_pairs)
+    used = list(units[:at] if at else units)
+    if not used:
+        return verdict, at, math.nan, math.nan, math.nan
+    return (verdict, at, *interval(used, alpha_per_look(confidence, max_pairs, look_pairs)))
+
+
 def verdicts(df: pd.DataFrame, *, tolerance: float, confidence: float, max_pairs: int,
-             final: bool) -> pd.DataFrame:
+             final: bool, look_pairs: Sequence[int] = LOOK_PAIRS) -> pd.DataFrame:
     """One row per case: pairs, time B / A with its interval (the pairs of the look that decided
     it, else every pair; the per-look error rate), ``verdict`` (``slower``/``faster``/``same``;
     ``unresolved`` once ``final`` and no look decided; ``open`` before that; ``failed`` when no
@@ -108,7 +123,7 @@ def verdicts(df: pd.DataFrame, *, tolerance: float, confidence: float, max_pairs
         return pd.DataFrame(columns=CASE_COLUMNS + ["pairs", "verdict"])
     units = pair_units(df)
     by_case = {c: list(g["log_ratio"]) for c, g in units.groupby("case_id", sort=False)}
-    alpha = alpha_per_look(confidence, max_pairs)
+    alpha = alpha_per_look(confidence, max_pairs, look_pairs)
     out = []
     for case_id, rows in df.groupby("case_id", sort=False):
         first = rows.iloc[0]
@@ -116,7 +131,7 @@ def verdicts(df: pd.DataFrame, *, tolerance: float, confidence: float, max_pairs
         u = by_case.get(case_id, [])
         rec["pairs"] = len(u)
         verdict, at = decide(u, tolerance=tolerance, confidence=confidence,
-                             max_pairs=max_pairs)
+                             max_pairs=max_pairs, look_pairs=look_pairs)
         # a decided case's interval is the one that decided it (its look's pairs): later
         # pairs, measured for a group-mate, do not reopen it
         used = u[:at] if at else u
@@ -131,6 +146,43 @@ def verdicts(df: pd.DataFrame, *, tolerance: float, confidence: float, max_pairs
         rec["program"] = _program(rec)
         out.append(rec)
     return pd.DataFrame(out)
+
+
+def against_threshold(verdict: str | None, high: float, threshold: float) -> str:
+    """What one case's A/B says of a step of ``threshold`` (B slower than A by that much):
+    ``fails`` (slower, and its interval does not rule out such a step), ``smaller`` (slower,
+    the step ruled out: named, not failing), ``undecided`` (no verdict yet and the step not
+    ruled out) or ``clear`` (the same, faster, or a step of the threshold ruled out)."""
+    open_top = not (isinstance(high, float) and high == high and high < 1 + threshold)
+    if verdict == "slower":
+        return "fails" if open_top else "smaller"
+    if verdict in ("same", "faster"):
+        return "clear"
+    return "undecided" if open_top else "clear"
+
+
+def pooled(units: pd.DataFrame, case_ids: Sequence[str], *, tolerance: float,
+           confidence: float, max_pairs: int, look_pairs: Sequence[int] = LOOK_PAIRS
+           ) -> dict[str, Any] | None:
+    """One verdict for a change over the cases it touches together: per round where every
+    one of ``case_ids`` has a pair (:func:`pair_units`), the mean of their log ratios (the
+    geometric mean of B / A), judged as one case is (:func:`decide`). It narrows only the part
+    of the pair noise the cases do not share (a round disturbed for every case stays
+    disturbed). None for fewer than two cases or no complete round."""
+    ids = [c for c in case_ids if c in set(units["case_id"])]
+    if len(ids) < 2:
+        return None
+    wide = units[units["case_id"].isin(ids)].pivot_table(
+        index="ab_round", columns="case_id", values="log_ratio", aggfunc="first")
+    series = list(wide.dropna().sort_index().mean(axis=1))
+    if not series:
+        return None
+    verdict, at = decide(series, tolerance=tolerance, confidence=confidence,
+                         max_pairs=max_pairs, look_pairs=look_pairs)
+    used = series[:at] if at else series
+    ratio, lo, hi = interval(used, alpha_per_look(confidence, max_pairs, look_pairs))
+    return {"cases": sorted(ids), "pairs": len(series), "decided_at": at,
+            "verdict": verdict or "unresolved", "ratio": ratio, "ci_low": lo, "ci_high": hi}
 
 
 def _median(rows: pd.DataFrame, col: str) -> float:

@@ -209,7 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("nightly", help="run, add to the history, measure a change since the "
                                        "last good night side by side, detect regressions "
-                                       "(exit 1 on a confirmed one), write reports/index.html")
+                                       "(exit 1 on a confirmed one, 3 when a change night's "
+                                       "side by side could not decide), write "
+                                       "reports/index.html")
     add_filters(p, size="full")
     p.add_argument("--results", default="results", metavar="DIR",
                    help="results root holding the past runs (default: results)")
@@ -241,12 +243,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a change night measures exactly N process pairs whatever its "
                         "verdicts and time (to record a corpus of change nights; default: "
                         "pairs while a verdict is open)")
+    p.add_argument("--accept", metavar="RUN_ID",
+                   help="measure nothing: make the night RUN_ID (a regressed or undecided "
+                        "one: a step the team wants) the reference from the next night on, "
+                        "recorded with --reason and shown on the history page and in every "
+                        "later summary")
+    p.add_argument("--reason", metavar="TEXT", help="with --accept: why the step is wanted")
     p.add_argument("--json", action="store_true", help="with --evaluate: one JSON object")
     p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
                    metavar="S", help="time limit of one case group, in seconds (default: 1800)")
     p.add_argument("--threshold", type=positive("--threshold"), default=10.0, metavar="PCT",
-                   help="steady-state step that counts as a regression: JIT time / baseline "
-                        "time, JIT-off time x machine probe (default: 10)")
+                   help="the step that fails a night, on every night: on a change night a "
+                        "touched case measured slower whose interval does not rule out a step "
+                        "of PCT (a slower one that rules it out is named, exit 0; one still "
+                        "open with the step not ruled out exits 3); on other nights a series' "
+                        "step against its history (JIT time / baseline time, JIT-off time x "
+                        "machine probe) (default: 10)")
     p.add_argument("--compile-threshold", "--first-call-threshold", dest="compile_threshold",
                    type=positive("--compile-threshold"), default=50.0, metavar="PCT",
                    help="compile-time step (framework counter x machine probe) that counts "

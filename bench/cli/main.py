@@ -23,7 +23,7 @@ def _selected_cases(args):
     chosen = filters(args)
     cases = expand(chosen)
     if getattr(args, "shard", None):
-        from jitbench.nightly.night import parse_shard, shard
+        from jitbench.nightly.shards import parse_shard, shard
 
         cases = shard(cases, *parse_shard(args.shard))
     if not cases:
@@ -64,6 +64,8 @@ def cmd_nightly(args) -> int:
 
     if args.evaluate or args.corpus or args.change_corpus:
         return _nightly_corpus(args)
+    if args.accept or args.reason:
+        return _nightly_accept(args)
     if args.change_pairs is not None and args.change_pairs < 3:
         raise UserError(f"--change-pairs {args.change_pairs}: at least 3 pairs make an "
                         f"interval")
@@ -89,7 +91,7 @@ def cmd_nightly(args) -> int:
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
     for key in ("protocol_note", "machine_note", "waiting_note", "profile_note",
-                "change_note"):
+                "accepted_note", "change_note"):
         if result.get(key):
             print(result[key])
     if result.get("repeats"):
@@ -99,14 +101,37 @@ def cmd_nightly(args) -> int:
               f"confirmed): {', '.join(result['recheck']['unresolved'])}")
     if result.get("visible"):
         print(result["visible"]["text"])
+    for r in result.get("smaller_steps") or []:
+        print(f"smaller step {r['case_id']}: {r['text']}")
     if result["regression"]:
         for r in result["confirmed"]:
             print(f"REGRESSION {r['case_id']} {r['metric']}: {r['text']}")
         return 1
+    if result.get("undecided"):
+        print(result["undecided_note"])
+        return UNDECIDED_EXIT
     note = f"; {result['note']}" if result["note"] else ""
     near = f", {len(result['near'])} near one re-measured" if result.get("near") else ""
     print(f"no confirmed regression in {result['latest_run']} "
           f"({len(result['suspected'])} suspected{near}){note}")
+    return 0
+
+
+# `jitbench nightly`'s exit when a change night's A/B left a touched case undecided (neither
+# slower nor the same, a step of --threshold not ruled out) and confirmed no regression: not
+# 0, so that an undecided A/B is never read as a pass; not 1, so that CI can tell it apart
+UNDECIDED_EXIT = 3
+
+
+def _nightly_accept(args) -> int:
+    """``nightly --accept RUN_ID --reason TEXT``: a night becomes the reference."""
+    from jitbench.nightly.night import accept
+
+    if not args.accept:
+        raise UserError("--reason goes with --accept RUN_ID (the night to accept)")
+    said = accept(args.results, args.accept, args.reason)
+    print(f"accepted {said['run_id']} as the reference from the next night on: "
+          f"{said['reason']}")
     return 0
 
 
@@ -147,7 +172,7 @@ def _nightly_corpus(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from jitbench.nightly.night import merge
+    from jitbench.nightly.shards import merge
 
     print(merge(args.shard_dirs, args.output))
     return 0

@@ -4,23 +4,31 @@ environment (A) beside tonight's (B), in alternating fresh processes the same ni
 pair. The history of nights cannot see a step smaller than that state's scatter; a software
 regression only ever arrives with a change, so this is where it is decided.
 
-- :func:`what_changed`: everything two nights' records say can move their numbers (framework
-  versions, the interpreter, the XLA/TF/JAX and thread variables and the test hook, each
-  workload's file, jitbench itself, the GPUs and their driver), each with the cases it can
-  touch (:meth:`Change.touches`): a workload's file touches that workload, a framework's
-  version or ``TF_``/``JAX_`` variables that framework, the rest every case.
-- :func:`last_good`: the latest earlier night of the same history whose summary did not confirm
-  a regression (a regressed night is no reference: the next night is measured against the
-  night before it again, until the step is gone).
+- :func:`what_changed`: everything two nights' records say can move their numbers (every
+  installed distribution of the workers' interpreter, added and removed ones included, the
+  interpreter, the XLA/TF/JAX and thread variables and the test hook, each workload's file,
+  jitbench itself, the GPUs and their driver), each with the cases it can touch
+  (:meth:`Change.touches`): a workload's file touches that workload, ``TF_``/``JAX_``
+  variables that framework, a distribution the frameworks whose dependencies reach it
+  (``jitbench.results.installed``: numpy both, keras TensorFlow, the JAX CUDA plugin JAX),
+  the rest, and a distribution neither reaches, every case.
+- :func:`last_good`: the latest earlier night of the same history whose summary neither
+  confirmed a regression nor left a case undecided, or that a team accepted (a regressed
+  night is no reference: the next night is measured against the night before it again, until
+  the step is gone or the night that brought it is accepted, ``jitbench nightly --accept``).
 - :func:`arms`: the two environments as ``jitbench ab`` arms: A runs the last good night's
   interpreter where the packages changed, its values of every changed variable, and the copy
   of a changed workload's file that night kept (``jitbench.results.run_folder.keep_sources``,
   loaded through ``JITBENCH_WORKLOAD_FILES``); a change that cannot be run again (packages
   upgraded in place, jitbench itself changed in the same interpreter, no copy of the old file)
   says so and leaves the night to the history.
-- :func:`measure`: the touched case groups A/B, pairs added while a verdict is open, within a
-  time limit; the alert is a touched case B measures ``slower`` than A (its interval above
-  1.00x, the error rate shared out over the touched cases).
+- :func:`measure`: the touched case groups A/B, pairs added while a verdict is open (at least
+  :data:`MIN_PAIRS` whatever the night's length, then up to :data:`MAX_PAIRS` within a time
+  limit), judged against the night's one threshold (:func:`judged`): a touched case B measures
+  ``slower`` than A whose interval does not rule out a step of the threshold fails the night;
+  one whose interval rules it out is named as a smaller step; one still open with the step not
+  ruled out is ``undecided`` (never a pass); and a pooled verdict over the touched JIT cases
+  says what the change does to them as a whole.
 """
 
 from __future__ import annotations
@@ -34,12 +42,16 @@ from typing import Any, Callable, Sequence
 
 from jitbench.define.workload import FILES_VAR, Case, group_cases
 from jitbench.errors import UserError
-from jitbench.results.files import load_meta, load_summary
+from jitbench.results.files import load_acceptance, load_meta, load_summary
 
 # which framework's cases a package or a variable can touch (None: every case)
 _PACKAGE_FRAMEWORK = {"tensorflow": "tf", "tf_cuda_version": "tf", "tf_cudnn_version": "tf",
                       "jax": "jax", "jaxlib": "jax"}
 _VARIABLE_FRAMEWORK = (("TF_", "tf"), ("JAX_", "jax"))
+_FRAMEWORK_NAME = {"tf": "TensorFlow", "jax": "JAX"}
+# distributions whose change moves no worker: the installer (no worker imports it) and
+# jitbench itself (its own change is ``jitbench_version``/``jitbench_fingerprint``)
+_NOT_A_CHANGE = {"pip", "jitbench"}
 HOOK = "JITBENCH_TEST_SLOWDOWN"  # '<case id glob>=<amount>' (jitbench.run.worker)
 FOLDER = "change"  # under the night's run folder: the A/B run
 
@@ -56,6 +68,9 @@ class Change:
     workload: str | None = None  # the only workload it touches
     device: str | None = None  # the only device it touches
     case_globs: tuple[str, ...] = ()  # the only cases it touches (the test hook)
+    # a distribution's: the frameworks whose dependencies reach it (none: it could not be
+    # placed, and touches every case)
+    reaches: tuple[str, ...] | None = None
 
     def touches(self, case: Case) -> bool:
         if self.framework and case.framework != self.framework:
@@ -68,7 +83,10 @@ class Change:
                                           for g in self.case_globs)
 
     def text(self) -> str:
-        return f"{self.kind} {self.name}: {_show(self.was)} -> {_show(self.now)}"
+        where = "" if self.reaches is None else (
+            f" (reached by {' and '.join(_FRAMEWORK_NAME[f] for f in self.reaches)})"
+            if self.reaches else " (reached by neither framework: touches every case)")
+        return f"{self.kind} {self.name}: {_show(self.was)} -> {_show(self.now)}{where}"
 
 
 def _show(v: Any) -> str:
@@ -85,10 +103,21 @@ def what_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     change."""
     out: list[Change] = []
     fa, fb = old.get("frameworks") or {}, new.get("frameworks") or {}
+    da, db = old.get("distributions"), new.get("distributions")
     for name in sorted(set(fa) & set(fb)):
-        if fa[name] != fb[name]:
+        if fa[name] != fb[name] and not (da and db and name in _PACKAGE_FRAMEWORK
+                                         and name in set(da) | set(db)):
             out.append(Change("package", name, fa[name], fb[name],
                               framework=_PACKAGE_FRAMEWORK.get(name)))
+    if da and db:  # every installed distribution, added and removed ones too
+        reach = {fw: set(old.get("reach", {}).get(fw) or ()) | set(
+            new.get("reach", {}).get(fw) or ()) for fw in ("tf", "jax")}
+        for name in sorted(set(da) | set(db)):
+            if da.get(name) == db.get(name) or name in _NOT_A_CHANGE:
+                continue
+            fws = tuple(fw for fw in ("tf", "jax") if name in reach[fw])
+            out.append(Change("package", name, da.get(name), db.get(name),
+                              framework=fws[0] if len(fws) == 1 else None, reaches=fws))
     ea, eb = old.get("env") or {}, new.get("env") or {}
     for name in sorted(set(ea) | set(eb)):
         if ea.get(name) == eb.get(name):
@@ -129,14 +158,23 @@ def touched(cases: Sequence[Case], changes: Sequence[Change]) -> tuple[list[Case
     return [c for g in groups for c in g], ids
 
 
+def is_good(run_dir: Path) -> bool:
+    """Whether a night can be the reference: it completed, and its summary neither confirmed
+    a regression nor left a touched case undecided (a night with no summary yet is good), or
+    a team accepted it (``jitbench nightly --accept``)."""
+    if load_acceptance(run_dir):
+        return True
+    if (load_meta(run_dir).get("status") or "complete") != "complete":
+        return False
+    said = load_summary(run_dir)
+    return not (said.get("regression") or said.get("undecided"))
+
+
 def last_good(results_root: Path, judged: Sequence[str]) -> str | None:
-    """The latest night before tonight (``judged[-1]``) among ``judged`` that completed and
-    whose summary confirmed no regression (a night with no summary yet counts as good)."""
+    """The latest night before tonight (``judged[-1]``) among ``judged`` that can be the
+    reference (:func:`is_good`)."""
     for run_id in reversed(list(judged[:-1])):
-        run_dir = Path(results_root) / run_id
-        if (load_meta(run_dir).get("status") or "complete") not in ("complete",):
-            continue
-        if not load_summary(run_dir).get("regression"):
+        if is_good(Path(results_root) / run_id):
             return run_id
     return None
 
@@ -168,6 +206,11 @@ def arms(old_dir: Path, old: dict[str, Any], new: dict[str, Any],
     plan = Plan(reference, tuple(changes))
     exe_a = (old.get("machine") or {}).get("executable")
     exe_b = (new.get("machine") or {}).get("executable") or sys.executable
+    driver = [c for c in changes if c.kind == "gpu"]
+    if driver:  # one machine holds one driver: the old one cannot run beside the new
+        return dataclasses.replace(plan, blocked=(
+            f"{driver[0].text()}: the last good night's driver is gone from this machine, "
+            f"so it cannot run again"))
     software = [c for c in changes if c.kind in ("package", "python", "jitbench")]
     python = None
     if software:
@@ -203,18 +246,23 @@ def arms(old_dir: Path, old: dict[str, Any], new: dict[str, Any],
 
 
 # a touched case is called slower when its interval of time B / A lies above 1.00x at this
-# confidence, shared out over the touched cases (Bonferroni): one alert a night at most 5%
+# confidence, shared out over the touched cases and the pooled verdict (Bonferroni): one alert
+# a night at most 5%
 FAMILY_CONFIDENCE = 0.95
-MAX_PAIRS = 12
-# pairs measured whatever the time limit: the first look of the sequential verdict
-# (``jitbench.analysis.ab_verdicts.LOOK_PAIRS``) and the fewest a signed-rank test can decide at 5%
-MIN_PAIRS = 6
+# pairs for a case whose verdict is open: at least MIN_PAIRS whatever the night's length, then
+# up to MAX_PAIRS while the time limit (the night's own run: a change night costs at most about
+# twice an unchanged one) allows; the verdict looks at LOOK_PAIRS and at MAX_PAIRS, the error
+# rate split over the looks (``jitbench.analysis.ab_verdicts``)
+MIN_PAIRS = 12
+MAX_PAIRS = 30
+LOOK_PAIRS = (9, 12, 20)
 TOLERANCE = 0.02  # ``same``: the interval inside 1/1.02 .. 1.02 (a decided case stops)
 
 
 def confidence(n_touched: int) -> float:
-    """Each touched case's confidence: :data:`FAMILY_CONFIDENCE` shared out over them."""
-    return 1.0 - (1.0 - FAMILY_CONFIDENCE) / max(1, n_touched)
+    """Each verdict's confidence: :data:`FAMILY_CONFIDENCE` shared out over the touched cases
+    and the pooled verdict."""
+    return 1.0 - (1.0 - FAMILY_CONFIDENCE) / max(1, n_touched + 1)
 
 
 def settings(n_touched: int, process_profile: str, time_limit: float | None,
@@ -224,62 +272,122 @@ def settings(n_touched: int, process_profile: str, time_limit: float | None,
     from jitbench.run import ab_arms
 
     rule = ab_arms.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE,
-                       confidence=confidence(n_touched), time_limit=time_limit,
-                       min_pairs=MIN_PAIRS, process_profile=process_profile)
+                            confidence=confidence(n_touched), time_limit=time_limit,
+                            min_pairs=MIN_PAIRS, process_profile=process_profile,
+                            look_pairs=LOOK_PAIRS)
     return dataclasses.replace(rule, max_pairs=pairs, fixed=True, time_limit=None) \
         if pairs else rule
+
+
+def is_jit(case_id: str) -> bool:
+    """Whether a case id names a JIT mode (its framework and mode words, as
+    ``jitbench.define.workload.Case.case_id`` joins them)."""
+    from jitbench.define.modes import MODES
+
+    words = case_id.split("-")
+    return any(MODES[(a, b)].jit for a, b in zip(words, words[1:]) if (a, b) in MODES)
+
+
+def _interval_text(ratio: float, lo: float, hi: float, pairs: int, threshold: float) -> str:
+    t = 100 * threshold
+    return (f"{ratio:.3f}x [{lo:.3f}, {hi:.3f}] in {pairs} fresh process pairs "
+            f"({100 * (ratio - 1):+.1f}%, "
+            + (f"all of it beyond the {t:.0f}% threshold" if lo >= 1 + threshold else
+               f"a step of the {t:.0f}% threshold not ruled out" if not hi < 1 + threshold
+               else f"a step of the {t:.0f}% threshold ruled out") + ")")
+
+
+def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float
+           ) -> dict[str, Any]:
+    """Each touched case's verdict against the threshold
+    (``jitbench.analysis.ab_verdicts.against_threshold``) and the pooled verdict of the JIT
+    modes' touched cases: ``fails`` (records: the night fails), ``smaller`` (records: slower
+    by less than the threshold, named), ``undecided`` (case ids: the step not ruled out,
+    nothing decided), ``verdicts`` (counts), ``pooled``."""
+    from jitbench.analysis import ab_verdicts
+
+    changed = "; ".join(c.text() for c in plan.changes)
+    out: dict[str, Any] = {"fails": [], "smaller": [], "undecided": [], "verdicts": {}}
+
+    def record(r: dict[str, Any], what: str) -> dict[str, Any]:
+        ratio, lo, hi = (float(r[k]) for k in ("ratio", "ci_low", "ci_high"))
+        return {"case_id": r["case_id"], "metric": "ab_time", "workload": r.get("workload"),
+                "framework": r.get("framework"), "mode": r.get("mode"), "ratio": ratio,
+                "low": lo, "high": hi, "pairs": int(r["pairs"]),
+                "clears_threshold": lo >= 1 + threshold,
+                # the history table's columns: A is the reference, B tonight
+                "reference": 1.0, "latest": ratio, "change": ratio - 1, "noise": None,
+                "q_value": None,
+                "text": (f"{what}: tonight's environment / the last good night's "
+                         f"({plan.reference}), measured side by side: "
+                         + _interval_text(ratio, lo, hi, int(r["pairs"]), threshold)
+                         + "; what changed: " + changed)}
+
+    for r in rows.to_dict("records"):
+        if r["case_id"] not in ids:
+            continue
+        out["verdicts"][r["verdict"]] = out["verdicts"].get(r["verdict"], 0) + 1
+        said = ab_verdicts.against_threshold(r["verdict"], float(r["ci_high"]), threshold)
+        if said == "fails":
+            out["fails"].append(record(r, "slower"))
+        elif said == "smaller":
+            out["smaller"].append(record(r, "slower by less than the threshold"))
+        elif said == "undecided":
+            out["undecided"].append(r["case_id"])
+    jit = [c for c in sorted(ids) if is_jit(c)]
+    pool = ab_verdicts.pooled(units, jit, tolerance=settings.tolerance,
+                              confidence=settings.confidence, max_pairs=settings.max_pairs,
+                              look_pairs=tuple(settings.look_pairs))
+    if pool is not None:
+        pool["against_threshold"] = ab_verdicts.against_threshold(
+            pool["verdict"], pool["ci_high"], threshold)
+        pool["text"] = (f"the change as a whole over the {len(pool['cases'])} touched JIT "
+                        f"cases (geometric mean of B / A per pair): {pool['verdict']}, "
+                        + _interval_text(pool["ratio"], pool["ci_low"], pool["ci_high"],
+                                         pool["pairs"], threshold))
+        if pool["against_threshold"] == "fails":
+            out["fails"].append({"case_id": "(pooled: " + ", ".join(pool["cases"]) + ")",
+                                 "metric": "ab_time_pooled", "ratio": pool["ratio"],
+                                 "low": pool["ci_low"], "high": pool["ci_high"],
+                                 "pairs": pool["pairs"], "reference": 1.0,
+                                 "latest": pool["ratio"], "change": pool["ratio"] - 1,
+                                 "noise": None, "q_value": None,
+                                 "text": pool["text"] + "; what changed: " + changed})
+    out["pooled"] = pool
+    return out
 
 
 def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float, *,
             process_profile: str, time_limit: float | None, case_timeout: float = 1800.0,
             on_progress: Callable | None = None, pairs: int | None = None) -> dict[str, Any]:
     """The A/B of the touched case groups (``plan``'s arms) under ``night_dir/change/``; the
-    facts for the summary, ``slower``: a record per touched case B measured slower, each
-    with its ratio, interval, pairs and a sentence (``text``) that names the change."""
+    facts for the summary: :func:`judged`'s, ``slower`` (its ``fails``: what fails the
+    night), each record with its ratio, interval, pairs and a sentence (``text``) that names
+    the change."""
+    from jitbench.analysis.ab_verdicts import pair_units
     from jitbench.report.ab_page import table
     from jitbench.results.files import load_results
     from jitbench.run import ab_arms
 
     again, ids = touched(cases, plan.changes)
     facts = {**plan.facts(), "n_cases": len(again), "n_touched": len(ids), "slower": [],
-             "verdicts": {}, "run": None}
+             "smaller": [], "undecided": [], "pooled": None, "verdicts": {}, "run": None,
+             "threshold": threshold}
     if not again:
         return facts
     chosen = settings(len(ids), process_profile, time_limit, pairs)
     run_dir = ab_arms.run_ab(again, night_dir / FOLDER, (plan.arm_a, plan.arm_b), chosen,
-                        case_timeout=case_timeout, on_progress=on_progress,
-                        command=["jitbench", "nightly", "(change night)"], watch=ids)
+                             case_timeout=case_timeout, on_progress=on_progress,
+                             command=["jitbench", "nightly", "(change night)"], watch=ids)
     meta = load_meta(run_dir)
-    rows = table(load_results(run_dir), meta)
-    changed = "; ".join(c.text() for c in plan.changes)
-    verdicts = {}
-    for r in rows.to_dict("records"):
-        if r["case_id"] not in ids:
-            continue
-        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
-        if r["verdict"] != "slower":
-            continue
-        ratio, lo, hi = (float(r[k]) for k in ("ratio", "ci_low", "ci_high"))
-        clears = lo >= 1 + threshold
-        facts["slower"].append({
-            "case_id": r["case_id"], "metric": "ab_time", "workload": r["workload"],
-            "framework": r["framework"], "mode": r["mode"], "ratio": ratio, "low": lo,
-            "high": hi, "pairs": int(r["pairs"]), "clears_threshold": clears,
-            # the history table's columns: A is the reference, B tonight
-            "reference": 1.0, "latest": ratio, "change": ratio - 1, "noise": None,
-            "q_value": None,
-            "text": (f"tonight's environment / the last good night's ({plan.reference}), "
-                     f"measured side by side in {int(r['pairs'])} fresh process pairs: "
-                     f"{ratio:.3f}x [{lo:.3f}, {hi:.3f}] ({100 * (ratio - 1):+.1f}%"
-                     + (f", all of it beyond the {100 * threshold:.0f}% threshold" if clears
-                        else f", the {100 * threshold:.0f}% threshold inside its interval"
-                        if hi >= 1 + threshold else
-                        f", all of it below the {100 * threshold:.0f}% threshold")
-                     + "); what changed: " + changed)})
-    facts.update(run=str(run_dir), verdicts=verdicts, touched=sorted(ids),
-                 rounds=(meta.get("ab") or {}).get("rounds"), elapsed_s=meta.get("elapsed_s"),
-                 confidence=chosen.confidence, tolerance=chosen.tolerance,
-                 max_pairs=chosen.max_pairs)
+    df = load_results(run_dir)
+    said = judged(table(df, meta), pair_units(df), ids, plan, chosen, threshold)
+    facts.update(run=str(run_dir), verdicts=said["verdicts"], touched=sorted(ids),
+                 slower=said["fails"], smaller=said["smaller"], undecided=said["undecided"],
+                 pooled=said["pooled"], rounds=(meta.get("ab") or {}).get("rounds"),
+                 elapsed_s=meta.get("elapsed_s"), confidence=chosen.confidence,
+                 tolerance=chosen.tolerance, max_pairs=chosen.max_pairs,
+                 min_pairs=chosen.min_pairs)
     return facts
 
 

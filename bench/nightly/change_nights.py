@@ -91,53 +91,76 @@ def _units(pairs: list[list[float | None]], step: float = 0.0) -> list[float]:
             if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0 and b > 0]
 
 
-def _is_jit(case_id: str) -> bool:
-    """Whether a case id names a JIT mode (its framework and mode words, as
-    ``jitbench.define.workload.Case.case_id`` joins them)."""
-    from jitbench.define.modes import MODES
-
-    words = case_id.split("-")
-    return any(MODES[(a, b)].jit for a, b in zip(words, words[1:]) if (a, b) in MODES)
-
-
 def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
-    """The replay's figures (module docstring): ``nights``, ``false_alerts`` (nights with
-    an unchanged touched case called slower), ``false_alert_cases``, ``detection`` (per step
-    size, the share of the JIT modes' planted cases found the same night, the history's
-    series; ``detection_all``: of every touched case, JIT-off modes too), ``cost_ratio``
-    (median over nights; ``cost_ratio_max``), ``pairs_used`` per step."""
-    from jitbench.analysis.ab_verdicts import decide
+    """The replay's figures (module docstring), each case judged against ``threshold`` as a
+    night judges it (``jitbench.analysis.ab_verdicts.against_threshold``): ``nights``,
+    ``false_alerts`` (nights an unchanged touched case, or the pooled verdict, would have
+    failed), ``false_named`` (nights one was called slower at all), ``undecided`` (nights
+    that would have exited undecided; ``undecided_jit``: for a JIT mode's case), and per step
+    size planted into one case at a time: ``detection`` (the JIT modes' cases, the history's
+    series, failing the night), ``named`` (called slower, failing or not),
+    ``detection_all`` (every touched case, JIT-off modes too); ``pooled`` / ``pooled_named``:
+    the step planted into every touched JIT case at once (a change that moves them all),
+    the pooled verdict failing the night / calling it slower; ``cost_ratio`` (median over
+    nights; ``cost_ratio_max``), ``pairs_used`` per step. A night recorded with fewer pairs
+    than the rule may take ends there: a case still open counts as not found."""
+    from jitbench.analysis.ab_verdicts import against_threshold, decide_interval
     from jitbench.nightly import change
 
     nights = corpus["nights"]
     base = sorted(corpus.get("unchanged_night_s") or [])
     base_s = base[len(base) // 2] if base else None
-    false_nights, false_cases, costs = 0, 0, []
-    found = {s: [0, 0] for s in STEPS}
-    found_jit = {s: [0, 0] for s in STEPS}  # the JIT modes' cases alone
-    used = {s: [] for s in STEPS}
+    tally: dict[str, dict[float, list[int]]] = {
+        k: {s: [0, 0] for s in STEPS}
+        for k in ("detection", "named", "detection_all", "pooled", "pooled_named")}
+    false_nights, false_named, false_cases, undecided, undecided_jit = 0, 0, 0, 0, 0
+    costs: list[float] = []
+    used: dict[float, list[int]] = {s: [] for s in STEPS}
+
+    def count(key: str, step: float, hit: bool) -> None:
+        tally[key][step][0] += hit
+        tally[key][step][1] += 1
+
     for night in nights:
         pairs = night["pairs"]
-        confidence = change.confidence(len(night["touched"]))
+        rule = dict(tolerance=change.TOLERANCE,
+                    confidence=change.confidence(len(night["touched"])),
+                    max_pairs=change.MAX_PAIRS, look_pairs=change.LOOK_PAIRS)
         recorded = max((len(p) for p in pairs.values()), default=0)
-        # the rule's own looks and error rate per look; a night recorded with fewer pairs
-        # than its most ends there (a case undecided by then counts as not found)
-        max_pairs = change.MAX_PAIRS
-        rule = dict(tolerance=change.TOLERANCE, confidence=confidence, max_pairs=max_pairs)
-        slower, stop = 0, 0
+        fails, named, open_any, open_jit, stop = 0, 0, False, False, 0
         for case_id, p in pairs.items():
-            units = _units(p)[:max_pairs]
-            verdict, at = decide(units, **rule)
-            slower += verdict == "slower"
-            stop = max(stop, at or len(units))
+            verdict, at, _, _, hi = decide_interval(_units(p), **rule)
+            said = against_threshold(verdict, hi, threshold)
+            fails += said == "fails"
+            named += verdict == "slower"
+            open_any |= said == "undecided"
+            open_jit |= said == "undecided" and change.is_jit(case_id)
+            stop = max(stop, at or len(_units(p)))
             for s in STEPS:
-                verdict, at = decide(_units(p, s)[:max_pairs], **rule)
-                for tally in (found, found_jit) if _is_jit(case_id) else (found,):
-                    tally[s][0] += verdict == "slower"
-                    tally[s][1] += 1
-                used[s].append(at or len(units))
-        false_cases += slower
-        false_nights += slower > 0
+                verdict, at, _, _, hi = decide_interval(_units(p, s), **rule)
+                said = against_threshold(verdict, hi, threshold)
+                count("detection_all", s, said == "fails")
+                if change.is_jit(case_id):
+                    count("detection", s, said == "fails")
+                    count("named", s, verdict == "slower")
+                used[s].append(at or len(_units(p)))
+        jit = [c for c in pairs if change.is_jit(c)]
+        for s in (0.0, *STEPS):
+            pool = _pooled({c: _units(pairs[c], s) for c in jit}, rule)
+            if pool is None:
+                continue
+            said = against_threshold(pool[0], pool[1], threshold)
+            if s == 0.0:
+                fails += said == "fails"
+                named += pool[0] == "slower"
+            else:
+                count("pooled", s, said == "fails")
+                count("pooled_named", s, pool[0] == "slower")
+        false_cases += fails
+        false_nights += fails > 0
+        false_named += named > 0
+        undecided += open_any
+        undecided_jit += open_jit
         night_s, ab_s, rounds = night.get("night_s"), night.get("ab_s"), night.get("rounds")
         if base_s:  # what a night costs when nothing changed, from the corpus's own nights
             night_s = base_s
@@ -145,14 +168,20 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
             stop = max(stop, change.MIN_PAIRS) if recorded >= change.MIN_PAIRS else stop
             costs.append((night_s + ab_s / rounds * min(stop, rounds)) / night_s)
     costs.sort()
+
+    def share(key: str) -> dict[str, float | None]:
+        return {f"{s:g}": (a / n if n else None) for s, (a, n) in tally[key].items()}
+
     return {"nights": len(nights), "false_alerts": false_nights,
-            "false_alert_cases": false_cases,
+            "false_alert_cases": false_cases, "false_named": false_named,
+            "undecided": undecided, "undecided_jit": undecided_jit,
             "touched_cases": sum(len(n["pairs"]) for n in nights),
+            "recorded_pairs": max((len(p) for n in nights for p in n["pairs"].values()),
+                                  default=0),
             # the JIT modes' cases, as the history's series are (its --evaluate's detection)
-            "detection": {f"{s:g}": (found_jit[s][0] / found_jit[s][1]
-                                     if found_jit[s][1] else None) for s in STEPS},
-            "detection_all": {f"{s:g}": (found[s][0] / found[s][1] if found[s][1] else None)
-                              for s in STEPS},
+            "detection": share("detection"), "named": share("named"),
+            "detection_all": share("detection_all"), "pooled": share("pooled"),
+            "pooled_named": share("pooled_named"),
             "pairs_used": {f"{s:g}": (sorted(used[s])[len(used[s]) // 2] if used[s] else None)
                            for s in STEPS},
             "cost_ratio": costs[len(costs) // 2] if costs else None,
@@ -160,12 +189,30 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
             "cost_ratio_max": costs[-1] if costs else None,
             "threshold": threshold, "host": corpus.get("host"),
             "rule": {"max_pairs": change.MAX_PAIRS, "min_pairs": change.MIN_PAIRS,
+                     "look_pairs": list(change.LOOK_PAIRS),
                      "family_confidence": change.FAMILY_CONFIDENCE,
                      "tolerance": change.TOLERANCE}}
 
 
+def _pooled(units: dict[str, list[float]], rule: dict[str, Any]
+            ) -> tuple[str | None, float] | None:
+    """(verdict, high) of the pooled verdict over these cases' pairs (rounds all of them
+    have), as ``jitbench.analysis.ab_verdicts.pooled`` judges a night."""
+    from jitbench.analysis.ab_verdicts import decide_interval
+
+    if len(units) < 2:
+        return None
+    n = min(len(u) for u in units.values())
+    if n == 0:
+        return None
+    series = [sum(u[i] for u in units.values()) / len(units) for i in range(n)]
+    verdict, _, _, _, hi = decide_interval(series, **rule)
+    return verdict, hi
+
+
 def table(result: dict[str, Any]) -> str:
-    det = ", ".join(f"{float(k) * 100:g}%: {v * 100:.0f}% of the JIT cases, "
+    det = ", ".join(f"{float(k) * 100:g}%: {v * 100:.0f}% of the JIT cases fail the night "
+                    f"({result['named'][k] * 100:.0f}% named), "
                     f"{result['detection_all'][k] * 100:.0f}% of all"
                     for k, v in result["detection"].items() if v is not None)
     return (f"{result['nights']} change nights ({result['touched_cases']} touched cases): "

@@ -19,17 +19,14 @@ until each suspect is known to be slower, the same or faster, the rounds' proces
 (``_recheck`` says why). Before that, a series whose scatter between nights needs it is
 measured in more fresh processes the same night (``jitbench.nightly.repeats``).
 
-Also the scale-out pieces: ``shard`` (split one night's case groups over N machines,
-deterministically) and ``merge`` (put the shards' rows back into one run).
+The scale-out pieces (shards, merge) are ``jitbench.nightly.shards``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +35,7 @@ from jitbench.analysis.detectors import MACHINE_BOUND
 from jitbench.analysis.history import (METRICS, Thresholds, detect_regressions, hlo_change,
                                     points_table, visibility)
 from jitbench.analysis.machine import machine_speed, machine_state, waiting_nights
-from jitbench.define.workload import Case, group_cases
+from jitbench.define.workload import Case
 from jitbench.errors import UserError
 from jitbench.nightly import change
 from jitbench.nightly import corpus as corpus_mod
@@ -46,62 +43,10 @@ from jitbench.nightly import evaluate
 from jitbench.nightly import repeats as repeats_mod
 from jitbench.nightly.repeats import night_cases, worker_groups
 from jitbench.nightly.runs import comparable, run_dirs
-from jitbench.results.record import write_merged
 from jitbench.results.run_folder import new_run_id
-from jitbench.results.files import SUMMARY_NAME, load_meta, load_results, read_rows
+from jitbench.results.files import (SUMMARY_NAME, load_acceptance, load_meta, load_results,
+                                   write_acceptance)
 
-
-
-# --------------------------------------------------------------------------- scale-out
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """'K/N' -> (K, N), 1 <= K <= N."""
-    try:
-        k, n = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise UserError(f"--shard must look like K/N (e.g. 2/4), got {text!r}") from None
-    if not (n >= 1 and 1 <= k <= n):
-        raise UserError(f"--shard {text!r}: need 1 <= K <= N")
-    return k, n
-
-
-def shard(cases: Sequence[Case], k: int, n: int) -> list[Case]:
-    """The cases of shard k of n. Groups (the modes interleaved together) are never split;
-    groups are ordered by a hash of their key so every machine computes the same split, and
-    dealt round-robin so shards get similar mixes of workloads."""
-    groups = group_cases(cases)
-    groups.sort(key=lambda g: hashlib.sha256(repr(g[0].group_key).encode()).hexdigest())
-    return [c for i, g in enumerate(groups) if i % n == k - 1 for c in g]
-
-
-def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
-    """Concatenate the rows of several shard runs into one run folder (no duplicate case)."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    seen: set[str] = set()
-    merged_rows: list[dict] = []
-    metas = []
-    for d in shard_dirs:
-        d = Path(d)
-        if not (d / "results.jsonl").is_file():
-            raise UserError(f"{str(d)!r} is not a run folder (no results.jsonl in it)")
-        metas.append(load_meta(d))
-        for row in read_rows(d / "results.jsonl", as_written=True):
-            if row.get("case_id") in seen:
-                continue
-            seen.add(row.get("case_id"))
-            merged_rows.append(dict(row, run_id=out.name))
-    write_merged(out, metas, merged_rows)  # every shard's machine kept, a difference noted
-    for d in shard_dirs:  # keep the workers' logs next to the merged rows
-        logs = Path(d) / "logs"
-        if logs.is_dir():
-            shutil.copytree(logs, out / "logs" / Path(d).name, dirs_exist_ok=True)
-        # and the shard's further processes: a series' point combines its own shard's
-        # (jitbench.analysis.history.combined_points goes series by series)
-        more = Path(d) / repeats_mod.FOLDER
-        for run in (sorted(more.iterdir()) if more.is_dir() else []):
-            shutil.copytree(run, out / repeats_mod.FOLDER / run.name, dirs_exist_ok=True)
-    return out
 
 
 # --------------------------------------------------------------------------- history
@@ -120,6 +65,8 @@ class History:
     # just before it (``jitbench.analysis.machine.waiting_nights``), the latest last
     reference: list[str] = dataclasses.field(default_factory=list)
     waiting: list[str] = dataclasses.field(default_factory=list)
+    # the nights a team accepted (jitbench nightly --accept): {run id: reason, accepted_at}
+    accepted: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
 
 def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> History:
@@ -136,8 +83,32 @@ def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> H
     judged = comparable(metas, order)
     waiting = waiting_nights(df, metas, judged, (thresholds or Thresholds()).machine)
     reference = [r for r in judged if r not in waiting]
+    dirs = {load_meta(d).get("run_id") or d.name: d for d in runs}
+    accepted = {r: load_acceptance(dirs[r]) for r in order if load_acceptance(dirs[r])}
+    # an accepted night starts the reference: the nights before it measured what it changed
+    since = [r for r in reference[:-1] if r in accepted]
+    if since:
+        reference = reference[reference.index(since[-1]):]
     return History(df, order, metas, points, detect_regressions(points, reference, thresholds),
-                   judged, reference, waiting)
+                   judged, reference, waiting, accepted)
+
+
+def accept(results_root: Path | str, run_id: str, reason: str | None) -> dict[str, Any]:
+    """``jitbench nightly --accept RUN_ID --reason TEXT``: the night ``run_id`` becomes the
+    reference from the next night on (:func:`jitbench.nightly.change.is_good`; the history
+    judges later nights against it and the nights after it), recorded with its reason."""
+    import datetime as dt
+
+    if not (reason or "").strip():
+        raise UserError("--accept needs --reason TEXT: why this step is wanted (shown on the "
+                        "history page and in every later summary)")
+    runs = {load_meta(d).get("run_id") or d.name: d for d in run_dirs(results_root)}
+    if run_id not in runs:
+        known = ", ".join(list(runs)[-5:]) or "none"
+        raise UserError(f"--accept {run_id!r}: no such night under {str(results_root)!r} "
+                        f"(the latest: {known})")
+    when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return write_acceptance(runs[run_id], reason.strip(), when)
 
 
 def recheck_plan(cases: Sequence[Case], suspect_ids: set[str]) -> tuple[list[Case], list[str]]:
@@ -212,7 +183,8 @@ def summary(h: History, thresholds: Thresholds, suspects, confirmed,
                      f"they can be judged") if needs else None,
             "suspected": records(suspects), "confirmed": records(confirmed),
             "advisory": [hlo(_record(r)) for r in tests.loc[tests["advisory"]].to_dict("records")],
-            "recheck": recheck, "regression": bool(len(records(confirmed)))}
+            "recheck": recheck, "regression": bool(len(records(confirmed))),
+            "smaller_steps": [], "undecided": [], "undecided_note": None}
 
 
 def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
@@ -231,10 +203,8 @@ def _what_else(h: History, rec: dict[str, Any]) -> dict[str, Any]:
         out["also_changed"].append(f"compiles in the first call {counts[before]:g} -> "
                                    f"{counts[latest]:g}")
     new, old = h.metas.get(latest) or {}, h.metas.get(before) or {}
-    for name in sorted(set(new.get("frameworks") or {}) | set(old.get("frameworks") or {})):
-        a, b = (old.get("frameworks") or {}).get(name), (new.get("frameworks") or {}).get(name)
-        if a != b:
-            out["also_changed"].append(f"{name} {a} -> {b}")
+    out["also_changed"] += [c.text() for c in change.what_changed(old, new)
+                            if c.kind in ("package", "python")]
     mine = rec.get("workload")
     was, now = ((m.get("workload_sources") or {}).get(mine) for m in (old, new))
     if was and now and was != now:
@@ -510,6 +480,12 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         # nothing that can move the code's numbers changed: what the history saw is the
         # machine's (drift, throttling, a moved baseline), not a software regression
         result.update(machine_steps=result["confirmed"], confirmed=[], regression=False)
+    if plan is not None and plan.blocked and result["regression"]:
+        # a change that could not run again: the step the history confirmed is that change's
+        for rec in result["confirmed"]:
+            rec["text"] = (rec.get("text") or "") + (
+                "; tonight's change since the last good night (" + plan.reference + "), not "
+                "measured side by side: " + "; ".join(c.text() for c in plan.changes))
     result["change_note"] = _change_note(plan, result)
     _finish(h, results_root, reports_root, thresholds, result)
     return result
@@ -549,6 +525,7 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
     result["metrics"]["ab_time"] = ("time per call, tonight's environment over the last good "
                                     "night's, in fresh process pairs side by side")
     result.update(confirmed=facts["slower"], regression=bool(facts["slower"]), change=facts,
+                  smaller_steps=facts["smaller"], undecided=facts["undecided"],
                   near=[], machine=machine, repeats=None, machine_note=None, history_steps=[
                       f"{r['case_id']} {r['metric']}" for r in result["suspected"]])
     counts = ", ".join(f"{n} {v}" for v, n in sorted(facts["verdicts"].items()))
@@ -556,7 +533,14 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
         f"changed since the last good night ({plan.reference}): "
         f"{'; '.join(facts['changes'])}: {facts['n_touched']} touched cases measured in both "
         f"environments side by side ({facts.get('rounds') or 0} rounds of fresh process "
-        f"pairs): {counts or 'nothing measured'}")
+        f"pairs): {counts or 'nothing measured'}"
+        + (f"; {facts['pooled']['text']}" if facts.get("pooled") else ""))
+    if facts["undecided"] and not result["regression"]:
+        result["undecided_note"] = (
+            f"UNDECIDED: {len(facts['undecided'])} touched case(s) neither slower nor the same "
+            f"after {facts.get('rounds') or 0} pairs, a step of the "
+            f"{100 * thresholds.steady:.0f}% threshold not ruled out: "
+            f"{', '.join(facts['undecided'])} (not a pass)")
     _finish(h, results_root, reports_root, thresholds, result)
     return result
 
@@ -569,11 +553,16 @@ def _finish(h: History, results_root: Path, reports_root: Path, thresholds: Thre
     latest_dir = results_root / h.order[-1]
     # the environment the next night is measured against: tonight's unless it regressed (a CI
     # job upgrades the other of two environments, examples/nightly-gpu.yml)
-    good = h.order[-1] if not result["regression"] else change.last_good(results_root,
-                                                                         h.judged)
+    good = h.order[-1] if load_acceptance(latest_dir) or not (
+        result["regression"] or result.get("undecided")) else change.last_good(results_root,
+                                                                               h.judged)
     result["last_good"] = None if good is None else {
         "run": good, "python": (h.metas[good].get("machine") or {}).get("executable")}
     result["waiting"] = h.waiting
+    result["accepted"] = [{"run_id": r, **a} for r, a in h.accepted.items()]
+    result["accepted_note"] = "; ".join(
+        f"{r} accepted as the reference ({a['reason']}, {a.get('accepted_at')})"
+        for r, a in h.accepted.items()) or None
     result.update(profile_facts(h.metas[h.order[-1]]))
     them = "it" if len(h.waiting) == 1 else "them"
     result["waiting_note"] = (

@@ -21,7 +21,8 @@ def table(df, meta: Mapping[str, Any]):
     """The verdict of every case of the A/B run ``df`` / ``meta`` (final)."""
     s = meta["ab"]["settings"]
     return ab_verdicts.verdicts(df, tolerance=s["tolerance"], confidence=s["confidence"],
-                                max_pairs=s["max_pairs"], final=True)
+                                max_pairs=s["max_pairs"], final=True,
+                                look_pairs=tuple(s.get("look_pairs") or ab_verdicts.LOOK_PAIRS))
 
 
 def _case(r) -> str:

@@ -214,6 +214,27 @@ def load_summary(run_dir: Path | str) -> dict[str, Any]:
     return said if isinstance(said, dict) else {}
 
 
+ACCEPTED_NAME = "accepted.json"  # a night a team made the reference (jitbench nightly --accept)
+
+
+def load_acceptance(run_dir: Path | str) -> dict[str, Any]:
+    """A night's acceptance (``reason``, ``accepted_at``); {} where it was not accepted."""
+    try:
+        said = json.loads((Path(run_dir) / ACCEPTED_NAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    return said if isinstance(said, dict) and said.get("reason") else {}
+
+
+def write_acceptance(run_dir: Path | str, reason: str, accepted_at: str) -> dict[str, Any]:
+    """Record that a night is accepted as the reference, with its reason (atomically)."""
+    said = {"run_id": Path(run_dir).name, "reason": reason, "accepted_at": accepted_at}
+    tmp = Path(run_dir) / (ACCEPTED_NAME + ".tmp")
+    tmp.write_text(json.dumps(said, indent=2))
+    os.replace(tmp, Path(run_dir) / ACCEPTED_NAME)
+    return said
+
+
 def load_rows(paths: str | Path | Sequence[str | Path]) -> list[dict[str, Any]]:
     if isinstance(paths, (str, Path)):
         paths = [paths]

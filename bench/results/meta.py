@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from jitbench import launch
+from jitbench.results import installed
 from jitbench.protocol import gpu_state
 
 ENV_PREFIXES = ("TF_", "XLA_", "JAX_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "NVIDIA_")
@@ -135,6 +136,10 @@ def collect(run_id: str, command: Sequence[str], protocol, n_cases: int) -> dict
         "jitbench_version": jitbench_version(),
         "jitbench_fingerprint": harness_fingerprint(),
         "frameworks": {},
+        # every distribution the workers' interpreter holds and which of them each framework
+        # reaches (jitbench.results.installed): this process's path is theirs (the workers
+        # start from this interpreter and environment, jitbench's own folder first)
+        **installed.facts(),
         "devices": [],
         "workers": [],
     }

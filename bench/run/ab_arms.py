@@ -175,6 +175,8 @@ class Settings:
     # how both arms' workers start (jitbench.run.options.PROCESS_PROFILES): "stable" pins them
     # to one core, where most of the scatter between fresh processes goes
     process_profile: str = "default"
+    # where the verdict looks before its last (``jitbench.analysis.ab_verdicts.looks``)
+    look_pairs: tuple[int, ...] = ab_verdicts.LOOK_PAIRS
 
     def check(self) -> "Settings":
         if self.max_pairs < ab_verdicts.MIN_PAIRS:
@@ -192,7 +194,8 @@ def verdicts(rows: Sequence[dict[str, Any]], settings: Settings, final: bool):
 
     return ab_verdicts.verdicts(pd.DataFrame(list(rows)), tolerance=settings.tolerance,
                                 confidence=settings.confidence,
-                                max_pairs=settings.max_pairs, final=final)
+                                max_pairs=settings.max_pairs, final=final,
+                                look_pairs=tuple(settings.look_pairs))
 
 
 def run_ab(cases: Sequence[Case], out_root: Path | str, arms: tuple[Arm, Arm],
