@@ -389,3 +389,61 @@ def test_a_change_night_names_small_steps_fails_on_the_threshold_and_pools_its_c
     # the pooled verdict: the JIT modes' touched cases (jit and aot), slower as a whole
     assert said["pooled"]["cases"] == sorted([big, small])
     assert said["pooled"]["verdict"] == "slower"
+
+
+RECORDED = Path(__file__).parent / "fixtures" / "nightly-history" / "results"
+
+
+@pytest.mark.unit
+def test_an_accepted_night_is_the_reference_from_then_on(tmp_path, capsys):
+    import shutil
+
+    from jitbench.cli.main import main
+    from jitbench.nightly.night import analyse
+
+    results = tmp_path / "results"
+    shutil.copytree(RECORDED, results)
+    nights = sorted(p.name for p in results.iterdir())
+    for night in nights[2:]:  # the third night regressed, the fourth too (the same step)
+        (results / night / SUMMARY_NAME).write_text(json.dumps({"regression": True}))
+    assert change.last_good(results, nights) == nights[1]
+    assert analyse(results).accepted == {}
+    # a mistake is one line naming the bad value, exit 2, and nothing is written
+    assert main(["nightly", "--results", str(results), "--accept", "night9", "--reason",
+                 "x"]) == 2
+    assert "'night9': no such night" in capsys.readouterr().err
+    assert main(["nightly", "--results", str(results), "--accept", nights[2]]) == 2
+    assert "--accept needs --reason" in capsys.readouterr().err
+    assert not list(results.glob("*/accepted.json"))
+    assert main(["nightly", "--results", str(results), "--accept", nights[2], "--reason",
+                 "XLA's new fusion: 8% on one case, 30% won elsewhere"]) == 0
+    assert f"accepted {nights[2]} as the reference" in capsys.readouterr().out
+    # the next night is measured against it, and the history starts from it
+    assert change.last_good(results, nights) == nights[2]
+    h = analyse(results)
+    assert h.reference == nights[2:]
+    assert h.accepted[nights[2]]["reason"].startswith("XLA's new fusion")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("said, code", [
+    ({"regression": True, "undecided": ["c1"]}, 1), ({"regression": False, "undecided": ["c1"]}, 3),
+    ({"regression": False, "undecided": []}, 0)])
+def test_an_undecided_change_night_exits_with_its_own_code(monkeypatch, tmp_path, capsys,
+                                                           said, code):
+    from jitbench.cli.main import UNDECIDED_EXIT, main
+    from jitbench.nightly import night
+
+    assert UNDECIDED_EXIT == 3
+
+    def fake_night(*args, **kwargs):  # the summary's facts the exit is decided on
+        return {"latest_run": "n2", "regression": said["regression"], "confirmed": [
+            {"case_id": "c1", "metric": "ab_time", "text": "slower"}] if said["regression"]
+            else [], "undecided": said["undecided"], "suspected": [], "note": None,
+            "undecided_note": "UNDECIDED: 1 touched case(s) ... c1 (not a pass)"}
+
+    monkeypatch.setattr(night, "nightly", fake_night)
+    assert main(["nightly", "--results", str(tmp_path), "--reports", str(tmp_path),
+                 "--no-run"]) == code
+    out = capsys.readouterr().out
+    assert ("UNDECIDED" in out) == (code == 3)

@@ -243,6 +243,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a change night measures exactly N process pairs whatever its "
                         "verdicts and time (to record a corpus of change nights; default: "
                         "pairs while a verdict is open)")
+    p.add_argument("--environments", metavar="DIR",
+                   help="keep two virtual environments in DIR (DIR/a, DIR/b): upgrade the one "
+                        "that did not run the last good night from --requirements and run the "
+                        "night in it, the other left as it was, so a night whose packages "
+                        "changed measures both side by side (docs/nightly.md)")
+    p.add_argument("--requirements", metavar="FILE",
+                   help="with --environments: the pip requirements file tonight's "
+                        "environment is upgraded from (name jitbench in it, not editable)")
     p.add_argument("--accept", metavar="RUN_ID",
                    help="measure nothing: make the night RUN_ID (a regressed or undecided "
                         "one: a step the team wants) the reference from the next night on, "

@@ -66,6 +66,8 @@ def cmd_nightly(args) -> int:
         return _nightly_corpus(args)
     if args.accept or args.reason:
         return _nightly_accept(args)
+    if args.environments or args.requirements:
+        return _nightly_environments(args)
     if args.change_pairs is not None and args.change_pairs < 3:
         raise UserError(f"--change-pairs {args.change_pairs}: at least 3 pairs make an "
                         f"interval")
@@ -121,6 +123,25 @@ def cmd_nightly(args) -> int:
 # slower nor the same, a step of --threshold not ruled out) and confirmed no regression: not
 # 0, so that an undecided A/B is never read as a pass; not 1, so that CI can tell it apart
 UNDECIDED_EXIT = 3
+
+
+def _nightly_environments(args) -> int:
+    """``nightly --environments DIR --requirements FILE``: the night in the environment that
+    did not run the last good night, upgraded from FILE (``jitbench.nightly.environments``)."""
+    from jitbench.nightly import environments
+
+    if not (args.environments and args.requirements):
+        raise UserError("--environments DIR and --requirements FILE go together (two "
+                        "environments kept in DIR, the one not last good upgraded from FILE)")
+    rest, skip = [], False
+    for word in args.argv[1:]:  # the night's own options, without the two
+        if skip:
+            skip = False
+        elif word in ("--environments", "--requirements"):
+            skip = True
+        elif not word.startswith(("--environments=", "--requirements=")):
+            rest.append(word)
+    return environments.run(args.environments, args.requirements, rest, args.results)
 
 
 def _nightly_accept(args) -> int:
@@ -317,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = _format_warning
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     if not args.command:
         parser.print_help()
         return 2

@@ -1,0 +1,92 @@
+"""``jitbench nightly --environments DIR --requirements FILE``: the nightly's two environments
+in turn, so that a night whose packages changed can measure the last good night's packages
+beside tonight's (``jitbench.nightly.change``).
+
+``DIR`` holds two virtual environments, ``DIR/a`` and ``DIR/b`` (created with ``python -m
+venv`` where missing). Which of them ran the last good night is read from the history itself
+(the night's recorded interpreter). Each night the other one is upgraded from ``FILE``
+(``pip install --upgrade -r FILE``: the requirements name jitbench itself, installed as a
+package, not editable, so the last good environment keeps the jitbench and the workloads it
+measured with), the night runs in it
+(``DIR/X/bin/python -m jitbench nightly`` with the rest of the command line), and the last good
+one is left as it was. A regressed or undecided night leaves the last good environment where
+it was, so the next night upgrades the same one again; an accepted night
+(``jitbench nightly --accept``) becomes the last good one.
+
+The environments, the results and the reports are state that every night of one history must
+share: one machine, or one shared folder for every runner and the merge job, and never two
+nights at once (docs/nightly.md, "A recipe to copy").
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from jitbench import launch
+from jitbench.errors import UserError
+from jitbench.results.files import load_meta
+
+ENVIRONMENTS = ("a", "b")
+
+
+def python_of(env_dir: Path) -> Path:
+    return env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def last_good_environment(root: Path, results: Path) -> str | None:
+    """Which of the two environments ran the history's last good night
+    (``jitbench.nightly.change.is_good``: neither regressed nor undecided, or accepted)."""
+    from jitbench.nightly.change import is_good
+    from jitbench.nightly.runs import run_dirs
+
+    for night in reversed(run_dirs(results) if Path(results).is_dir() else []):
+        if is_good(night):
+            return _which(root, (load_meta(night).get("machine") or {}).get("executable"))
+    return None
+
+
+def tonight(root: Path, results: Path) -> str:
+    """The environment tonight runs in: the one that did not run the last good night."""
+    return "b" if last_good_environment(root, results) == "a" else "a"
+
+
+def _which(root: Path, python: str | None) -> str | None:
+    """Which of the two environments an interpreter path belongs to."""
+    if not python:
+        return None
+    for name in ENVIRONMENTS:
+        env_dir = (root / name).absolute()
+        if Path(python).absolute().is_relative_to(env_dir):
+            return name
+    return None
+
+
+def run(root: Path | str, requirements: Path | str, night_args: Sequence[str],
+        results: Path | str) -> int:
+    """One night in the environment :func:`tonight` (module docstring); its exit code."""
+    root, requirements, results = Path(root).absolute(), Path(requirements), Path(results)
+    if not requirements.is_file():
+        raise UserError(f"--requirements {str(requirements)!r} does not exist (a pip "
+                        f"requirements file naming jitbench and what it should measure with)")
+    root.mkdir(parents=True, exist_ok=True)
+    good = last_good_environment(root, results)
+    name = tonight(root, results)
+    env_dir = root / name
+    python = python_of(env_dir)
+    if not python.is_file():
+        print(f"jitbench: creating the environment {env_dir}", flush=True)
+        if launch.foreground([sys.executable, "-m", "venv", str(env_dir)]) != 0:
+            raise UserError(f"could not create a virtual environment in {str(env_dir)!r}")
+    print(f"jitbench: tonight in {env_dir}, upgraded from {requirements}"
+          + (f"; {root / good} ran the last good night and is left as it was" if good else ""),
+          flush=True)
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--upgrade", "-r",
+           str(requirements.absolute())]
+    if launch.foreground(pip) != 0:
+        raise UserError(f"pip could not install {str(requirements)!r} into {str(env_dir)!r} "
+                        f"(its message is above); nothing was measured, the last good "
+                        f"environment is as it was")
+    return launch.foreground([str(python), "-m", "jitbench", "nightly", *night_args])
