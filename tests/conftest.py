@@ -73,7 +73,8 @@ def _inner_pytest_is_not_an_xdist_worker(request, monkeypatch):
 # (`-n 2 --dist loadfile --no-loadscope-reorder`) in this order, so the long ones start first
 # and the short ones fill in at the end: longest first is what keeps the two busy to the end
 # (xdist's own reordering, most tests first, started the ~100 s module last).
-SLOWEST_FIRST = ("test_integration.py", "test_nightly.py", "test_ab.py", "test_robustness.py",
+SLOWEST_FIRST = ("test_integration.py", "test_nightly.py", "test_ab.py", "test_nightly_recipe.py",
+                 "test_robustness.py",
                  "test_pytest_plugin.py", "test_api.py", "test_filters.py",
                  "test_change_night.py", "test_report.py", "test_jit_fixture.py")
 

@@ -250,7 +250,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "changed measures both side by side (docs/nightly.md)")
     p.add_argument("--requirements", metavar="FILE",
                    help="with --environments: the pip requirements file tonight's "
-                        "environment is upgraded from (name jitbench in it, not editable)")
+                        "environment is upgraded from (name jitbench in it, not editable); "
+                        "without it the night runs in tonight's environment as it is (a "
+                        "shard of a night prepared with --prepare)")
+    p.add_argument("--prepare", action="store_true",
+                   help="with --environments and --requirements: upgrade tonight's "
+                        "environment and stop (a night split over machines: once, before its "
+                        "shards)")
     p.add_argument("--accept", metavar="RUN_ID",
                    help="measure nothing: make the night RUN_ID (a regressed or undecided "
                         "one: a step the team wants) the reference from the next night on, "

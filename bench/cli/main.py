@@ -66,11 +66,14 @@ def cmd_nightly(args) -> int:
         return _nightly_corpus(args)
     if args.accept or args.reason:
         return _nightly_accept(args)
-    if args.environments or args.requirements:
+    if args.environments or args.requirements or args.prepare:
         return _nightly_environments(args)
     if args.change_pairs is not None and args.change_pairs < 3:
         raise UserError(f"--change-pairs {args.change_pairs}: at least 3 pairs make an "
                         f"interval")
+    if args.shard and args.no_run:
+        raise UserError("--shard measures a shard: leave out --no-run (the merged night is "
+                        "judged with `jitbench nightly --no-run`)")
     cases = [] if args.no_run else _selected_cases(args)
     thresholds = Thresholds(steady=args.threshold / 100, compile=args.compile_threshold / 100,
                             machine=None if args.machine_check is None
@@ -79,6 +82,8 @@ def cmd_nightly(args) -> int:
     precision = None if args.precision == "off" else args.precision
     protocol = Protocol(min_time=args.min_time, precision=precision, budget=args.budget,
                         stop_when="precise")
+    if args.shard:
+        return _shard_night(args, cases, thresholds, protocol)
     result = nightly(cases, args.results, args.reports, protocol=protocol,
                      thresholds=thresholds, do_run=not args.no_run,
                      recheck=not args.no_recheck, recheck_rounds=args.recheck_rounds,
@@ -130,18 +135,50 @@ def _nightly_environments(args) -> int:
     did not run the last good night, upgraded from FILE (``jitbench.nightly.environments``)."""
     from jitbench.nightly import environments
 
-    if not (args.environments and args.requirements):
-        raise UserError("--environments DIR and --requirements FILE go together (two "
+    if not args.environments:
+        raise UserError("--requirements and --prepare go with --environments DIR (two "
                         "environments kept in DIR, the one not last good upgraded from FILE)")
+    if args.prepare and not args.requirements:
+        raise UserError("--prepare upgrades tonight's environment: name --requirements FILE")
     rest, skip = [], False
-    for word in args.argv[1:]:  # the night's own options, without the two
+    for word in args.argv[1:]:  # the night's own options, without those of the environments
         if skip:
             skip = False
         elif word in ("--environments", "--requirements"):
             skip = True
-        elif not word.startswith(("--environments=", "--requirements=")):
+        elif word != "--prepare" and not word.startswith(("--environments=",
+                                                           "--requirements=")):
             rest.append(word)
-    return environments.run(args.environments, args.requirements, rest, args.results)
+    return environments.run(args.environments, args.requirements, rest, args.results,
+                            prepare_only=args.prepare)
+
+
+def _shard_night(args, cases, thresholds, protocol) -> int:
+    """``nightly --shard K/N --run-id NIGHT``: one shard of a night (its groups, and its side
+    of a change night's A/B), to be merged (``jitbench.nightly.shards.shard_night``)."""
+    from jitbench.cli.args import night_profile
+    from jitbench.nightly.shards import FOLDER, parse_shard, shard_night
+
+    if not args.run_id:
+        raise UserError("--shard K/N needs --run-id NIGHT, the same on every shard of a night")
+    k, n = parse_shard(args.shard)
+    run_kw = {"protocol": protocol, "case_timeout": args.case_timeout,
+              "command": ["jitbench", *args.argv], "on_progress": _progress_printer(),
+              "process_profile": night_profile(args.process_profile, cases) or "default"}
+    facts = shard_night(cases, args.results, args.run_id, k, n, threshold=thresholds.steady,
+                        run_kw=run_kw, on_change=args.on_change,
+                        change_pairs=args.change_pairs)
+    said = facts.get("change") or {}
+    print(f"shard {k}/{n} of {args.run_id}: {facts['run_dir']}"
+          + (f"; changed since {said['reference']}: {'; '.join(said['changes'])}"
+             + (f" ({said['n_touched']} touched cases of this shard measured side by side)"
+                if said.get("run") else f" ({said['blocked']})" if said.get("blocked") else "")
+             if said.get("changes") else ""))
+    root = Path(args.results)
+    print(f"merge the shards, then judge the night: jitbench merge {root / FOLDER}/*/"
+          f"{args.run_id} -o {root / args.run_id} && jitbench nightly --no-run "
+          f"--results {root} --reports {args.reports}")
+    return 0
 
 
 def _nightly_accept(args) -> int:

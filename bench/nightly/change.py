@@ -360,13 +360,12 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float
 def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float, *,
             process_profile: str, time_limit: float | None, case_timeout: float = 1800.0,
             on_progress: Callable | None = None, pairs: int | None = None) -> dict[str, Any]:
-    """The A/B of the touched case groups (``plan``'s arms) under ``night_dir/change/``; the
-    facts for the summary: :func:`judged`'s, ``slower`` (its ``fails``: what fails the
-    night), each record with its ratio, interval, pairs and a sentence (``text``) that names
-    the change."""
-    from jitbench.analysis.ab_verdicts import pair_units
-    from jitbench.report.ab_page import table
-    from jitbench.results.files import load_results
+    """The A/B of the touched case groups (``plan``'s arms) under ``night_dir/change/``, unless
+    the night holds its A/B already (a sharded night: each shard measured its own groups,
+    ``jitbench.nightly.shards.shard_night``; or the same night analysed again); the facts for
+    the summary: :func:`judged`'s over every A/B run of the night, ``slower`` (its ``fails``:
+    what fails the night), each record with its ratio, interval, pairs and a sentence
+    (``text``) that names the change."""
     from jitbench.run import ab_arms
 
     again, ids = touched(cases, plan.changes)
@@ -376,19 +375,49 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
     if not again:
         return facts
     chosen = settings(len(ids), process_profile, time_limit, pairs)
-    run_dir = ab_arms.run_ab(again, night_dir / FOLDER, (plan.arm_a, plan.arm_b), chosen,
-                             case_timeout=case_timeout, on_progress=on_progress,
-                             command=["jitbench", "nightly", "(change night)"], watch=ids)
-    meta = load_meta(run_dir)
-    df = load_results(run_dir)
-    said = judged(table(df, meta), pair_units(df), ids, plan, chosen, threshold)
-    facts.update(run=str(run_dir), verdicts=said["verdicts"], touched=sorted(ids),
-                 slower=said["fails"], smaller=said["smaller"], undecided=said["undecided"],
-                 pooled=said["pooled"], rounds=(meta.get("ab") or {}).get("rounds"),
-                 elapsed_s=meta.get("elapsed_s"), confidence=chosen.confidence,
-                 tolerance=chosen.tolerance, max_pairs=chosen.max_pairs,
-                 min_pairs=chosen.min_pairs)
-    return facts
+    runs = recorded(night_dir)
+    if not runs:
+        runs = [ab_arms.run_ab(again, night_dir / FOLDER, (plan.arm_a, plan.arm_b), chosen,
+                               case_timeout=case_timeout, on_progress=on_progress,
+                               command=["jitbench", "nightly", "(change night)"], watch=ids)]
+    return {**facts, **judge_runs(runs, plan, ids, threshold)}
+
+
+def recorded(night_dir: Path) -> list[Path]:
+    """The A/B runs a night holds already (one per shard that measured a change)."""
+    folder = Path(night_dir) / FOLDER
+    return sorted(d for d in folder.iterdir() if (d / "results.jsonl").is_file()) \
+        if folder.is_dir() else []
+
+
+def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float
+               ) -> dict[str, Any]:
+    """:func:`judged` over the A/B runs of one night (several when its shards measured their
+    own groups: their pairs judged together, at the confidence of every touched case of the
+    night)."""
+    import pandas as pd
+
+    from jitbench.analysis.ab_verdicts import pair_units
+    from jitbench.report.ab_page import table
+    from jitbench.results.files import load_results
+    from jitbench.run import ab_arms
+
+    metas = [load_meta(d) for d in runs]
+    rule = ab_arms.Settings(**{**(metas[0].get("ab") or {}).get("settings", {}),
+                               "confidence": confidence(len(ids))})
+    frames = [load_results(d) for d in runs]
+    tables = [table(df, {**m, "ab": {**m["ab"], "settings": dataclasses.asdict(rule)}})
+              for df, m in zip(frames, metas)]
+    said = judged(pd.concat(tables, ignore_index=True), pd.concat(
+        [pair_units(df) for df in frames], ignore_index=True), ids, plan, rule, threshold)
+    abs_ = [m.get("ab") or {} for m in metas]
+    return {"run": str(runs[0]), "runs": [str(d) for d in runs], "verdicts": said["verdicts"],
+            "touched": sorted(ids), "slower": said["fails"], "smaller": said["smaller"],
+            "undecided": said["undecided"], "pooled": said["pooled"],
+            "rounds": max((a.get("rounds") or 0) for a in abs_),
+            "elapsed_s": sum(float(m.get("elapsed_s") or 0) for m in metas),
+            "confidence": rule.confidence, "tolerance": rule.tolerance,
+            "max_pairs": rule.max_pairs, "min_pairs": rule.min_pairs}
 
 
 def plan_for(results_root: Path, judged: Sequence[str], metas: dict[str, dict[str, Any]]

@@ -13,6 +13,11 @@ one is left as it was. A regressed or undecided night leaves the last good envir
 it was, so the next night upgrades the same one again; an accepted night
 (``jitbench nightly --accept``) becomes the last good one.
 
+A night split over machines runs in three steps, each a command: ``--prepare`` upgrades
+tonight's environment once; each shard (``--shard K/N --run-id NIGHT``, no
+``--requirements``) measures its groups in it; ``jitbench merge`` and ``--no-run`` judge the
+night in the environment it ran in.
+
 The environments, the results and the reports are state that every night of one history must
 share: one machine, or one shared folder for every runner and the merge job, and never two
 nights at once (docs/nightly.md, "A recipe to copy").
@@ -64,29 +69,51 @@ def _which(root: Path, python: str | None) -> str | None:
     return None
 
 
-def run(root: Path | str, requirements: Path | str, night_args: Sequence[str],
-        results: Path | str) -> int:
-    """One night in the environment :func:`tonight` (module docstring); its exit code."""
-    root, requirements, results = Path(root).absolute(), Path(requirements), Path(results)
-    if not requirements.is_file():
+def latest_environment(root: Path, results: Path) -> str | None:
+    """Which of the two environments ran the history's latest night (what a ``--no-run``
+    analysis of it runs in: a merged night of shards, before it has a summary)."""
+    from jitbench.nightly.runs import run_dirs
+
+    nights = run_dirs(results) if Path(results).is_dir() else []
+    return _which(root, (load_meta(nights[-1]).get("machine") or {}).get("executable")) \
+        if nights else None
+
+
+def run(root: Path | str, requirements: Path | str | None, night_args: Sequence[str],
+        results: Path | str, *, prepare_only: bool = False) -> int:
+    """One night in the environment :func:`tonight` (module docstring), upgraded first from
+    ``requirements`` where given (a sharded night upgrades once, ``prepare_only``, before its
+    shards run without it); its exit code. With ``--no-run`` among ``night_args`` (the
+    analysis of a merged night) it runs in the environment the latest night ran in."""
+    root, results = Path(root).absolute(), Path(results)
+    if requirements is not None and not Path(requirements).is_file():
         raise UserError(f"--requirements {str(requirements)!r} does not exist (a pip "
                         f"requirements file naming jitbench and what it should measure with)")
     root.mkdir(parents=True, exist_ok=True)
     good = last_good_environment(root, results)
-    name = tonight(root, results)
+    name = (latest_environment(root, results) if "--no-run" in night_args else None) \
+        or tonight(root, results)
     env_dir = root / name
     python = python_of(env_dir)
+    if requirements is None and not python.is_file():
+        raise UserError(f"{str(env_dir)!r} holds no environment yet: prepare tonight's first "
+                        f"(jitbench nightly --environments {root} --requirements FILE "
+                        f"--prepare)")
     if not python.is_file():
         print(f"jitbench: creating the environment {env_dir}", flush=True)
         if launch.foreground([sys.executable, "-m", "venv", str(env_dir)]) != 0:
             raise UserError(f"could not create a virtual environment in {str(env_dir)!r}")
-    print(f"jitbench: tonight in {env_dir}, upgraded from {requirements}"
+    if requirements is not None:
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--upgrade", "-r",
+               str(Path(requirements).absolute())]
+        if launch.foreground(pip) != 0:
+            raise UserError(f"pip could not install {str(requirements)!r} into "
+                            f"{str(env_dir)!r} (its message is above); nothing was measured, "
+                            f"the last good environment is as it was")
+    print(f"jitbench: tonight in {env_dir}"
+          + (f", upgraded from {requirements}" if requirements is not None else "")
           + (f"; {root / good} ran the last good night and is left as it was" if good else ""),
           flush=True)
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--upgrade", "-r",
-           str(requirements.absolute())]
-    if launch.foreground(pip) != 0:
-        raise UserError(f"pip could not install {str(requirements)!r} into {str(env_dir)!r} "
-                        f"(its message is above); nothing was measured, the last good "
-                        f"environment is as it was")
+    if prepare_only:
+        return 0
     return launch.foreground([str(python), "-m", "jitbench", "nightly", *night_args])

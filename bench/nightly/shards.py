@@ -1,6 +1,7 @@
 """A night over several machines: ``shard`` splits one night's case groups over N machines
-(deterministically, every machine computing the same split), ``merge`` puts the shards' rows
-back into one run (``jitbench merge``)."""
+(deterministically, every machine computing the same split), ``shard_night`` measures one
+shard as the night would (its side of a change night's A/B included), ``merge`` puts the
+shards' rows and A/B runs back into one run (``jitbench merge``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from jitbench.define.workload import Case, group_cases
 from jitbench.errors import UserError
 from jitbench.nightly import repeats as repeats_mod
+from jitbench.nightly.change import FOLDER as CHANGE_FOLDER
 from jitbench.results.files import load_meta, read_rows
 from jitbench.results.record import write_merged
 
@@ -59,8 +61,55 @@ def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
         if logs.is_dir():
             shutil.copytree(logs, out / "logs" / Path(d).name, dirs_exist_ok=True)
         # and the shard's further processes: a series' point combines its own shard's
-        # (jitbench.analysis.history.combined_points goes series by series)
-        more = Path(d) / repeats_mod.FOLDER
-        for run in (sorted(more.iterdir()) if more.is_dir() else []):
-            shutil.copytree(run, out / repeats_mod.FOLDER / run.name, dirs_exist_ok=True)
+        # (jitbench.analysis.history.combined_points goes series by series), and its side of
+        # a change night's A/B (its own groups; the night judges them together)
+        for folder in (repeats_mod.FOLDER, CHANGE_FOLDER):
+            more = Path(d) / folder
+            for run in (sorted(more.iterdir()) if more.is_dir() else []):
+                shutil.copytree(run, out / folder / run.name, dirs_exist_ok=True)
     return out
+
+
+FOLDER = "shards"  # under the results root: RESULTS/shards/K/NIGHT, one per shard
+
+
+def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k: int, n: int,
+                *, threshold: float, run_kw: dict, on_change: str = "ab",
+                change_pairs: int | None = None) -> dict:
+    """Shard ``k`` of ``n`` of the night ``run_id``: its case groups measured as a night
+    measures them (``run_kw``: the nightly's protocol and process profile) into
+    ``RESULTS/shards/K/NIGHT`` (not yet a night of the history), and, when the software changed
+    since the history's last good night, its own touched groups measured in both environments
+    side by side (``jitbench.nightly.change.measure``, within the time its own run took) under
+    that folder's ``change/``. ``jitbench merge RESULTS/shards/*/NIGHT -o RESULTS/NIGHT`` then
+    ``jitbench nightly --no-run`` judge the whole night, the shards' pairs together. Returns
+    what the shard did."""
+    from jitbench.nightly import change
+    from jitbench.nightly.runs import comparable, run_dirs
+    from jitbench.run import runner
+
+    root = Path(results_root)
+    run_dir = runner.run(cases, root / FOLDER / str(k), run_id=run_id, calibrate=True, **run_kw)
+    mine = load_meta(run_dir)
+    nights = {load_meta(d).get("run_id") or d.name: d for d in run_dirs(root)}
+    metas = {r: load_meta(d) for r, d in nights.items()}
+    facts = {"run_dir": str(run_dir), "shard": f"{k}/{n}", "change": None}
+    if on_change != "ab" or not metas:
+        return facts
+    order = [*metas, run_id]
+    judged = comparable({**metas, run_id: mine}, order)
+    good = change.last_good(root, judged)
+    if good is None:
+        return facts
+    changes = change.what_changed(metas[good], mine)
+    plan = change.arms(nights[good], metas[good], mine, changes) if changes else \
+        change.Plan(good, ())
+    facts["change"] = plan.facts()
+    if plan.changes and not plan.blocked:
+        spent = mine.get("elapsed_s")
+        facts["change"] = change.measure(
+            plan, cases, run_dir, threshold, process_profile=run_kw["process_profile"],
+            time_limit=float(spent) if isinstance(spent, (int, float)) else None,
+            case_timeout=run_kw["case_timeout"], on_progress=run_kw.get("on_progress"),
+            pairs=change_pairs)
+    return facts
