@@ -221,7 +221,8 @@ def arms(old_dir: Path, old: dict[str, Any], new: dict[str, Any],
                 f"{what}: the last good night's interpreter "
                 + ("was changed in place" if same else f"{exe_a} is gone")
                 + " so it cannot run again; keep it in an environment of its own "
-                  "(docs/nightly.md, 'Two environments in turn')"))
+                  "(jitbench nightly --environments DIR --requirements FILE; "
+                  "docs/nightly.md, 'A recipe to copy')"))
         python = exe_a
     env_a: dict[str, str] = {}
     env_b: dict[str, str] = {}
