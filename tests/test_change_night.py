@@ -423,6 +423,15 @@ def test_an_accepted_night_is_the_reference_from_then_on(tmp_path, capsys):
     h = analyse(results)
     assert h.reference == nights[2:]
     assert h.accepted[nights[2]]["reason"].startswith("XLA's new fusion")
+    # every later summary and the history page say so
+    reports = tmp_path / "reports"
+    assert main(["nightly", "--no-run", "--no-recheck", "--on-change", "history", "--results",
+                 str(results), "--reports", str(reports)]) == 0
+    assert f"{nights[2]} accepted as the reference (XLA's new fusion" in capsys.readouterr().out
+    said = json.loads((reports / SUMMARY_NAME).read_text())
+    assert [a["run_id"] for a in said["accepted"]] == [nights[2]]
+    page = (reports / "index.html").read_text()
+    assert f"Accepted as the reference: {nights[2]} (XLA&#39;s new fusion" in page
 
 
 @pytest.mark.unit

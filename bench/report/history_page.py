@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jitbench.analysis.history import trend
 from jitbench.report import figures
-from jitbench.results.files import load_meta, load_summary
+from jitbench.results.files import load_acceptance, load_meta, load_summary
 
 
 SPARK_W, SPARK_H = 120, 22
@@ -171,7 +171,9 @@ def _change_verdict(run_dir: Path) -> str | None:
     if not change.get("changes"):
         return None
     verdicts = ", ".join(f"{n} {v}" for v, n in sorted((change.get("verdicts") or {}).items()))
-    return "; ".join(change["changes"]) + (
+    accepted = load_acceptance(run_dir)
+    return "; ".join(change["changes"]) + (f" (accepted: {accepted['reason']})" if accepted
+                                           else "") + (
         f": side by side, {verdicts}" if change.get("run") else
         f": not measured side by side ({change.get('blocked')})" if change.get("blocked")
         else "")
