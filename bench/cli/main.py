@@ -59,7 +59,8 @@ def _why_no_cases(args) -> str:
 def cmd_nightly(args) -> int:
     from jitbench.analysis.history import Thresholds
     from jitbench.cli.args import night_profile
-    from jitbench.nightly.night import SUMMARY_NAME, nightly
+    from jitbench.nightly.night import nightly
+    from jitbench.results.files import SUMMARY_NAME
     from jitbench.protocol.settings import Protocol
 
     if args.evaluate or args.corpus or args.change_corpus:

@@ -160,14 +160,17 @@ def touched(cases: Sequence[Case], changes: Sequence[Change]) -> tuple[list[Case
 
 def is_good(run_dir: Path) -> bool:
     """Whether a night can be the reference: it completed, and its summary neither confirmed
-    a regression nor left a touched case undecided (a night with no summary yet is good), or
-    a team accepted it (``jitbench nightly --accept``)."""
+    a regression nor left a touched case undecided nor says its judgement never finished (a
+    night never judged, e.g. measured by ``jitbench run``, is good), or a team accepted it
+    (``jitbench nightly --accept``)."""
+    from jitbench.results.files import PENDING
+
     if load_acceptance(run_dir):
         return True
     if (load_meta(run_dir).get("status") or "complete") != "complete":
         return False
     said = load_summary(run_dir)
-    return not (said.get("regression") or said.get("undecided"))
+    return not (said.get("regression") or said.get("undecided") or said.get(PENDING))
 
 
 def last_good(results_root: Path, judged: Sequence[str]) -> str | None:

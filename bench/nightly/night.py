@@ -25,7 +25,6 @@ The scale-out pieces (shards, merge) are ``jitbench.nightly.shards``.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,8 +43,8 @@ from jitbench.nightly import repeats as repeats_mod
 from jitbench.nightly.repeats import night_cases, worker_groups
 from jitbench.nightly.runs import comparable, run_dirs
 from jitbench.results.run_folder import new_run_id
-from jitbench.results.files import (SUMMARY_NAME, load_acceptance, load_meta, load_results,
-                                   write_acceptance)
+from jitbench.results.files import (PENDING, load_acceptance, load_meta,
+                                   load_results, write_acceptance, write_summary)
 
 
 
@@ -424,6 +423,9 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         write_report(run_dir, reports_root / run_dir.name)
     h = analyse(results_root, thresholds)
     latest_dir = results_root / h.order[-1]
+    # until its judgement is written, the night is no reference (a crash leaves it so)
+    write_summary(latest_dir, {"latest_run": h.order[-1],
+                               PENDING: "the night's judgement has not finished"})
     if process_profile is None:
         process_profile = profile_facts(h.metas[h.order[-1]])["process_profile"]
         run_kw["process_profile"] = process_profile
@@ -524,6 +526,8 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
     result = summary(h, thresholds, h.tests, h.tests.assign(regression=False), None)
     result["metrics"]["ab_time"] = ("time per call, tonight's environment over the last good "
                                     "night's, in fresh process pairs side by side")
+    result["metrics"]["ab_time_pooled"] = ("ab_time of the touched JIT cases together: the "
+                                           "geometric mean per pair")
     result.update(confirmed=facts["slower"], regression=bool(facts["slower"]), change=facts,
                   smaller_steps=facts["smaller"], undecided=facts["undecided"],
                   near=[], machine=machine, repeats=None, machine_note=None, history_steps=[
@@ -572,6 +576,5 @@ def _finish(h: History, results_root: Path, reports_root: Path, thresholds: Thre
     result["evaluation"] = evaluation(results_root, h, thresholds.steady)
     reports_root.mkdir(parents=True, exist_ok=True)
     write_history_page(h, results_root, reports_root, result)
-    text = json.dumps(result, indent=2, default=str)
-    (reports_root / SUMMARY_NAME).write_text(text)
-    (latest_dir / SUMMARY_NAME).write_text(text)
+    write_summary(reports_root, result)
+    write_summary(latest_dir, result)

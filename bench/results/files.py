@@ -214,6 +214,17 @@ def load_summary(run_dir: Path | str) -> dict[str, Any]:
     return said if isinstance(said, dict) else {}
 
 
+def write_summary(path: Path | str, said: dict[str, Any]) -> None:
+    """Write a night's summary (``nightly-summary.json`` in its run folder, or the reports
+    root's copy: ``path`` is the folder) atomically."""
+    tmp = Path(path) / (SUMMARY_NAME + ".tmp")
+    tmp.write_text(json.dumps(said, indent=2, default=str))
+    os.replace(tmp, Path(path) / SUMMARY_NAME)
+
+
+PENDING = "pending"  # a summary's key while the night is being judged (a crash leaves it)
+
+
 ACCEPTED_NAME = "accepted.json"  # a night a team made the reference (jitbench nightly --accept)
 
 
