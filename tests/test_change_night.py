@@ -432,7 +432,18 @@ def test_an_accepted_night_is_the_reference_from_then_on(tmp_path, capsys):
     h = analyse(results)
     assert h.reference == nights[2:]
     assert h.accepted[nights[2]]["reason"].startswith("XLA's new fusion")
-    # every later summary and the history page say so
+
+
+def test_an_accepted_night_is_shown_in_every_later_summary_and_on_the_page(tmp_path, capsys):
+    import shutil
+
+    from jitbench.cli.main import main
+
+    results = tmp_path / "results"
+    shutil.copytree(RECORDED, results)
+    nights = sorted(p.name for p in results.iterdir())
+    assert main(["nightly", "--results", str(results), "--accept", nights[2], "--reason",
+                 "XLA's new fusion: 8% on one case, 30% won elsewhere"]) == 0
     reports = tmp_path / "reports"
     assert main(["nightly", "--no-run", "--no-recheck", "--on-change", "history", "--results",
                  str(results), "--reports", str(reports)]) == 0
