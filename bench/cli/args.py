@@ -306,11 +306,12 @@ def build_parser() -> argparse.ArgumentParser:
                                      "(default: as long as the night's own run took)")
     p.add_argument("--on-change", choices=["ab", "history"], default="ab",
                    help="ab: a night whose software changed since the last good night "
-                        "(framework versions, the interpreter, XLA/TF/JAX and thread "
+                        "(installed distributions, the interpreter, XLA/TF/JAX and thread "
                         "variables, a workload's file, jitbench itself, the GPU driver) "
                         "measures the cases the change can touch in the last good night's "
                         "environment and tonight's, in alternating fresh processes, and "
-                        "exits 1 when one is slower; a night where nothing changed reports "
+                        "exits 1 when one is slower and a step of --threshold is not ruled "
+                        "out, 3 when one stays undecided; a night where nothing changed reports "
                         "what its history sees as the machine's; history: every night is "
                         "judged by its history alone (default: ab)")
     p.add_argument("--confirm-ab", action="store_true",
