@@ -177,10 +177,9 @@ def pooled(units: pd.DataFrame, case_ids: Sequence[str], *, tolerance: float,
     series = list(wide.dropna().sort_index().mean(axis=1))
     if not series:
         return None
-    verdict, at = decide(series, tolerance=tolerance, confidence=confidence,
-                         max_pairs=max_pairs, look_pairs=look_pairs)
-    used = series[:at] if at else series
-    ratio, lo, hi = interval(used, alpha_per_look(confidence, max_pairs, look_pairs))
+    verdict, at, ratio, lo, hi = decide_interval(series, tolerance=tolerance,
+                                                 confidence=confidence, max_pairs=max_pairs,
+                                                 look_pairs=look_pairs)
     return {"cases": sorted(ids), "pairs": len(series), "decided_at": at,
             "verdict": verdict or "unresolved", "ratio": ratio, "ci_low": lo, "ci_high": hi}
 

@@ -105,8 +105,9 @@ def what_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     fa, fb = old.get("frameworks") or {}, new.get("frameworks") or {}
     da, db = old.get("distributions"), new.get("distributions")
     for name in sorted(set(fa) & set(fb)):
-        if fa[name] != fb[name] and not (da and db and name in _PACKAGE_FRAMEWORK
-                                         and name in set(da) | set(db)):
+        if da and db and name in set(da) | set(db):
+            continue  # a distribution: compared with the others below
+        if fa[name] != fb[name]:
             out.append(Change("package", name, fa[name], fb[name],
                               framework=_PACKAGE_FRAMEWORK.get(name)))
     if da and db:  # every installed distribution, added and removed ones too

@@ -196,18 +196,16 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
 
 def _pooled(units: dict[str, list[float]], rule: dict[str, Any]
             ) -> tuple[str | None, float] | None:
-    """(verdict, high) of the pooled verdict over these cases' pairs (rounds all of them
-    have), as ``jitbench.analysis.ab_verdicts.pooled`` judges a night."""
-    from jitbench.analysis.ab_verdicts import decide_interval
+    """(verdict, high) of the pooled verdict over these cases' pairs, pair i of each case
+    being round i (``jitbench.analysis.ab_verdicts.pooled``, as a night judges it)."""
+    import pandas as pd
 
-    if len(units) < 2:
-        return None
-    n = min(len(u) for u in units.values())
-    if n == 0:
-        return None
-    series = [sum(u[i] for u in units.values()) / len(units) for i in range(n)]
-    verdict, _, _, _, hi = decide_interval(series, **rule)
-    return verdict, hi
+    from jitbench.analysis.ab_verdicts import pooled
+
+    rows = pd.DataFrame([(c, i, x) for c, u in units.items() for i, x in enumerate(u)],
+                        columns=["case_id", "ab_round", "log_ratio"])
+    said = pooled(rows, list(units), **rule)
+    return None if said is None else (said["verdict"], said["ci_high"])
 
 
 def table(result: dict[str, Any]) -> str:

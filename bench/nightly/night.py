@@ -75,15 +75,15 @@ def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> H
     if not runs:
         raise UserError(f"no runs under {str(results_root)!r}")
     df = load_results(runs)
-    metas = {load_meta(d).get("run_id") or d.name: load_meta(d) for d in runs}
+    dirs = {load_meta(d).get("run_id") or d.name: d for d in runs}
+    metas = {r: load_meta(d) for r, d in dirs.items()}
     order = list(metas)
-    more = {load_meta(d).get("run_id") or d.name: repeats_mod.repeat_rows(d) for d in runs}
+    more = {r: repeats_mod.repeat_rows(d) for r, d in dirs.items()}
     points = points_table(df, metas, order, {r: rows for r, rows in more.items() if rows})
     judged = comparable(metas, order)
     waiting = waiting_nights(df, metas, judged, (thresholds or Thresholds()).machine)
     reference = [r for r in judged if r not in waiting]
-    dirs = {load_meta(d).get("run_id") or d.name: d for d in runs}
-    accepted = {r: load_acceptance(dirs[r]) for r in order if load_acceptance(dirs[r])}
+    accepted = {r: said for r in order if (said := load_acceptance(dirs[r]))}
     # an accepted night starts the reference: the nights before it measured what it changed
     since = [r for r in reference[:-1] if r in accepted]
     if since:

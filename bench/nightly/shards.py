@@ -91,19 +91,15 @@ def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k:
     root = Path(results_root)
     run_dir = runner.run(cases, root / FOLDER / str(k), run_id=run_id, calibrate=True, **run_kw)
     mine = load_meta(run_dir)
-    nights = {load_meta(d).get("run_id") or d.name: d for d in run_dirs(root)}
-    metas = {r: load_meta(d) for r, d in nights.items()}
+    metas = {load_meta(d).get("run_id") or d.name: load_meta(d) for d in run_dirs(root)}
     facts = {"run_dir": str(run_dir), "shard": f"{k}/{n}", "change": None}
-    if on_change != "ab" or not metas:
+    if on_change != "ab":
         return facts
-    order = [*metas, run_id]
-    judged = comparable({**metas, run_id: mine}, order)
-    good = change.last_good(root, judged)
-    if good is None:
+    # tonight is this shard's run, not yet a night of the history: judged as the latest
+    metas[run_id] = mine
+    plan = change.plan_for(root, comparable(metas, list(metas)), metas)
+    if plan is None:
         return facts
-    changes = change.what_changed(metas[good], mine)
-    plan = change.arms(nights[good], metas[good], mine, changes) if changes else \
-        change.Plan(good, ())
     facts["change"] = plan.facts()
     if plan.changes and not plan.blocked:
         spent = mine.get("elapsed_s")
