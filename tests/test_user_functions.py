@@ -223,3 +223,48 @@ def test_state_that_cannot_be_saved_skips_the_check_and_says_why():
     assert [row["status"] for row in r.rows] == ["ok", "ok"]
     assert all("answered differently" in row["check_skipped"] for row in r.rows)
     assert "outputs not checked: two calls with JIT off" in r.summary()
+
+
+def power_iteration(a, v, n):
+    """A loop whose trip count is a Python int: it must be static under jax.jit."""
+    import jax.numpy as jnp
+
+    for _ in range(n):
+        v = a @ v
+        v = v / jnp.linalg.norm(v)
+    return v
+
+
+def test_a_python_int_argument_is_static_and_every_mode_runs():
+    jnp = pytest.importorskip("jax.numpy")
+    a = jnp.asarray(np.random.default_rng(0).standard_normal((16, 16)), jnp.float32)
+    r = jitbench.measure(power_iteration, a, jnp.ones(16, jnp.float32), 5, protocol=QUICK)
+    assert {row["mode"]: row["status"] for row in r.rows} == {
+        "eager": "ok", "jit": "ok", "aot": "ok"}, r.summary()
+    assert all(row["static_argnums"] == [2] for row in r.rows)
+    assert "arguments [2] passed as static" in r.summary()
+
+
+@pytest.mark.parametrize("framework", ["jax", "tf"])
+def test_an_already_jitted_function_is_measured_from_its_undecorated_form(framework):
+    if framework == "jax":
+        jax = pytest.importorskip("jax")
+        jnp = jax.numpy
+        jitted = jax.jit(power_iteration, static_argnums=2)
+        args, modes, how = (jnp.eye(8, dtype=jnp.float32), jnp.ones(8, jnp.float32), 3), \
+            ["eager", "jit"], "jax.jit"
+    else:
+        tf = pytest.importorskip("tensorflow")
+
+        @tf.function(jit_compile=True)
+        def jitted(x):
+            return tf.nn.relu(x @ x) * 2.0
+
+        args, modes, how = (tf.ones((8, 8)),), ["eager", "xla"], "tf.function(jit_compile=True)"
+    r = jitbench.measure(jitted, *args, modes=modes, protocol=QUICK)
+    assert [row["status"] for row in r.rows] == ["ok", "ok"], r.summary()
+    assert {row["unwrapped"] for row in r.rows} == {how}
+    assert r.summary().startswith(f"measured {r.rows[0]['workload']} as it was before {how}")
+    if framework == "jax":  # eager ran op by op: a program per primitive, not the jit's one
+        eager, jit = r.rows
+        assert eager["first_compiles"] > 1 and jit["first_compiles"] == 1

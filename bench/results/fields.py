@@ -179,6 +179,12 @@ OTHER_FIELDS: dict[str, str] = {
              "optimizer): how many variables were saved before the first call; every mode is "
              "checked after one step from them, and they are put back at the end (or why no "
              "state could be found)",
+    "unwrapped": "a user's function that came already jitted: the decorator taken off "
+                 "(jax.jit, tf.function) so that every mode starts from the undecorated "
+                 "function",
+    "static_argnums": "a user's function: the argument positions passed as static (JAX "
+                      "compiles once per value there), the jax.jit's own or, for an "
+                      "undecorated function, the arguments that hold no array",
     "check_skipped": "why no output of the group was checked: its JIT-off mode answered "
                      "differently when called again from the same start (state that cannot "
                      "be saved, unseeded random numbers)",

@@ -100,6 +100,70 @@ class Spec:
     flops: float | None = None
     name: str = ""
     source: str = ""
+    unwrapped: str | None = None  # the decorator taken off (``unwrap``), or None
+    static: tuple[int, ...] = ()  # argument positions passed as static (``static_positions``)
+
+    def fields(self) -> dict[str, Any]:
+        """What the rows say about how the function was taken (empty for a plain one)."""
+        out: dict[str, Any] = {}
+        if self.unwrapped:
+            out["unwrapped"] = self.unwrapped
+        if self.static:
+            out["static_argnums"] = list(self.static)
+        return out
+
+
+def unwrap(fn) -> tuple[Callable, str | None, tuple[int, ...] | None]:
+    """(the function to measure, the decorator it came in or None, the static positions that
+    decorator declared or None). An already-jitted function is measured from its undecorated
+    form, so its JIT-off modes run without JIT: ``jax.jit(f)`` -> ``f`` (``__wrapped__``, with
+    its ``static_argnums``), ``tf.function(f, ...)`` -> ``f`` (``python_function``).
+
+    >>> unwrap(len)
+    (<built-in function len>, None, None)
+    """
+    top = type(fn).__module__.split(".")[0]
+    inner = getattr(fn, "__wrapped__", None)
+    if top in ("jax", "jaxlib") and callable(inner) and hasattr(fn, "lower"):
+        info = getattr(fn, "_jit_info", None)  # jax's record of the jit's arguments
+        static = getattr(info, "static_argnums", None)
+        return inner, "jax.jit", tuple(static) if static is not None else None
+    inner = getattr(fn, "python_function", None)
+    if top == "tensorflow" and callable(inner):
+        jit = getattr(fn, "_jit_compile", None)
+        return inner, f"tf.function(jit_compile={jit})" if jit is not None else "tf.function", ()
+    return fn, None, None
+
+
+def static_positions(args: Sequence) -> tuple[int, ...]:
+    """The positions of the arguments passed as static: a top-level argument that holds no
+    array (a Python int, float, bool or string, None, or a tuple of them) and can be hashed.
+    JAX compiles once per value there (``static_argnums``); tf.function traces once per Python
+    value anyway."""
+    out = []
+    for i, a in enumerate(args):
+        if trees.arrays([a]):
+            continue
+        try:
+            hash(a)
+        except TypeError:
+            continue
+        out.append(i)
+    return tuple(out)
+
+
+def _static_stage(fn: Callable, static: tuple[int, ...]) -> Callable:
+    """``fn`` with ``static_argnums`` set for the adapters (a wrapper: the user's function is
+    left as it came)."""
+    if not static:
+        return fn
+
+    def stage(*xs):
+        return fn(*xs)
+
+    stage.__name__ = getattr(fn, "__name__", "fn")
+    stage.static_argnums = static  # type: ignore[attr-defined]
+    return stage
 
 
 def infer_framework(args: Sequence, framework: str | None = None) -> str:
@@ -172,6 +236,8 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
     if not callable(fn):
         raise UserError(f"the function to measure is not callable: {fn!r}")
     args = tuple(args)
+    fn, unwrapped, declared = unwrap(fn)
+    static = declared if declared is not None else static_positions(args)
     fw = infer_framework(args, framework)
     if device is not None and device not in ("cpu", "gpu"):
         raise UserError(f"unknown device {device!r}; valid: cpu, gpu")
@@ -199,9 +265,9 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
             raise UserError(f"reference raised {type(exc).__name__}: {exc}") from exc
     name = name or getattr(fn, "__name__", None) or type(fn).__name__
     source = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', name)}"
-    return Spec(fn=fn, args=args, framework=fw, modes=run_, skipped=skipped, device=device,
-                reference=reference, rtol=rtol, atol=atol, flops=flops, name=name,
-                source=source)
+    return Spec(fn=_static_stage(fn, static), args=args, framework=fw, modes=run_,
+                skipped=skipped, device=device, reference=reference, rtol=rtol, atol=atol,
+                flops=flops, name=name, source=source, unwrapped=unwrapped, static=static)
 
 
 def choose_device(device: str | None, adapter) -> str:
@@ -301,7 +367,7 @@ def run(spec: Spec, protocol: Protocol | None = None,
     return out + rows.group_rows(spec.modes, results, row=row, adapter=adapter,
                                  protocol=protocol, flops=flops, rtol=work.rtol,
                                  atol=work.atol, check=check, counters=counts,
-                                 precision=precision)
+                                 precision=precision, extra=lambda mode, r: spec.fields())
 
 
 @dataclasses.dataclass

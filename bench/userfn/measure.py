@@ -112,6 +112,13 @@ class Result:
         skipped = next((r["check_skipped"] for r in self.rows if r.get("check_skipped")), None)
         if skipped:
             parts.append(f"outputs not checked: {skipped}")
+        first = self.rows[0] if self.rows else {}
+        if first.get("unwrapped"):  # said first: every figure above is of the undecorated fn
+            parts.insert(0, f"measured {first.get('workload')} as it was before "
+                            f"{first['unwrapped']}, so its JIT-off modes run without JIT")
+        if first.get("static_argnums"):
+            parts.append(f"arguments {first['static_argnums']} passed as static (compiled "
+                         f"for their values)")
         return ". ".join(parts) if parts else "nothing measured"
 
     def __repr__(self) -> str:
