@@ -83,6 +83,8 @@ class Workload:
     ``default_variants[size]``: the variants of that size set that a run measures when it
     names neither this suite (``--suite``) nor a variant (``--variant``), to keep the default
     grid short; naming the suite measures them all. A size set not listed: all variants.
+    ``in_default_run``: False keeps the workload out of a run that names no suite (``make
+    bench``, ``jitbench run`` without ``--suite``); ``--suite NAME`` and pytest measure it.
     ``stateful``: its builders return one :class:`TrainStep` (state updated every call); the
     modes declared ``stateful_only`` (JAX ``donate``) run for it, and its reference returns
     ``(output, shown state)`` after the TrainStep's ``check_steps`` steps.
@@ -106,6 +108,7 @@ class Workload:
     stateful: bool = False
     default_variants: Mapping[str, Sequence[str]] = dataclasses.field(default_factory=dict)
     reduction: Callable[[Mapping[str, Any], str], int] | None = None
+    in_default_run: bool = True
 
     def reduction_length(self, params: Mapping[str, Any], variant: str) -> int:
         """``reduction(params, variant)``, or 1 where the workload declares none."""
@@ -320,7 +323,14 @@ class Filters:
     variant: tuple[str, ...] | None = None
     size: str = "quick"
     suite_files: tuple[str, ...] = ()
-    every_variant: bool = False  # ignore ``Workload.default_variants`` (pytest collects all)
+    # ignore ``Workload.default_variants`` and ``in_default_run`` (pytest collects all)
+    every_variant: bool = False
+
+    def measures(self, name: str, wl: "Workload") -> bool:
+        """Whether these filters measure workload ``name`` at all."""
+        if self.suite:
+            return name in self.suite
+        return wl.in_default_run or self.every_variant
 
     def variants(self, name: str, wl: "Workload") -> Sequence[str]:
         """The variants of workload ``name`` these filters measure, before ``--variant``."""
@@ -364,7 +374,7 @@ def expand(filters: Filters = Filters()) -> list[Case]:
 
     cases: list[Case] = []
     for name, (source, wl) in sorted(workloads.items()):
-        if filters.suite and name not in filters.suite:
+        if not filters.measures(name, wl):
             continue
         for params in wl.grid.get(filters.size, ()):
             params_json = json.dumps(dict(params), sort_keys=True)
@@ -393,7 +403,7 @@ def variants_left_out(filters: Filters = Filters()) -> dict[str, tuple[int, int]
     """Workloads whose ``default_variants`` these filters apply: ``{name: (measured, all)}``."""
     out = {}
     for name, (_, wl) in sorted(discover(filters.suite_files).items()):
-        if filters.suite and name not in filters.suite:
+        if not filters.measures(name, wl):
             continue
         kept = filters.variants(name, wl)
         if wl.grid.get(filters.size) and len(kept) < len(wl.variants):

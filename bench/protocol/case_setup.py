@@ -45,11 +45,12 @@ def workload_inputs(workload, case: Case) -> list:
 
 
 def workload_reference(workload, case: Case, inputs: Sequence[Any]) -> Any:
-    """The workload's answer computed by numpy in float64 from the same inputs."""
+    """The workload's answer computed by numpy in float64 from the same inputs (each input an
+    array or a pytree of them)."""
     import numpy as np
 
-    return workload.reference([np.asarray(a, dtype=np.float64) for a in inputs], case.params,
-                              case.variant)
+    return workload.reference(trees.map_arrays(lambda a: np.asarray(a, dtype=np.float64),
+                                               list(inputs)), case.params, case.variant)
 
 
 def mismatch_text(check: Mapping[str, Any], rtol: float, atol: float,
@@ -86,7 +87,7 @@ class Casework:
         """``arrays_only``: place only the array leaves of the inputs (each input may be a
         pytree, ``jitbench.protocol.trees``; numpy or framework arrays, as numpy first); other
         leaves (a user's static arguments) are passed as they are. Otherwise every input is a
-        numpy array. ``precision``: what the float32 products run at here
+        numpy array, or a pytree of them (a workload's parameters), placed leaf by leaf. ``precision``: what the float32 products run at here
         (``adapter.matmul_precision``), ``reduction``: the
         workload's reduction length (``jitbench.protocol.correctness.normwise_bound``)."""
         self.adapter = adapter
@@ -95,7 +96,7 @@ class Casework:
         self.device = device
         self.reference, self.reference_label = reference, reference_label
         self.rtol, self.atol = rtol, atol
-        if not arrays_only:
+        if not arrays_only and all(trees.is_array(x) for x in inputs):
             self.placed = adapter.place(inputs, device)
             return
         import numpy as np
