@@ -268,3 +268,31 @@ def test_an_already_jitted_function_is_measured_from_its_undecorated_form(framew
     if framework == "jax":  # eager ran op by op: a program per primitive, not the jit's one
         eager, jit = r.rows
         assert eager["first_compiles"] > 1 and jit["first_compiles"] == 1
+
+
+def test_a_compiled_keras_model_is_measured_as_fit_runs_its_training_step():
+    keras = pytest.importorskip("keras")
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dense(3)])
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), metrics=["accuracy"],
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((32, 8)).astype(np.float32), rng.integers(0, 3, 32)
+    before = [w.copy() for w in model.get_weights()]
+    r = jitbench.measure(model, x, y, protocol=QUICK)  # numpy inputs: no framework= needed
+    assert {row["mode"]: row["status"] for row in r.rows} == {
+        "eager": "ok", "graph": "ok", "xla": "ok"}, r.summary()
+    xla = next(row for row in r.rows if row["mode"] == "xla")
+    assert xla["framework"] == "tf" and xla["max_rel_err_vs_nojit"] < 1e-4
+    assert xla["first_call_s"] > xla["median_s"]  # the first step (trace, compile) apart
+    # optimizer slots, metric trackers and weights saved, checked after one step, put back
+    assert re.match(r"\d+ variables saved before the first call", xla["state"])
+    assert all(np.array_equal(b, w) for b, w in zip(before, model.get_weights()))
+    assert int(model.optimizer.iterations.numpy()) == 0
+    assert xla["keras_auto"].startswith("off: TensorFlow on a CPU-only machine")
+    assert re.match(r"xla (is|runs|against) .*graph .*\[", r.summary()), r.summary()
+    assert "jit_compile='auto' is off: TensorFlow on a CPU-only machine" in r.summary()
+    uncompiled = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
+    with pytest.raises(UserError, match=r"not compiled: call model.compile"):
+        jitbench.measure(uncompiled, x, y)

@@ -185,6 +185,13 @@ OTHER_FIELDS: dict[str, str] = {
     "static_argnums": "a user's function: the argument positions passed as static (JAX "
                       "compiles once per value there), the jax.jit's own or, for an "
                       "undecorated function, the arguments that hold no array",
+    "keras_auto": "a Keras model: what compile(jit_compile='auto') resolves to on this machine, "
+                  "and why (TensorFlow on a CPU-only machine, a layer without XLA support, "
+                  "a distribute strategy, op determinism)",
+    "keras_jit_compile": "a Keras model: what fit runs it with as it was compiled "
+                         "(jit_compile=True/False, or run_eagerly=True)",
+    "keras_no_jit_layers": "a Keras model: the layers that declare supports_jit=False (Keras "
+                           "would run without XLA where jit_compile=True was asked)",
     "check_skipped": "why no output of the group was checked: its JIT-off mode answered "
                      "differently when called again from the same start (state that cannot "
                      "be saved, unseeded random numbers)",

@@ -48,6 +48,7 @@ from jitbench.protocol.case_setup import Casework, Checked, matmul_precision, mi
 from jitbench.protocol.correctness import compare
 from jitbench.protocol.timing import Protocol, measure
 from jitbench.results import row as rows
+from jitbench.userfn.keras_model import is_keras_model, training_step
 
 NAMES = {fw: SPECS[fw].title for fw in FRAMEWORKS}
 # Top-level module of an input's type -> framework (type names only: no import needed)
@@ -102,10 +103,11 @@ class Spec:
     source: str = ""
     unwrapped: str | None = None  # the decorator taken off (``unwrap``), or None
     static: tuple[int, ...] = ()  # argument positions passed as static (``static_positions``)
+    about: dict[str, Any] = dataclasses.field(default_factory=dict)  # e.g. a Keras model's
 
     def fields(self) -> dict[str, Any]:
         """What the rows say about how the function was taken (empty for a plain one)."""
-        out: dict[str, Any] = {}
+        out: dict[str, Any] = dict(self.about)
         if self.unwrapped:
             out["unwrapped"] = self.unwrapped
         if self.static:
@@ -236,6 +238,13 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
     if not callable(fn):
         raise UserError(f"the function to measure is not callable: {fn!r}")
     args = tuple(args)
+    about: dict[str, Any] = {}
+    if is_keras_model(fn):  # its training step, as fit runs it
+        model = fn
+        fn, about, own = training_step(model)
+        framework = framework or own
+        name = name or fn.__name__
+        modes = modes if modes is not None else [m for m in ("eager", "graph", "xla")]
     fn, unwrapped, declared = unwrap(fn)
     static = declared if declared is not None else static_positions(args)
     fw = infer_framework(args, framework)
@@ -267,7 +276,8 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
     source = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', name)}"
     return Spec(fn=_static_stage(fn, static), args=args, framework=fw, modes=run_,
                 skipped=skipped, device=device, reference=reference, rtol=rtol, atol=atol,
-                flops=flops, name=name, source=source, unwrapped=unwrapped, static=static)
+                flops=flops, name=name, source=source, unwrapped=unwrapped, static=static,
+                about=about)
 
 
 def choose_device(device: str | None, adapter) -> str:

@@ -116,6 +116,9 @@ class Result:
         if first.get("unwrapped"):  # said first: every figure above is of the undecorated fn
             parts.insert(0, f"measured {first.get('workload')} as it was before "
                             f"{first['unwrapped']}, so its JIT-off modes run without JIT")
+        if first.get("keras_auto"):
+            parts.append(f"Keras: fit runs this model with {first.get('keras_jit_compile')}; "
+                         f"jit_compile='auto' is {first['keras_auto']}")
         if first.get("static_argnums"):
             parts.append(f"arguments {first['static_argnums']} passed as static (compiled "
                          f"for their values)")
