@@ -68,18 +68,27 @@ def _inner_pytest_is_not_an_xdist_worker(request, monkeypatch):
     yield
 
 
-# The slowest modules, slowest first (`pytest --durations=0`, summed per file, 2026-11-27:
-# ~65 s, 63, 47, 36, 34, 31, 28, 26, 21, 20 s). `make test` hands whole files to two processes
-# (`-n 2 --dist loadfile --no-loadscope-reorder`) in this order, so the long ones start first
-# and the short ones fill in at the end: longest first is what keeps the two busy to the end
-# (xdist's own reordering, most tests first, started the ~100 s module last).
-SLOWEST_FIRST = ("test_integration.py", "test_nightly.py", "test_ab.py", "test_nightly_recipe.py",
-                 "test_robustness.py",
-                 "test_pytest_plugin.py", "test_api.py", "test_filters.py",
-                 "test_change_night.py", "test_report.py", "test_jit_fixture.py")
+# The end-to-end tier (`make test-e2e`, run by .ci/run after `make test`): every test of these
+# files that is not `unit` starts whole runs, nights, A/B runs or recipes in child processes.
+# They are the slowest and the most sensitive to a neighbour test on a 2-core host, so they run
+# in a tier of their own, one file after another, and keep `make test` within its time.
+E2E_FILES = ("test_integration.py", "test_nightly.py", "test_nightly_recipe.py", "test_ab.py",
+             "test_change_night.py", "test_robustness.py", "test_compile_cache.py",
+             "test_resume.py", "test_filters.py", "test_pytest_plugin.py", "test_transformer.py")
+
+# The slowest modules left in `make test`, slowest first (`pytest --durations=0`, summed per
+# file). `make test` hands whole files to two processes (`-n 2 --dist loadfile
+# --no-loadscope-reorder`) in this order, so the long ones start first and the short ones fill
+# in at the end: longest first is what keeps the two busy to the end.
+SLOWEST_FIRST = ("test_api.py", "test_detectors.py", "test_jit_fixture.py", "test_report.py",
+                 "test_sweep.py", "test_train_step.py", "test_trust.py", "test_calibration.py",
+                 "test_user_functions.py")
 
 
 def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.name in E2E_FILES and item.get_closest_marker("unit") is None:
+            item.add_marker(pytest.mark.e2e)
     rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep
     # their order

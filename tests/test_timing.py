@@ -316,3 +316,23 @@ def test_a_gpu_group_samples_longer_and_a_cpu_group_as_before():
     assert Protocol(gpu_sample_min_time=0.0005).for_device("gpu").sample_min_time == 0.001
     with pytest.raises(ValueError, match="sample_min_time"):
         Protocol(gpu_sample_min_time=-1)
+
+
+@pytest.mark.unit
+def test_a_groups_verdicts_read_in_a_word_and_a_number_each():
+    from jitbench.run.progress import verdicts
+
+    rows = [{"mode": "eager", "status": "ok"},
+            {"mode": "jit", "status": "ok", "verdict": "faster", "verdict_baseline": "eager",
+             "verdict_speedup": 11.72, "verdict_ci_low": 10.9, "verdict_ci_high": 13.2},
+            {"mode": "aot", "status": "ok", "verdict": "same", "verdict_baseline": "eager",
+             "verdict_speedup": 1.01, "verdict_ci_low": 0.97, "verdict_ci_high": 1.04},
+            {"mode": "xla", "status": "compile_error"},
+            {"mode": "donate", "status": "ok", "verdict": "slower", "verdict_baseline": "eager",
+             "verdict_speedup": 0.5, "verdict_ci_low": 0.4, "verdict_ci_high": 0.625},
+            {"mode": "graph", "status": "ok", "verdict": "slower", "verdict_baseline": "eager",
+             "verdict_speedup": 0.5, "verdict_ci_low": float("nan"), "verdict_ci_high": 0.6}]
+    assert verdicts(rows) == ("jit 11.7x faster than eager [10.9-13.2]; aot same against eager "
+                              "(1.01x [0.97-1.04]); xla compile_error; donate 2x slower than "
+                              "eager [1.6-2.5]; graph 2x slower than eager")
+    assert verdicts(rows[:1]) == ""

@@ -39,7 +39,7 @@ from jitbench.run import startup
 from jitbench.run.worker_parent import WorkerFailed
 from jitbench.run.groups import GroupLoop, Key, open_loop, worker_key  # noqa: F401  (worker_key: re-exported)
 from jitbench.run.options import RunOptions
-from jitbench.run.progress import Progress
+from jitbench.run.progress import Progress, verdicts
 from jitbench.run.signals import StopOnSignals, stop_cleanly
 
 
@@ -219,12 +219,29 @@ def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case], cal=None) -
             ex.record.set_calibration(summary)
             cal.keep(summary, ex.record.run_id)
 
+    # each group's rows as they come; its verdicts shown as soon as its last row is written
+    ending: dict[str, list[Case]] = {}
+    rows_of: dict[int, list[dict[str, Any]]] = {}
+
+    def ended(case_id: str | None, row: dict[str, Any]) -> None:
+        group = ending.get(case_id or "")
+        if group is None:
+            return
+        got = rows_of.setdefault(id(group), [])
+        got.append(row)
+        if len(got) == len(group):
+            found = verdicts(got)
+            first = group[0]
+            ex.progress(f"  {first.workload}/{first.variant} {first.framework} {first.size}: "
+                        f"{found or 'no verdict'}")
+
     def on_row(row: dict[str, Any], retried: str | None) -> None:
         if cal is not None and cal.owns(row.get("case_id")):
             cal.add(row)
             return calibrated()
         # the worker wrote the whole row (jitbench.results.row); the record adds the run's id
         ex.write(lambda: ex.record.write_row(row, retried))
+        ended(row.get("case_id"), row)
 
     def on_failure(case: Case, exc: WorkerFailed, log: Path, retried: str | None) -> None:
         if cal is not None and cal.owns(case.case_id):
@@ -232,8 +249,11 @@ def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case], cal=None) -
             return calibrated()
         ex.write(lambda: ex.record.write_failure(case, exc.status, str(exc), retried,
                                                  **exc.row_fields(case.mode, log)))
+        ended(case.case_id, {"mode": case.mode, "status": exc.status})
 
     # the calibration's groups first, so each worker measures its own before its cases
-    groups = (cal.groups() if cal is not None else []) + group_cases(cases)
+    measured = group_cases(cases)
+    ending.update({c.case_id: group for group in measured for c in group})
+    groups = (cal.groups() if cal is not None else []) + measured
     loop.run(groups, on_row, on_failure, on_group, protocol_for=lambda group: (
         calibration.PROTOCOL if cal is not None and cal.owns(group[0].case_id) else None))
