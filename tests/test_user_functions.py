@@ -291,7 +291,7 @@ def test_a_compiled_keras_model_is_measured_as_fit_runs_its_training_step():
     assert all(np.array_equal(b, w) for b, w in zip(before, model.get_weights()))
     assert int(model.optimizer.iterations.numpy()) == 0
     assert xla["keras_auto"].startswith("off: TensorFlow on a CPU-only machine")
-    assert re.match(r"xla (is|runs|against) .*graph .*\[", r.summary()), r.summary()
+    assert re.match(r"xla (is|runs|against) .*graph.*\[", r.summary()), r.summary()
     assert "jit_compile='auto' is off: TensorFlow on a CPU-only machine" in r.summary()
     uncompiled = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
     with pytest.raises(UserError, match=r"not compiled: call model.compile"):

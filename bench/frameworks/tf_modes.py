@@ -9,6 +9,10 @@ from jitbench.frameworks import FrameworkSpec, ModeSpec
 CPU_GLOBAL_JIT = "--tf_xla_cpu_global_jit"
 AUTOCLUSTER_FLAGS = CPU_GLOBAL_JIT  # the TF_XLA_FLAGS auto-clustering needs in a process
 
+# The modes a Keras model's compile() can ask for: run_eagerly=True, jit_compile=False and
+# jit_compile=True (jitbench.userfn.keras_model)
+KERAS_MODES = ("eager", "graph", "xla")
+
 SPEC = FrameworkSpec(
     name="tf",
     # compile counters come from XLA's log lines, which only a worker's redirected fd 2 sees

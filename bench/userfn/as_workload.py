@@ -241,10 +241,11 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
     about: dict[str, Any] = {}
     if is_keras_model(fn):  # its training step, as fit runs it
         model = fn
-        fn, about, own = training_step(model)
+        fn, about, own, asked = training_step(
+            model, gpu_visible=lambda: adapter_for("tf").device_available("gpu")[0])
         framework = framework or own
         name = name or fn.__name__
-        modes = modes if modes is not None else [m for m in ("eager", "graph", "xla")]
+        modes = modes if modes is not None else list(asked)
     fn, unwrapped, declared = unwrap(fn)
     static = declared if declared is not None else static_positions(args)
     fw = infer_framework(args, framework)

@@ -30,10 +30,15 @@ def is_keras_model(obj: Any) -> bool:
             and hasattr(obj, "train_step") and hasattr(obj, "compile"))
 
 
-def training_step(model) -> tuple[Callable, dict[str, Any], str]:
-    """(``step(x, y) -> logs``, the fields every row carries, the framework). ``UserError``
-    for a model that is not compiled, or whose backend jitbench does not measure."""
+def training_step(model, gpu_visible: Callable[[], bool]
+                  ) -> tuple[Callable, dict[str, Any], str, tuple[str, ...]]:
+    """(``step(x, y) -> logs``, the fields every row carries, the framework, the modes that
+    ``compile()`` can ask for). ``gpu_visible()``: whether TensorFlow sees a GPU here.
+    ``UserError`` for a model that is not compiled, or whose backend jitbench does not
+    measure."""
     import keras
+
+    from jitbench.frameworks.tf_modes import KERAS_MODES
 
     backend = keras.backend.backend()
     if backend != "tensorflow":
@@ -50,29 +55,25 @@ def training_step(model) -> tuple[Callable, dict[str, Any], str]:
     train_step.__name__ = f"{model.name}.train_step"
     no_jit = [layer.name for layer in model._flatten_layers()
               if not getattr(layer, "supports_jit", True)]
-    fields = {"keras_auto": auto_resolves_to(model, no_jit),
+    fields = {"keras_auto": auto_resolves_to(model, no_jit, gpu_visible),
               "keras_jit_compile": _compiled_with(model)}
     if no_jit:
         fields["keras_no_jit_layers"] = no_jit
-    return train_step, fields, "tf"
+    return train_step, fields, "tf", KERAS_MODES
 
 
-def auto_resolves_to(model, no_jit: list[str]) -> str:
-    """What ``compile(jit_compile="auto")`` turns into on this machine, and why (Keras's
-    ``Trainer._resolve_auto_jit_compile`` on the TensorFlow backend)."""
-    import tensorflow as tf
-
-    if not [d for d in tf.config.list_physical_devices() if d.device_type != "CPU"]:
+def auto_resolves_to(model, no_jit: list[str], gpu_visible: Callable[[], bool]) -> str:
+    """What ``compile(jit_compile="auto")`` turns into on this machine (Keras's own
+    ``Trainer._resolve_auto_jit_compile``), and why (its rule on the TensorFlow backend)."""
+    if model._resolve_auto_jit_compile():
+        return "on: a GPU is visible and every layer supports XLA"
+    if not gpu_visible():
         return "off: TensorFlow on a CPU-only machine (Keras turns XLA off there)"
     if getattr(model, "_distribute_strategy", None):
         return "off: the model is under a tf.distribute strategy"
     if no_jit:
         return f"off: layers with supports_jit=False ({', '.join(no_jit)})"
-    from tensorflow.python.framework.config import is_op_determinism_enabled
-
-    if is_op_determinism_enabled():
-        return "off: TensorFlow op determinism is on"
-    return "on: a GPU is visible and every layer supports XLA"
+    return "off: Keras's model_supports_jit says no (TensorFlow op determinism is on)"
 
 
 def _compiled_with(model) -> str:
