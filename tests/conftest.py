@@ -74,15 +74,15 @@ def _inner_pytest_is_not_an_xdist_worker(request, monkeypatch):
 # in a tier of their own, one file after another, and keep `make test` within its time.
 E2E_FILES = ("test_integration.py", "test_nightly.py", "test_nightly_recipe.py", "test_ab.py",
              "test_change_night.py", "test_robustness.py", "test_compile_cache.py",
-             "test_resume.py", "test_filters.py", "test_pytest_plugin.py", "test_transformer.py")
+             "test_resume.py", "test_filters.py", "test_pytest_plugin.py", "test_transformer.py",
+             "test_jit_fixture.py")
 
 # The slowest modules left in `make test`, slowest first (`pytest --durations=0`, summed per
 # file). `make test` hands whole files to two processes (`-n 2 --dist loadfile
 # --no-loadscope-reorder`) in this order, so the long ones start first and the short ones fill
 # in at the end: longest first is what keeps the two busy to the end.
-SLOWEST_FIRST = ("test_api.py", "test_detectors.py", "test_jit_fixture.py", "test_report.py",
-                 "test_sweep.py", "test_train_step.py", "test_trust.py", "test_calibration.py",
-                 "test_user_functions.py")
+SLOWEST_FIRST = ("test_api.py", "test_detectors.py", "test_user_functions.py", "test_report.py",
+                 "test_sweep.py", "test_train_step.py", "test_trust.py", "test_calibration.py")
 
 
 def pytest_collection_modifyitems(items):

@@ -224,3 +224,52 @@ def test_bare_pytest_in_a_project_imports_no_framework(pytester, project, tmp_pa
     assert "jitbench" not in json.loads(out.read_text())["machine_info"]
     markers = pytester.runpytest_subprocess("--markers", "-p", "no:cacheprovider")
     markers.stdout.no_fnmatch_line("@pytest.mark.nojit*")
+
+
+MODEL_TESTS = '''
+import numpy as np
+
+
+def test_linen(jit_benchmark):
+    from flax_steps import linen_step  # tests/user_code/flax_steps.py, copied beside
+
+    step, state, batch = linen_step()
+    r = jit_benchmark(step, state, batch, precision=0.2, budget=1)
+    assert {row["status"] for row in r.rows} == {"ok"}
+
+
+def test_nnx(jit_benchmark):
+    from flax_steps import nnx_step
+
+    step, *args = nnx_step()
+    r = jit_benchmark(step, *args, precision=0.2, budget=1)
+    assert {row["status"] for row in r.rows} == {"ok"}
+
+
+def test_keras_model(jit_benchmark):
+    import keras
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((32, 8)).astype("float32"), rng.standard_normal((32, 1))
+    r = jit_benchmark(model, x, y, precision=0.2, budget=1)
+    assert {row["status"] for row in r.rows} == {"ok"}
+'''
+
+
+def test_flax_steps_and_a_keras_model_through_the_fixture(pytester, project, tmp_path):
+    pytest.importorskip("flax")
+    (project / "test_models.py").write_text(textwrap.dedent(MODEL_TESTS))
+    shutil.copy(REPO / "tests" / "user_code" / "flax_steps.py", project)
+    out = tmp_path / "out.json"
+    result = pytester.runpytest_subprocess("--benchmark-only", f"--benchmark-json={out}", "-ra",
+                                           *FAST)
+    result.assert_outcomes(passed=3)
+    names = sorted(b["name"] for b in json.loads(out.read_text())["benchmarks"])
+    assert names == ["test_keras_model[tf-eager]", "test_keras_model[tf-graph]",
+                     "test_keras_model[tf-xla]", "test_linen[jax-aot]", "test_linen[jax-eager]",
+                     "test_linen[jax-jit]", "test_nnx[jax-eager]", "test_nnx[jax-jit]"]
+

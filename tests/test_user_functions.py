@@ -296,3 +296,46 @@ def test_a_compiled_keras_model_is_measured_as_fit_runs_its_training_step():
     uncompiled = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
     with pytest.raises(UserError, match=r"not compiled: call model.compile"):
         jitbench.measure(uncompiled, x, y)
+
+
+def _flax_steps():
+    import importlib.util
+
+    pytest.importorskip("flax")
+    pytest.importorskip("optax")
+    path = Path(__file__).parent / "user_code" / "flax_steps.py"
+    spec = importlib.util.spec_from_file_location("flax_steps", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_flax_linen_train_state_step_with_optax_in_every_mode():
+    step, state, batch = _flax_steps().linen_step()
+    r = jitbench.measure(step, state, batch, protocol=QUICK)
+    assert {row["mode"]: row["status"] for row in r.rows} == {
+        "eager": "ok", "jit": "ok", "aot": "ok"}, r.summary()
+    jit = next(row for row in r.rows if row["mode"] == "jit")
+    # the whole returned state compared leaf by leaf (params, Adam's moments, the step)
+    assert jit["max_rel_err_vs_nojit"] < 1e-4 and not jit.get("check_skipped")
+    assert "static_argnums" not in jit  # apply_fn and tx are the TrainState's static fields
+
+
+def test_an_nnx_step_that_changes_its_model_in_place_is_measured_op_by_op_and_under_nnx_jit():
+    import jax
+
+    step, model, optimizer, x, y = _flax_steps().nnx_step()
+    from flax import nnx
+
+    before = jax.tree_util.tree_map(np.asarray, nnx.state((model, optimizer)).to_pure_dict())
+    r = jitbench.measure(step, model, optimizer, x, y, protocol=QUICK)
+    assert {row["mode"]: row["status"] for row in r.rows} == {"eager": "ok", "jit": "ok"}, \
+        r.summary()
+    jit = next(row for row in r.rows if row["mode"] == "jit")
+    assert jit["unwrapped"] == "nnx.jit" and jit["max_rel_err_vs_nojit"] < 1e-4
+    assert jit["state"].startswith("2 variables saved") and not jit.get("check_skipped")
+    after = jax.tree_util.tree_map(np.asarray, nnx.state((model, optimizer)).to_pure_dict())
+    assert all(np.array_equal(a, b) for a, b in zip(jax.tree_util.tree_leaves(before),
+                                                    jax.tree_util.tree_leaves(after)))
+    with pytest.raises(UserError, match=r"changes flax NNX objects in place runs in eager, jit"):
+        jitbench.measure(step, model, optimizer, x, y, modes=["aot"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sys
 import threading
 import weakref
 from pathlib import Path
@@ -175,6 +176,8 @@ class Adapter:
     def _train(self, train: TrainStep, mode: str, device: str) -> Stepping:
         """A training step: the state placed once and carried from call to call."""
         step, init = train.make()
+        if isinstance(init, dict) and init and all(map(_nnx_object, init.values())):
+            return self._in_place(step, list(init.values()), mode, train)
         if mode == "eager":
             fn = step
         elif mode == "jit":
@@ -200,6 +203,27 @@ class Adapter:
         restart()
         return Stepping(call, restart, lambda: self.to_numpy(state), train,
                         pending=lambda: state)
+
+    def _in_place(self, fn, objects: list, mode: str, train: TrainStep) -> Stepping:
+        """A user's step that changes flax NNX objects (a module, an optimizer) in place, as
+        NNX writes it: op by op, or under ``nnx.jit`` (``jax.jit`` cannot change an object
+        in place); their state saved once to restart from."""
+        from flax import nnx
+
+        if mode == "eager":
+            call = fn
+        elif mode == "jit":
+            call = nnx.jit(fn)
+        else:
+            raise ValueError(f"mode {mode!r}: a step that changes flax NNX objects in place "
+                             f"runs op by op or under nnx.jit")
+        saved = jax.tree_util.tree_map(jax.numpy.array, nnx.state(objects))  # copies
+
+        def restart():
+            nnx.update(objects, jax.tree_util.tree_map(jax.numpy.array, saved))
+
+        return Stepping(call, restart, lambda: self.to_numpy(nnx.state(objects).to_pure_dict()),
+                        train, pending=lambda: nnx.state(objects))
 
     @staticmethod
     def reset() -> None:
@@ -243,8 +267,9 @@ class Adapter:
 
     @staticmethod
     def user_state(fn, placed, device: str) -> tuple[list, None]:
-        """A JAX function is pure: new state is returned, none is assigned."""
-        return [], None
+        """The flax NNX objects among the arguments (modules, optimizers: a step changes them in
+        place); none otherwise: a JAX function is pure, new state is returned."""
+        return [a for a in placed if _nnx_object(a)], None
 
     @staticmethod
     def mode_problem(mode: str, device: str) -> None:
@@ -362,6 +387,13 @@ def _memory(compiled) -> int | None:
              "generated_code_size_in_bytes")
     return int(sum(getattr(stats, k, 0) or 0 for k in parts)
                - (getattr(stats, "alias_size_in_bytes", 0) or 0))
+
+
+def _nnx_object(x) -> bool:
+    """A flax NNX object (a module, an optimizer), without importing flax."""
+    nnx = sys.modules.get("flax.nnx")
+    base = getattr(nnx, "Pytree", None) or getattr(nnx, "Object", None)
+    return base is not None and isinstance(x, base)
 
 
 def _static(stage) -> tuple[int, ...]:

@@ -2,6 +2,9 @@
 
 from jitbench.frameworks import FrameworkSpec, ModeSpec
 
+# The modes of a step that changes flax NNX objects in place: op by op, and nnx.jit
+NNX_MODES = ("eager", "jit")
+
 SPEC = FrameworkSpec(
     name="jax",
     counts_in_process=True,  # jax.monitoring events reach any listener in the process

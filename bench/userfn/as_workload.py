@@ -126,6 +126,8 @@ def unwrap(fn) -> tuple[Callable, str | None, tuple[int, ...] | None]:
     """
     top = type(fn).__module__.split(".")[0]
     inner = getattr(fn, "__wrapped__", None)
+    if type(fn).__module__.startswith("flax.nnx") and callable(inner):
+        return inner, "nnx.jit", None
     if top in ("jax", "jaxlib") and callable(inner) and hasattr(fn, "lower"):
         info = getattr(fn, "_jit_info", None)  # jax's record of the jit's arguments
         static = getattr(info, "static_argnums", None)
@@ -135,6 +137,13 @@ def unwrap(fn) -> tuple[Callable, str | None, tuple[int, ...] | None]:
         jit = getattr(fn, "_jit_compile", None)
         return inner, f"tf.function(jit_compile={jit})" if jit is not None else "tf.function", ()
     return fn, None, None
+
+
+def nnx_object(x) -> bool:
+    """A flax NNX object (a module, an optimizer: its class or a base from ``flax.nnx``),
+    told without importing flax."""
+    return any(c.__module__.startswith("flax.nnx") and c.__name__ in ("Pytree", "Object")
+               for c in type(x).__mro__)
 
 
 def static_positions(args: Sequence) -> tuple[int, ...]:
@@ -248,6 +257,16 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
         modes = modes if modes is not None else list(asked)
     fn, unwrapped, declared = unwrap(fn)
     static = declared if declared is not None else static_positions(args)
+    if any(map(nnx_object, args)):  # changed in place: op by op or under nnx.jit only
+        from jitbench.frameworks.jax_modes import NNX_MODES
+
+        framework, static = framework or "jax", ()
+        if modes is not None and set([modes] if isinstance(modes, str) else modes) - set(
+                NNX_MODES):
+            raise UserError(f"modes={modes!r}: a step that changes flax NNX objects in place "
+                            f"runs in {', '.join(NNX_MODES)} only (nnx.jit); for the other "
+                            f"modes write it in NNX's functional form (nnx.split, nnx.merge)")
+        modes = modes if modes is not None else list(NNX_MODES)
     fw = infer_framework(args, framework)
     if device is not None and device not in ("cpu", "gpu"):
         raise UserError(f"unknown device {device!r}; valid: cpu, gpu")

@@ -37,7 +37,6 @@ def training_step(model, gpu_visible: Callable[[], bool]
     ``UserError`` for a model that is not compiled, or whose backend jitbench does not
     measure."""
     import keras
-
     from jitbench.frameworks.tf_modes import KERAS_MODES
 
     backend = keras.backend.backend()
