@@ -174,3 +174,50 @@ def test_every_field_of_a_real_row_is_documented(run_dir):
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     missing = sorted({k for r in rows for k in r if not documented(k)})
     assert missing == [], f"row fields with no description in bench/results/fields.py: {missing}"
+
+
+def test_a_file_added_to_suites_as_the_docs_say_is_a_workload(tmp_path):
+    """README, "Adding a workload": one file in `suites/` that defines `WORKLOAD`; nothing to
+    register. Written into the repository's suites/ (the end-to-end tier runs one test at a
+    time) and removed after."""
+    import subprocess
+    import sys
+    import textwrap
+    import uuid
+    from pathlib import Path
+
+    name = f"added_{uuid.uuid4().hex[:8]}"
+    path = Path(__file__).resolve().parent.parent / "suites" / f"{name}.py"
+    path.write_text(textwrap.dedent(f'''
+        from jitbench.define.workload import Workload
+
+
+        def inputs(p, dtype, rng):
+            return (rng.standard_normal((p["n"], p["n"])).astype(dtype),)
+
+
+        def jax_stages(p, dtype, variant):
+            import jax.numpy as jnp
+
+            return [lambda x: jnp.tanh(x @ x)]
+
+
+        WORKLOAD = Workload(
+            name="{name}", grid={{"quick": [dict(n=16)], "full": [dict(n=64)]}},
+            dtypes=("float32",), inputs=inputs,
+            reference=lambda xs, p, variant: __import__("numpy").tanh(xs[0] @ xs[0]),
+            flops=lambda p, variant: 2.0 * p["n"] ** 3, tolerance={{"float32": (1e-4, 1e-4)}},
+            jax=jax_stages)
+    '''))
+    try:
+        done = subprocess.run([sys.executable, "-m", "jitbench", "run", "--suite", name,
+                               "--device", "cpu", "--size", "quick", "--budget", "0.5",
+                               "--no-report", "--out", str(tmp_path)],
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        path.unlink()
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [json.loads(x) for x in next(tmp_path.iterdir()).joinpath(
+        "results.jsonl").read_text().splitlines()]
+    assert {(r["workload"], r["mode"], r["status"]) for r in rows} == {
+        (name, m, "ok") for m in ("eager", "jit", "aot")}

@@ -254,3 +254,27 @@ def test_the_per_variant_table_puts_each_variant_of_a_workload_side_by_side():
     assert adam[0]["verdict"] == "faster" and adam[0]["rate"] == "500"  # steps per second
     assert adam[1]["css"] == "same"
     assert _per_variant(sp[sp["variant"] == "sgd-no_bn"], "call") is None  # one variant
+
+
+@pytest.mark.unit
+def test_the_command_that_measures_a_case_again_keeps_the_runs_options():
+    import shlex
+
+    from jitbench.cli.args import build_parser
+    from jitbench.report.sections.workloads import reproduce_command
+
+    rows = [{"workload": "mmd", "variant": "default", "dtype": "float32", "framework": "jax",
+             "mode": m, "device": "cpu", "size_set": "quick", "source": "jitbench.suites.mmd"}
+            for m in ("eager", "jit")]
+    meta = {"protocol": {"precision": 0.02, "budget": 3.0, "stop_when": "precise"},
+            "process_profile": "stable", "matmul_precision": "highest"}
+    line = reproduce_command(rows, meta)
+    args = build_parser().parse_args(shlex.split(line)[1:])
+    assert (args.precision, args.budget, args.stop_when) == (0.02, 3.0, "precise")
+    assert (args.process_profile, args.matmul_precision, args.mode) == (
+        "stable", "highest", "eager,jit")
+    fixed = build_parser().parse_args(shlex.split(reproduce_command(
+        rows, {"protocol": {"precision": None, "min_time": 0.1}}))[1:])
+    assert fixed.precision is None and fixed.min_time == 0.1
+    plain = reproduce_command(rows, {"protocol": {"precision": 0.05, "budget": 6.0}})
+    assert "--precision" not in plain and "--budget" not in plain

@@ -331,8 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="RUN_DIR",
                    help="the merged run folder, e.g. results/<run_id>")
 
-    p = sub.add_parser("report", help="write the HTML report of a run")
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder (results/<run_id>)")
+    p = sub.add_parser("report", help="write the HTML report of a run (or of a "
+                       "pytest-benchmark JSON)")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder (results/<run_id>), or a "
+                   "pytest-benchmark JSON file (--benchmark-json) of jitbench's entries")
     p.add_argument("-o", "--output", metavar="DIR",
                    help="output folder (default: reports/<run_id>)")
 

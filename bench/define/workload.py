@@ -201,6 +201,9 @@ class Case:
 FILES_VAR = "JITBENCH_WORKLOAD_FILES"
 
 
+OWN_SUITES = "jitbench.suites"  # the repository's suites/ folder, as installed
+
+
 def _load_source(source: str):
     """Import a workload module by dotted name or by ``.py`` file path (or from the file
     :data:`FILES_VAR` names for it)."""
@@ -277,12 +280,24 @@ _OLD_SUITES = "suites."  # recorded runs name the shipped workloads by their old
 
 
 def registered_sources() -> list[str]:
-    """The workload modules registered in the :data:`SUITES_GROUP` entry-point group, sorted:
-    jitbench's own (``pyproject.toml``), and any other installed package's. A registry, so this
-    module imports no workload."""
+    """The workload modules, sorted: every module of jitbench's own ``suites/`` folder (the
+    installed ``jitbench.suites``: a file added there is a workload, no registration needed),
+    and those any other installed package registers in the :data:`SUITES_GROUP` entry-point
+    group. Only names are listed here: no workload is imported."""
+    import importlib.util
+    import pkgutil
     from importlib.metadata import entry_points
 
-    return sorted({ep.value for ep in entry_points(group=SUITES_GROUP)})
+    found = {ep.value for ep in entry_points(group=SUITES_GROUP)}
+    try:
+        own = importlib.util.find_spec(OWN_SUITES)
+    except ImportError:
+        own = None
+    if own is not None and own.submodule_search_locations:
+        found |= {f"{OWN_SUITES}.{m.name}" for m in
+                  pkgutil.iter_modules(own.submodule_search_locations)
+                  if not m.name.startswith(("_", "test_", "conftest"))}
+    return sorted(found)
 
 
 def discover(extra_files: Sequence[str] = ()) -> dict[str, tuple[str, Workload]]:

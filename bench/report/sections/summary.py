@@ -111,7 +111,7 @@ def _tiles(gm, summ, peaks, floors) -> list[dict[str, Any]]:
         tiles.append({"value": f"{p['peak_gflops']:.0f} GFLOP/s",
                       "label": f"float32 matmul peak · {p['device']}",
                       "detail": f"best of numpy and every framework mode ({p['peak_source']}),"
-                                f" measured at the start of this run", "kind": ""})
+                                f" measured before the cases (or kept from an earlier run)", "kind": ""})
     ok = floors[floors["status"].isin(["ok", "derived"])]
     if len(ok):
         tiles.append({"value": " · ".join(f"{r['framework']} {r['mode']} {fmt.secs(r['floor_s'])}"

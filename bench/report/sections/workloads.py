@@ -45,10 +45,38 @@ def reproduce_command(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
               "--dtype", str(r["dtype"]), "--framework", str(r["framework"]),
               "--mode", ",".join(map(str, modes)), "--device", str(r["device"]),
               "--size", str(r.get("size_set") or "quick")]
-    min_time = (meta.get("protocol") or {}).get("min_time")
-    if min_time and min_time != DEFAULT_MIN_TIME:
-        parts += ["--min-time", f"{min_time:g}"]
+    parts += run_options(meta)
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def run_options(meta: dict[str, Any]) -> list[str]:
+    """The options of ``jitbench run`` that a run's meta.json records away from their defaults
+    (the protocol's stopping rule, the workers' profile, the matmul precision)."""
+    from jitbench.protocol.settings import Protocol
+
+    default = Protocol()
+    protocol = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
+    out: list[str] = []
+    precision = protocol.get("precision", default.precision)
+    if precision is None:
+        out += ["--precision", "off"]
+        min_time = protocol.get("min_time")
+        if min_time and min_time != DEFAULT_MIN_TIME:
+            out += ["--min-time", f"{min_time:g}"]
+    elif precision != default.precision:
+        out += ["--precision", f"{precision:g}"]
+    budget = protocol.get("budget", default.budget)
+    if precision is not None and budget != default.budget:
+        out += ["--budget", f"{budget:g}"]
+    stop_when = protocol.get("stop_when", default.stop_when)
+    if precision is not None and stop_when != default.stop_when:
+        out += ["--stop-when", str(stop_when)]
+    for key, flag in (("process_profile", "--process-profile"),
+                      ("matmul_precision", "--matmul-precision")):
+        value = meta.get(key)
+        if isinstance(value, str) and value not in ("default", ""):
+            out += [flag, value]
+    return out
 
 
 def _descriptions(df) -> dict[str, tuple[str, str]]:
