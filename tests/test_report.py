@@ -275,6 +275,6 @@ def test_the_command_that_measures_a_case_again_keeps_the_runs_options():
         "stable", "highest", "eager,jit")
     fixed = build_parser().parse_args(shlex.split(reproduce_command(
         rows, {"protocol": {"precision": None, "min_time": 0.1}}))[1:])
-    assert fixed.precision is None and fixed.min_time == 0.1
+    assert fixed.precision == "off" and fixed.min_time == 0.1
     plain = reproduce_command(rows, {"protocol": {"precision": 0.05, "budget": 6.0}})
     assert "--precision" not in plain and "--budget" not in plain
