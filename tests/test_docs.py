@@ -55,3 +55,50 @@ def test_readme_links_into_docs_exist():
     for target in re.findall(r"\]\((docs/[^)#]+)", text):
         assert (ROOT / target).is_file(), target
 
+
+
+def _doc_commands():
+    """Every `jitbench ...` line of a code block in README.md and docs/*.md (the lab notebook
+    apart: dated experiments keep the commands they ran), continuation lines joined:
+    (where, subcommand, flags)."""
+    import re
+    import shlex
+
+    out = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        block, pending = False, ""
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if line.lstrip().startswith("```"):
+                block, pending = not block, ""
+                continue
+            if not block:
+                continue
+            line = pending + line.strip().removeprefix("$ ")
+            if line.endswith("\\"):
+                pending = line[:-1] + " "
+                continue
+            pending = ""
+            m = re.search(r"(?:^|&&\s*|;\s*)(?:[A-Z_]+=\S+\s+)*jitbench\s+(.*)$", line)
+            if not m or line.startswith("#"):
+                continue
+            text = m.group(1).split("  #")[0].split(" # ")[0]
+            try:
+                words = shlex.split(text)
+            except ValueError:  # a synopsis line's description has an apostrophe
+                words = text.split()
+            flags = [w.split("=")[0] for w in words[1:] if w.startswith("--")]
+            out.append((f"{path.name}:{n}", words[0], flags))
+    return out
+
+
+def test_every_command_line_in_the_docs_names_real_commands_and_options():
+    from jitbench.cli.reference import commands, options
+
+    known = {name: {f for a in options(cmd) for f in a.option_strings}
+             for name, cmd in commands().items()}
+    found = _doc_commands()
+    assert len(found) >= 25  # README's synopsis, the nightly recipe, the A/B examples, ...
+    bad = [(where, sub, [f for f in flags if f not in known.get(sub, ())])
+           for where, sub, flags in found
+           if sub not in known or any(f not in known[sub] for f in flags)]
+    assert bad == [], bad
