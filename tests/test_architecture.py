@@ -249,3 +249,72 @@ def test_rows_reach_files_through_the_results_package_only():
 
     found = [m for m in _modules_where(dumps_into_a_write) if not m.startswith("results/")]
     assert found == ["run/worker.py", "run/worker_parent.py"], found
+
+
+def _json_writers(tree: ast.AST) -> int:
+    """How many functions of a module write JSON to a file: ``json.dump``, or ``json.dumps`` in
+    a function that also writes a file, however the two are spelled (``json.dumps``, ``from
+    json import dumps as d``, ``d = json.dumps``, the text bound to a name before the write)."""
+    def is_json(expr) -> str | None:
+        if (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)
+                and expr.value.id == "json" and expr.attr in ("dump", "dumps")):
+            return expr.attr
+        return None
+
+    aliases: dict[str, str] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module == "json":
+            aliases.update({a.asname or a.name: a.name for a in n.names
+                            if a.name in ("dump", "dumps")})
+        if isinstance(n, ast.Assign) and (kind := is_json(n.value)):
+            aliases.update({t.id: kind for t in n.targets if isinstance(t, ast.Name)})
+
+    def kind(call) -> str | None:
+        if not isinstance(call, ast.Call):
+            return None
+        if isinstance(call.func, ast.Name):
+            return aliases.get(call.func.id)
+        return is_json(call.func)
+
+    def own_nodes(fn):  # a function's nodes, nested functions left to themselves
+        todo = list(ast.iter_child_nodes(fn))
+        while todo:
+            n = todo.pop()
+            yield n
+            if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                todo.extend(ast.iter_child_nodes(n))
+
+    count = 0
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        kinds = {kind(n) for n in own_nodes(fn)}
+        write = any(_call_named(n, w) for n in own_nodes(fn)
+                    for w in ("write", "writelines", "write_text", "write_bytes"))
+        count += "dump" in kinds or ("dumps" in kinds and write)
+    return count
+
+
+@pytest.mark.unit
+def test_no_json_file_is_written_outside_the_results_package_however_it_is_spelled():
+    """Only ``jitbench.results`` writes result, summary and meta files as JSON. The wire
+    format between a worker and its parent is the exception (Python reads its own NaN back)."""
+    found = sorted(str(p.relative_to(BENCH)) for p in BENCH.rglob("*.py")
+                   if _json_writers(ast.parse(p.read_text())))
+    assert [m for m in found if not m.startswith("results/")] == [
+        "run/worker.py", "run/worker_parent.py"]
+    # the spellings it sees
+    assert _json_writers(ast.parse("import json\ndef f(p, x):\n    json.dump(x, p)")) == 1
+    assert _json_writers(ast.parse(
+        "from json import dumps as d\ndef f(p, x):\n    t = d(x)\n    p.write_text(t)")) == 1
+    assert _json_writers(ast.parse(
+        "import json\nenc = json.dumps\ndef f(p, x):\n    p.write_bytes(enc(x).encode())")) == 1
+    assert _json_writers(ast.parse(
+        "import pickle\ndef f(p, x):\n    p.write_bytes(pickle.dumps(x))")) == 0
+
+
+@pytest.mark.unit
+def test_the_nightly_lives_in_rooms_of_at_most_400_lines():
+    long = {p.name: n for p in (BENCH / "nightly").glob("*.py")
+            if (n := len(p.read_text().splitlines())) > 400}
+    assert long == {}, long

@@ -12,10 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from jitbench.analysis.ab_verdicts import LOOK_PAIRS
 from jitbench.define.workload import FILES_VAR, Case
-from jitbench.nightly import change
+from jitbench.nightly import change, change_ab
 from jitbench.results.files import SUMMARY_NAME
 
 WORKLOAD = Path(__file__).parent / "workloads" / "nightly_small.py"
@@ -189,7 +188,6 @@ def _corpus(noise: float, nights: int = 30, cases: int = 6, pairs: int = 12, see
     """Change nights of an inert change: arm B's time is arm A's times a log-normal noise of
     ``noise`` per pair (a fresh process pair's scatter)."""
     import numpy as np
-
     from jitbench.nightly.change_nights import FORMAT
 
     rng = np.random.default_rng(seed)
@@ -214,8 +212,8 @@ def test_the_replay_counts_false_alerts_steps_found_and_the_cost():
     assert quiet["detection_all"] == quiet["detection"]  # every case here is a JIT mode's
     # a 2% pair scatter decides a 10% step at the first look (9 pairs); a change night still
     # measures every open case to the floor of 12 pairs: its run plus the 12 recorded rounds
-    assert quiet["pairs_used"]["0.1"] == change.LOOK_PAIRS[0]
-    assert quiet["cost_ratio"] == pytest.approx(1.0 + 120 / 12 * change.MIN_PAIRS / 100)
+    assert quiet["pairs_used"]["0.1"] == change_ab.LOOK_PAIRS[0]
+    assert quiet["cost_ratio"] == pytest.approx(1.0 + 120 / 12 * change_ab.MIN_PAIRS / 100)
     # at 2% scatter, 12 pairs rule a 10% step out for every unchanged case: nothing undecided
     assert quiet["undecided"] == 0 and quiet["false_named"] >= quiet["false_alerts"]
     # a 10% step is named wherever it fails the night; a 5% one is named more often than it
@@ -374,7 +372,6 @@ def _ab_rows(ratios: dict[str, list[float]]):
 @pytest.mark.unit
 def test_a_change_night_names_small_steps_fails_on_the_threshold_and_pools_its_cases():
     import numpy as np
-
     from jitbench.analysis.ab_verdicts import pair_units, verdicts
 
     rng = np.random.default_rng(1)
@@ -385,11 +382,11 @@ def test_a_change_night_names_small_steps_fails_on_the_threshold_and_pools_its_c
               noisy: list(np.exp(rng.normal(0, 0.4, 12)))}
     df = _ab_rows(ratios)
     ids = set(ratios)
-    rule = change.settings(len(ids), "default", None)
+    rule = change_ab.settings(len(ids), "default", None)
     table = verdicts(df, tolerance=rule.tolerance, confidence=rule.confidence,
                      max_pairs=rule.max_pairs, final=True, look_pairs=rule.look_pairs)
     plan = change.Plan("n1", (change.Change("variable", "XLA_FLAGS", "--a", "--b"),))
-    said = change.judged(table, pair_units(df), ids, plan, rule, 0.10)
+    said = change_ab.judged(table, pair_units(df), ids, plan, rule, 0.10)
     assert [r["case_id"] for r in said["fails"] if r["metric"] == "ab_time"] == [big]
     assert [r["case_id"] for r in said["smaller"]] == [small]
     assert "threshold ruled out" in said["smaller"][0]["text"]
@@ -408,7 +405,7 @@ def test_an_accepted_night_is_the_reference_from_then_on(tmp_path, capsys):
     import shutil
 
     from jitbench.cli.main import main
-    from jitbench.nightly.night import analyse
+    from jitbench.nightly.reference import analyse
 
     results = tmp_path / "results"
     shutil.copytree(RECORDED, results)

@@ -64,7 +64,7 @@ def test_every_repeated_measurement_in_fresh_processes_goes_through_the_one_loop
     """jitbench ab and a change night's A/B, a night's further processes and the recheck of its
     suspects: each calls run_rounds, none keeps a loop of its own."""
     root = Path(rounds_mod.__file__).parents[1]
-    for rel in ("run/ab_arms.py", "nightly/repeats.py", "nightly/night.py"):
+    for rel in ("run/ab_arms.py", "nightly/repeats.py", "nightly/recheck.py"):
         text = (root / rel).read_text()
         assert "run_rounds(" in text, rel
         assert "while pending" not in text and "for i in range(rounds)" not in text, rel

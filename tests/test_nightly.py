@@ -23,7 +23,7 @@ import pytest
 
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Filters, expand
-from jitbench.nightly.night import recheck_plan
+from jitbench.nightly.recheck import recheck_plan
 from jitbench.nightly.shards import merge, shard
 from jitbench.nightly.runs import comparable
 from jitbench.results.files import read_rows
@@ -150,7 +150,7 @@ def test_a_2x_slower_jit_mode_is_confirmed_and_named(history):
     assert repeated["measured"][SLOW_CASE] == 2 and repeated["runs"], repeated
     again_ids = [r["case_id"] for r in read_rows(Path(repeated["runs"][0]) / "results.jsonl")]
     assert SLOW_CASE in again_ids and Path(repeated["runs"][0]).parent.name == "repeats"
-    from jitbench.nightly.night import analyse
+    from jitbench.nightly.reference import analyse
 
     pts = analyse(tmp / "results").points  # the history reads both processes back
     mine = pts[(pts["run_id"] == "night5") & (pts["case_id"] == SLOW_CASE)
@@ -284,7 +284,8 @@ def test_the_gpu_sample_length_splits_gpu_histories_only():
 def test_an_alert_says_when_the_machine_changed_that_night():
     import pandas as pd
 
-    from jitbench.nightly.night import History, _what_else
+    from jitbench.nightly.reference import History
+    from jitbench.nightly.summary import _what_else
 
     def rows(night, scale):
         return [dict(run_id=night, case_id=f"c{i}", status="ok", median_s=1e-3 * i * scale)
@@ -422,7 +423,7 @@ def test_the_nightly_leaves_unjudged_nights_out_of_tonights_reference(tmp_path, 
     """The recorded nights copied to 8 runs; on n5 and n6 every JIT-off time x1.4 (the
     machine moved): the nightly on n7 names them and judges n7 against n0-n4 alone."""
     from jitbench.cli.main import main
-    from jitbench.nightly.night import analyse
+    from jitbench.nightly.reference import analyse
 
     root = tmp_path / "results"
     for i in range(8):

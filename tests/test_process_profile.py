@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jitbench.errors import UserError
-from jitbench.nightly.night import profile_facts
+from jitbench.nightly.summary import profile_facts
 from jitbench.nightly.runs import comparable
 from jitbench.run.worker_start import CPU_AFFINITY_ENV
 from jitbench.run.options import RunOptions

@@ -18,7 +18,7 @@ from jitbench.analysis.detectors import PAIRED_FLOOR
 from jitbench.analysis.history import (SERIES_KEYS, Thresholds, combined_points,
                                        detect_regressions)
 from jitbench.nightly import evaluate, repeats
-from jitbench.nightly.night import recheck_verdict
+from jitbench.nightly.recheck import recheck_verdict
 
 pytestmark = pytest.mark.unit
 

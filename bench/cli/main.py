@@ -184,7 +184,7 @@ def _shard_night(args, cases, thresholds, protocol) -> int:
 
 def _nightly_accept(args) -> int:
     """``nightly --accept RUN_ID --reason TEXT``: a night becomes the reference."""
-    from jitbench.nightly.night import accept
+    from jitbench.nightly.reference import accept
 
     if not args.accept:
         raise UserError("--reason goes with --accept RUN_ID (the night to accept)")

@@ -105,7 +105,7 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
     nights; ``cost_ratio_max``), ``pairs_used`` per step. A night recorded with fewer pairs
     than the rule may take ends there: a case still open counts as not found."""
     from jitbench.analysis.ab_verdicts import against_threshold, decide_interval
-    from jitbench.nightly import change
+    from jitbench.nightly import change_ab
 
     nights = corpus["nights"]
     base = sorted(corpus.get("unchanged_night_s") or [])
@@ -123,9 +123,9 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
 
     for night in nights:
         pairs = night["pairs"]
-        rule = dict(tolerance=change.TOLERANCE,
-                    confidence=change.confidence(len(night["touched"])),
-                    max_pairs=change.MAX_PAIRS, look_pairs=change.LOOK_PAIRS)
+        rule = dict(tolerance=change_ab.TOLERANCE,
+                    confidence=change_ab.confidence(len(night["touched"])),
+                    max_pairs=change_ab.MAX_PAIRS, look_pairs=change_ab.LOOK_PAIRS)
         recorded = max((len(p) for p in pairs.values()), default=0)
         fails, named, open_any, open_jit, stop = 0, 0, False, False, 0
         for case_id, p in pairs.items():
@@ -134,17 +134,17 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
             fails += said == "fails"
             named += verdict == "slower"
             open_any |= said == "undecided"
-            open_jit |= said == "undecided" and change.is_jit(case_id)
+            open_jit |= said == "undecided" and change_ab.is_jit(case_id)
             stop = max(stop, at or len(_units(p)))
             for s in STEPS:
                 verdict, at, _, _, hi = decide_interval(_units(p, s), **rule)
                 said = against_threshold(verdict, hi, threshold)
                 count("detection_all", s, said == "fails")
-                if change.is_jit(case_id):
+                if change_ab.is_jit(case_id):
                     count("detection", s, said == "fails")
                     count("named", s, verdict == "slower")
                 used[s].append(at or len(_units(p)))
-        jit = [c for c in pairs if change.is_jit(c)]
+        jit = [c for c in pairs if change_ab.is_jit(c)]
         for s in (0.0, *STEPS):
             pool = _pooled({c: _units(pairs[c], s) for c in jit}, rule)
             if pool is None:
@@ -165,7 +165,7 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
         if base_s:  # what a night costs when nothing changed, from the corpus's own nights
             night_s = base_s
         if night_s and ab_s and rounds:
-            stop = max(stop, change.MIN_PAIRS) if recorded >= change.MIN_PAIRS else stop
+            stop = max(stop, change_ab.MIN_PAIRS) if recorded >= change_ab.MIN_PAIRS else stop
             costs.append((night_s + ab_s / rounds * min(stop, rounds)) / night_s)
     costs.sort()
 
@@ -188,10 +188,10 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
             "unchanged_night_s": base_s,
             "cost_ratio_max": costs[-1] if costs else None,
             "threshold": threshold, "host": corpus.get("host"),
-            "rule": {"max_pairs": change.MAX_PAIRS, "min_pairs": change.MIN_PAIRS,
-                     "look_pairs": list(change.LOOK_PAIRS),
-                     "family_confidence": change.FAMILY_CONFIDENCE,
-                     "tolerance": change.TOLERANCE}}
+            "rule": {"max_pairs": change_ab.MAX_PAIRS, "min_pairs": change_ab.MIN_PAIRS,
+                     "look_pairs": list(change_ab.LOOK_PAIRS),
+                     "family_confidence": change_ab.FAMILY_CONFIDENCE,
+                     "tolerance": change_ab.TOLERANCE}}
 
 
 def _pooled(units: dict[str, list[float]], rule: dict[str, Any]
@@ -199,7 +199,6 @@ def _pooled(units: dict[str, list[float]], rule: dict[str, Any]
     """(verdict, high) of the pooled verdict over these cases' pairs, pair i of each case
     being round i (``jitbench.analysis.ab_verdicts.pooled``, as a night judges it)."""
     import pandas as pd
-
     from jitbench.analysis.ab_verdicts import pooled
 
     rows = pd.DataFrame([(c, i, x) for c, u in units.items() for i, x in enumerate(u)],

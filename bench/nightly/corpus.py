@@ -122,14 +122,9 @@ def from_runs(run_dirs: Sequence[Path | str], command: str = "") -> dict[str, An
 
 
 def save(corpus: dict[str, Any], path: Path | str) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(corpus, separators=(",", ":"), sort_keys=True)
-    if path.suffix == ".gz":
-        path.write_bytes(gzip.compress(text.encode(), mtime=0))
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
+    from jitbench.results.files import write_json
+
+    return write_json(path, corpus)
 
 
 def read(path: Path | str) -> Any:

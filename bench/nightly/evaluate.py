@@ -19,11 +19,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from jitbench.analysis.detectors import (DETECTORS, PAIRED_FLOOR, PAIRED_WINDOW, Detector,
-                                      baseline_moves, history_processes, jit_levels,
-                                      judge_night, machine_levels, previous_index,
-                                      processes_noise, reference_end, steady_nights)
+from jitbench.analysis.detectors import (
+    DETECTORS,
+    PAIRED_FLOOR,
+    PAIRED_WINDOW,
+    Detector,
+    baseline_moves,
+    history_processes,
+    jit_levels,
+    judge_night,
+    machine_levels,
+    previous_index,
+    processes_noise,
+    reference_end,
+    steady_nights,
+)
 from jitbench.analysis.history import benjamini_hochberg
 from jitbench.errors import UserError
 from jitbench.nightly import corpus as corpus_mod

@@ -8,7 +8,7 @@ for a step of the threshold to stand ``z_min + 1.645`` noises clear; at most
 yet). :func:`measure` then runs rounds 2..k, each in fresh processes: round ``j`` measures,
 under ``<night>/repeats/<night>-p<j>/``, every case of the worker groups that hold a series
 with k >= j (the group's neighbours and order, as on the night), while the night's repeat
-budget lasts. The history (``jitbench.nightly.night.analyse``) reads them back with
+budget lasts. The history (``jitbench.nightly.reference.analyse``) reads them back with
 :func:`repeat_rows`: a series' point is then the combination of its processes
 (``jitbench.analysis.history.combined_points``).
 
@@ -23,8 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from jitbench.analysis.processes import (interval_sigma, processes_needed,
-                                         single_process_sigma)
+from jitbench.analysis.processes import interval_sigma, processes_needed, single_process_sigma
 from jitbench.define.modes import MODES
 from jitbench.define.workload import Case
 from jitbench.errors import UserError
@@ -75,7 +74,6 @@ def plan(points, reference: Sequence[str], thresholds, max_processes: int = MAX_
     (``jitbench.analysis.detectors.judge_night``: the ratio, or the JIT time against the
     machine); tonight's interval is the ratio's (the JIT time has none)."""
     import numpy as np
-
     from jitbench.analysis.detectors import beyond_usual, usual_night_sigma
     from jitbench.analysis.history import tonight_against_history
     from jitbench.protocol.timing import robust_sigma

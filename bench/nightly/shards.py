@@ -80,11 +80,11 @@ def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k:
     measures them (``run_kw``: the nightly's protocol and process profile) into
     ``RESULTS/shards/K/NIGHT`` (not yet a night of the history), and, when the software changed
     since the history's last good night, its own touched groups measured in both environments
-    side by side (``jitbench.nightly.change.measure``, within the time its own run took) under
+    side by side (``jitbench.nightly.change_ab.measure``, within the time its own run took) under
     that folder's ``change/``. ``jitbench merge RESULTS/shards/*/NIGHT -o RESULTS/NIGHT`` then
     ``jitbench nightly --no-run`` judge the whole night, the shards' pairs together. Returns
     what the shard did."""
-    from jitbench.nightly import change
+    from jitbench.nightly import change, change_ab
     from jitbench.nightly.runs import comparable, run_dirs
     from jitbench.run import runner
 
@@ -103,7 +103,7 @@ def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k:
     facts["change"] = plan.facts()
     if plan.changes and not plan.blocked:
         spent = mine.get("elapsed_s")
-        facts["change"] = change.measure(
+        facts["change"] = change_ab.measure(
             plan, cases, run_dir, threshold, process_profile=run_kw["process_profile"],
             time_limit=float(spent) if isinstance(spent, (int, float)) else None,
             case_timeout=run_kw["case_timeout"], on_progress=run_kw.get("on_progress"),

@@ -180,7 +180,7 @@ def _change_verdict(run_dir: Path) -> str | None:
 
 
 def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Path:
-    """``h``: jitbench.nightly.night.History; ``summary``: what nightly-summary.json holds."""
+    """``h``: jitbench.nightly.reference.History; ``summary``: what nightly-summary.json holds."""
     from jitbench.report.html import template_environment
     from jitbench.report.sections.method import precisions
 

@@ -222,6 +222,22 @@ def write_summary(path: Path | str, said: dict[str, Any]) -> None:
     os.replace(tmp, Path(path) / SUMMARY_NAME)
 
 
+def write_json(path: Path | str, data: Any) -> Path:
+    """Write ``data`` as compact JSON, sorted keys, gzip-compressed where ``path`` ends in
+    ``.gz`` (reproducibly: no timestamp in the gzip header); NaN/inf as
+    :func:`encode` writes them. Returns the path."""
+    import gzip
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(_clean(data), separators=(",", ":"), sort_keys=True, default=str)
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(text.encode(), mtime=0))
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
 PENDING = "pending"  # a summary's key while the night is being judged (a crash leaves it)
 
 

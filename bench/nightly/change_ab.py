@@ -1,0 +1,192 @@
+"""A change night's A/B (``jitbench.nightly.change`` says what changed and builds the two
+arms): the touched case groups measured in the last good night's environment and tonight's,
+pairs added while a verdict is open (at least :data:`MIN_PAIRS` whatever the night's length,
+then up to :data:`MAX_PAIRS` within a time limit), judged against the night's one threshold
+(:func:`judged`): a touched case B measures ``slower`` than A whose interval does not rule out
+a step of the threshold fails the night; one whose interval rules it out is named as a smaller
+step; one still open with the step not ruled out is ``undecided`` (never a pass); and a pooled
+verdict over the touched JIT cases says what the change does to them as a whole.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from jitbench.define.workload import Case
+from jitbench.nightly.change import FOLDER, Plan, touched
+from jitbench.results.files import load_meta
+
+# a touched case is called slower when its interval of time B / A lies above 1.00x at this
+# confidence, shared out over the touched cases and the pooled verdict (Bonferroni): one alert
+# a night at most 5%
+FAMILY_CONFIDENCE = 0.95
+# pairs for a case whose verdict is open: at least MIN_PAIRS whatever the night's length, then
+# up to MAX_PAIRS while the time limit (the night's own run: a change night costs at most about
+# twice an unchanged one) allows; the verdict looks at LOOK_PAIRS and at MAX_PAIRS, the error
+# rate split over the looks (``jitbench.analysis.ab_verdicts``)
+MIN_PAIRS = 12
+MAX_PAIRS = 30
+LOOK_PAIRS = (9, 12, 20)
+TOLERANCE = 0.02  # ``same``: the interval inside 1/1.02 .. 1.02 (a decided case stops)
+
+
+def confidence(n_touched: int) -> float:
+    """Each verdict's confidence: :data:`FAMILY_CONFIDENCE` shared out over the touched cases
+    and the pooled verdict."""
+    return 1.0 - (1.0 - FAMILY_CONFIDENCE) / max(1, n_touched + 1)
+
+
+def settings(n_touched: int, process_profile: str, time_limit: float | None,
+             pairs: int | None = None):
+    """The A/B's settings; ``pairs``: exactly that many pairs whatever the verdicts and the
+    time (to record a corpus of change nights for ``--evaluate``)."""
+    from jitbench.run import ab_arms
+
+    rule = ab_arms.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE,
+                            confidence=confidence(n_touched), time_limit=time_limit,
+                            min_pairs=MIN_PAIRS, process_profile=process_profile,
+                            look_pairs=LOOK_PAIRS)
+    return dataclasses.replace(rule, max_pairs=pairs, fixed=True, time_limit=None) \
+        if pairs else rule
+
+
+def is_jit(case_id: str) -> bool:
+    """Whether a case id names a JIT mode (its framework and mode words, as
+    ``jitbench.define.workload.Case.case_id`` joins them)."""
+    from jitbench.define.modes import MODES
+
+    words = case_id.split("-")
+    return any(MODES[(a, b)].jit for a, b in zip(words, words[1:]) if (a, b) in MODES)
+
+
+def _interval_text(ratio: float, lo: float, hi: float, pairs: int, threshold: float) -> str:
+    t = 100 * threshold
+    return (f"{ratio:.3f}x [{lo:.3f}, {hi:.3f}] in {pairs} fresh process pairs "
+            f"({100 * (ratio - 1):+.1f}%, "
+            + (f"all of it beyond the {t:.0f}% threshold" if lo >= 1 + threshold else
+               f"a step of the {t:.0f}% threshold not ruled out" if not hi < 1 + threshold
+               else f"a step of the {t:.0f}% threshold ruled out") + ")")
+
+
+def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float
+           ) -> dict[str, Any]:
+    """Each touched case's verdict against the threshold
+    (``jitbench.analysis.ab_verdicts.against_threshold``) and the pooled verdict of the JIT
+    modes' touched cases: ``fails`` (records: the night fails), ``smaller`` (records: slower
+    by less than the threshold, named), ``undecided`` (case ids: the step not ruled out,
+    nothing decided), ``verdicts`` (counts), ``pooled``."""
+    from jitbench.analysis import ab_verdicts
+
+    changed = "; ".join(c.text() for c in plan.changes)
+    out: dict[str, Any] = {"fails": [], "smaller": [], "undecided": [], "verdicts": {}}
+
+    def record(r: dict[str, Any], what: str) -> dict[str, Any]:
+        ratio, lo, hi = (float(r[k]) for k in ("ratio", "ci_low", "ci_high"))
+        return {"case_id": r["case_id"], "metric": "ab_time", "workload": r.get("workload"),
+                "framework": r.get("framework"), "mode": r.get("mode"), "ratio": ratio,
+                "low": lo, "high": hi, "pairs": int(r["pairs"]),
+                "clears_threshold": lo >= 1 + threshold,
+                # the history table's columns: A is the reference, B tonight
+                "reference": 1.0, "latest": ratio, "change": ratio - 1, "noise": None,
+                "q_value": None,
+                "text": (f"{what}: tonight's environment / the last good night's "
+                         f"({plan.reference}), measured side by side: "
+                         + _interval_text(ratio, lo, hi, int(r["pairs"]), threshold)
+                         + "; what changed: " + changed)}
+
+    for r in rows.to_dict("records"):
+        if r["case_id"] not in ids:
+            continue
+        out["verdicts"][r["verdict"]] = out["verdicts"].get(r["verdict"], 0) + 1
+        said = ab_verdicts.against_threshold(r["verdict"], float(r["ci_high"]), threshold)
+        if said == "fails":
+            out["fails"].append(record(r, "slower"))
+        elif said == "smaller":
+            out["smaller"].append(record(r, "slower by less than the threshold"))
+        elif said == "undecided":
+            out["undecided"].append(r["case_id"])
+    jit = [c for c in sorted(ids) if is_jit(c)]
+    pool = ab_verdicts.pooled(units, jit, tolerance=settings.tolerance,
+                              confidence=settings.confidence, max_pairs=settings.max_pairs,
+                              look_pairs=tuple(settings.look_pairs))
+    if pool is not None:
+        pool["against_threshold"] = ab_verdicts.against_threshold(
+            pool["verdict"], pool["ci_high"], threshold)
+        pool["text"] = (f"the change as a whole over the {len(pool['cases'])} touched JIT "
+                        f"cases (geometric mean of B / A per pair): {pool['verdict']}, "
+                        + _interval_text(pool["ratio"], pool["ci_low"], pool["ci_high"],
+                                         pool["pairs"], threshold))
+        if pool["against_threshold"] == "fails":
+            out["fails"].append({"case_id": "(pooled: " + ", ".join(pool["cases"]) + ")",
+                                 "metric": "ab_time_pooled", "ratio": pool["ratio"],
+                                 "low": pool["ci_low"], "high": pool["ci_high"],
+                                 "pairs": pool["pairs"], "reference": 1.0,
+                                 "latest": pool["ratio"], "change": pool["ratio"] - 1,
+                                 "noise": None, "q_value": None,
+                                 "text": pool["text"] + "; what changed: " + changed})
+    out["pooled"] = pool
+    return out
+
+
+def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float, *,
+            process_profile: str, time_limit: float | None, case_timeout: float = 1800.0,
+            on_progress: Callable | None = None, pairs: int | None = None) -> dict[str, Any]:
+    """The A/B of the touched case groups (``plan``'s arms) under ``night_dir/change/``, unless
+    the night holds its A/B already (a sharded night: each shard measured its own groups,
+    ``jitbench.nightly.shards.shard_night``; or the same night analysed again); the facts for
+    the summary: :func:`judged`'s over every A/B run of the night, ``slower`` (its ``fails``:
+    what fails the night), each record with its ratio, interval, pairs and a sentence
+    (``text``) that names the change."""
+    from jitbench.run import ab_arms
+
+    again, ids = touched(cases, plan.changes)
+    facts = {**plan.facts(), "n_cases": len(again), "n_touched": len(ids), "slower": [],
+             "smaller": [], "undecided": [], "pooled": None, "verdicts": {}, "run": None,
+             "threshold": threshold}
+    if not again:
+        return facts
+    chosen = settings(len(ids), process_profile, time_limit, pairs)
+    runs = recorded(night_dir)
+    if not runs:
+        runs = [ab_arms.run_ab(again, night_dir / FOLDER, (plan.arm_a, plan.arm_b), chosen,
+                               case_timeout=case_timeout, on_progress=on_progress,
+                               command=["jitbench", "nightly", "(change night)"], watch=ids)]
+    return {**facts, **judge_runs(runs, plan, ids, threshold)}
+
+
+def recorded(night_dir: Path) -> list[Path]:
+    """The A/B runs a night holds already (one per shard that measured a change)."""
+    folder = Path(night_dir) / FOLDER
+    return sorted(d for d in folder.iterdir() if (d / "results.jsonl").is_file()) \
+        if folder.is_dir() else []
+
+
+def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float
+               ) -> dict[str, Any]:
+    """:func:`judged` over the A/B runs of one night (several when its shards measured their
+    own groups: their pairs judged together, at the confidence of every touched case of the
+    night)."""
+    import pandas as pd
+    from jitbench.analysis.ab_verdicts import pair_units
+    from jitbench.report.ab_page import table
+    from jitbench.results.files import load_results
+    from jitbench.run import ab_arms
+
+    metas = [load_meta(d) for d in runs]
+    rule = ab_arms.Settings(**{**(metas[0].get("ab") or {}).get("settings", {}),
+                               "confidence": confidence(len(ids))})
+    frames = [load_results(d) for d in runs]
+    tables = [table(df, {**m, "ab": {**m["ab"], "settings": dataclasses.asdict(rule)}})
+              for df, m in zip(frames, metas)]
+    said = judged(pd.concat(tables, ignore_index=True), pd.concat(
+        [pair_units(df) for df in frames], ignore_index=True), ids, plan, rule, threshold)
+    abs_ = [m.get("ab") or {} for m in metas]
+    return {"run": str(runs[0]), "runs": [str(d) for d in runs], "verdicts": said["verdicts"],
+            "touched": sorted(ids), "slower": said["fails"], "smaller": said["smaller"],
+            "undecided": said["undecided"], "pooled": said["pooled"],
+            "rounds": max((a.get("rounds") or 0) for a in abs_),
+            "elapsed_s": sum(float(m.get("elapsed_s") or 0) for m in metas),
+            "confidence": rule.confidence, "tolerance": rule.tolerance,
+            "max_pairs": rule.max_pairs, "min_pairs": rule.min_pairs}

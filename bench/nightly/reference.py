@@ -1,0 +1,76 @@
+"""The history a night is judged against: every run under a results root, the runs measured
+the same way, the nights a moved machine left unjudged, and the nights a team accepted
+(``jitbench nightly --accept``), which restart the reference."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from jitbench.analysis.history import Thresholds, detect_regressions, points_table
+from jitbench.analysis.machine import waiting_nights
+from jitbench.errors import UserError
+from jitbench.nightly import repeats as repeats_mod
+from jitbench.nightly.runs import comparable, run_dirs
+from jitbench.results.files import load_acceptance, load_meta, load_results, write_acceptance
+
+
+@dataclasses.dataclass
+class History:
+    """The runs under a results root and the verdict on the latest."""
+
+    df: Any  # every row of every run
+    order: list[str]  # run ids, oldest first
+    metas: dict[str, dict[str, Any]]
+    points: Any  # history.points_table
+    tests: Any  # history.detect_regressions of the latest run
+    judged: list[str]  # the runs measured under the latest run's protocol, oldest first
+    # the latest run's reference: ``judged`` but for the nights a moved machine left unjudged
+    # just before it (``jitbench.analysis.machine.waiting_nights``), the latest last
+    reference: list[str] = dataclasses.field(default_factory=list)
+    waiting: list[str] = dataclasses.field(default_factory=list)
+    # the nights a team accepted (jitbench nightly --accept): {run id: reason, accepted_at}
+    accepted: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+
+def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> History:
+    """The history under ``results_root`` and the verdict on its latest run, against the
+    earlier runs measured the same way (:func:`comparable`)."""
+    runs = run_dirs(results_root)
+    if not runs:
+        raise UserError(f"no runs under {str(results_root)!r}")
+    df = load_results(runs)
+    dirs = {load_meta(d).get("run_id") or d.name: d for d in runs}
+    metas = {r: load_meta(d) for r, d in dirs.items()}
+    order = list(metas)
+    more = {r: repeats_mod.repeat_rows(d) for r, d in dirs.items()}
+    points = points_table(df, metas, order, {r: rows for r, rows in more.items() if rows})
+    judged = comparable(metas, order)
+    waiting = waiting_nights(df, metas, judged, (thresholds or Thresholds()).machine)
+    reference = [r for r in judged if r not in waiting]
+    accepted = {r: said for r in order if (said := load_acceptance(dirs[r]))}
+    # an accepted night starts the reference: the nights before it measured what it changed
+    since = [r for r in reference[:-1] if r in accepted]
+    if since:
+        reference = reference[reference.index(since[-1]):]
+    return History(df, order, metas, points, detect_regressions(points, reference, thresholds),
+                   judged, reference, waiting, accepted)
+
+
+def accept(results_root: Path | str, run_id: str, reason: str | None) -> dict[str, Any]:
+    """``jitbench nightly --accept RUN_ID --reason TEXT``: the night ``run_id`` becomes the
+    reference from the next night on (:func:`jitbench.nightly.change.is_good`; the history
+    judges later nights against it and the nights after it), recorded with its reason."""
+    import datetime as dt
+
+    if not (reason or "").strip():
+        raise UserError("--accept needs --reason TEXT: why this step is wanted (shown on the "
+                        "history page and in every later summary)")
+    runs = {load_meta(d).get("run_id") or d.name: d for d in run_dirs(results_root)}
+    if run_id not in runs:
+        known = ", ".join(list(runs)[-5:]) or "none"
+        raise UserError(f"--accept {run_id!r}: no such night under {str(results_root)!r} "
+                        f"(the latest: {known})")
+    when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return write_acceptance(runs[run_id], reason.strip(), when)
