@@ -4,13 +4,12 @@ protocol as ``jitbench run``, then checks on its rows."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 from jitbench.define.workload import Filters, expand
 from jitbench.doctor import Check
-from jitbench.frameworks import framework_specs
+from jitbench.frameworks import FRAMEWORKS, installed, not_installed
 from jitbench.protocol.settings import Protocol
 from jitbench.results.files import load_meta, read_rows
 from jitbench.run import runner
@@ -22,18 +21,12 @@ SYNC_FLOOR = 0.5  # a mode whose synced call took under this share of its pipeli
 # can read somewhat faster than the pipelined calls did
 
 
-def installed() -> list[str]:
-    """The frameworks whose package is installed (found, not imported)."""
-    return [name for name, spec in framework_specs().items()
-            if importlib.util.find_spec(spec.module) is not None]
-
-
 def checks(devices: list[str], out_root: Path) -> tuple[list[Check], Path | None]:
     """The checks of a tiny run into ``out_root``, and its run folder (None if nothing ran)."""
     frameworks = installed()
     if not frameworks:
         return [Check("frameworks", "fail", "neither TensorFlow nor JAX is installed",
-                      "pip install jitbench's dependencies (make install)")], None
+                      'pip install "jitbench[jax]", "jitbench[tf]" or both')], None
     cases = expand(Filters(suite=("matmul_relu",), variant=("fused",), dtype=("float32",),
                            framework=tuple(frameworks), device=tuple(devices)))
     smallest = cases[0].size
@@ -44,8 +37,10 @@ def checks(devices: list[str], out_root: Path) -> tuple[list[Check], Path | None
     meta = load_meta(run_dir)
     versions = meta.get("frameworks") or {}
     seen = sorted({f"{d.get('framework')} {d.get('device')}" for d in meta.get("devices") or []})
-    out = [Check("frameworks", "ok", ", ".join(f"{k} {v}" for k, v in versions.items())
-                 or ", ".join(frameworks)),
+    absent = [why for fw in FRAMEWORKS if (why := not_installed(fw))]
+    out = [Check("frameworks", "ok", "; ".join(
+                 [", ".join(f"{k} {v}" for k, v in versions.items()) or ", ".join(frameworks)]
+                 + absent)),
            Check("devices the frameworks see", "ok", ", ".join(seen) or "none reported")]
     for fw in frameworks:
         for device in devices:

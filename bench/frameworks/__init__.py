@@ -100,6 +100,27 @@ def framework_specs() -> dict[str, FrameworkSpec]:
             for name in FRAMEWORKS}
 
 
+def not_installed(framework: str) -> str | None:
+    """Why ``framework`` cannot run in this interpreter (its package is not installed), with
+    the command that installs it; None when it is found (found, not imported)."""
+    import importlib.util
+
+    spec = framework_specs()[framework]
+    try:
+        found = importlib.util.find_spec(spec.module) is not None
+    except (ImportError, ValueError):  # a broken or hidden package: as good as absent
+        found = False
+    if found:
+        return None
+    return (f"{spec.title} is not installed in this environment: pip install "
+            f"\"jitbench[{framework}]\"")
+
+
+def installed() -> list[str]:
+    """The frameworks whose package is installed here."""
+    return [name for name in FRAMEWORKS if not_installed(name) is None]
+
+
 class Adapter(Protocol):
     """What the harness needs from a framework; one instance per worker process.
 

@@ -31,8 +31,10 @@ from typing import Any, Callable, Sequence
 
 from jitbench.define.workload import Case, group_cases
 from jitbench.errors import UserError
+from jitbench.frameworks import not_installed
 from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
+from jitbench.results.row import new_row
 
 from jitbench.run import compile_cache as compile_cache_mod
 from jitbench.run import startup
@@ -105,7 +107,8 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
 
         # once per run, on the run's own workers before their cases (or kept from an earlier
         # run on this machine and software); in meta.json, not results
-        cal = _calibration(record, options, cases, recalibrate) if calibrate else None
+        here = [c for c in cases if not not_installed(c.framework)]
+        cal = _calibration(record, options, here, recalibrate) if calibrate and here else None
         _execute(_Execution(record, options, len(cases), 0, on_progress), list(cases), cal)
         if options.compile_cache == "warm":
             compile_cache_mod.warm_pass(record, options, on_group=lambda text: (
@@ -203,6 +206,13 @@ def group_loop(record: RunRecord, options: RunOptions, critical, *,
 
 def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case], cal=None) -> None:
     from jitbench.run import calibration
+
+    # a framework this interpreter lacks: its cases are skipped rows that say how to install it
+    absent = {fw: why for fw in {c.framework for c in cases} if (why := not_installed(fw))}
+    for case in [c for c in cases if c.framework in absent]:
+        ex.write(lambda case=case: ex.record.write_row(
+            new_row(case, status="skipped", error=absent[case.framework]), None))
+    cases = [c for c in cases if c.framework not in absent]
 
     def on_group(group: Sequence[Case]) -> None:
         first = group[0]
