@@ -117,3 +117,54 @@ def test_a_project_with_its_own_bench_and_suites(project, installed, install, co
                            cwd=project, capture_output=True, text=True, env=env, check=True)
     expected = installed if install == "regular" else ROOT
     assert Path(where.stdout.strip()).is_relative_to(expected), where.stdout
+
+
+HIDE_TF = '''
+import sys
+
+
+class HideTensorFlow:
+    """This interpreter as one where TensorFlow was never installed."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".")[0] in ("tensorflow", "keras", "tf_keras"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, HideTensorFlow)
+'''
+
+
+@pytest.mark.e2e
+def test_with_jax_only_the_tensorflow_cases_are_skipped_with_the_install_command(tmp_path):
+    """`pip install -e ".[jax]"`, as a JAX user installs it: an interpreter that reuses this
+    environment's packages but cannot import TensorFlow."""
+    import json
+    import sysconfig
+
+    venv = tmp_path / "jax-only"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python*/site-packages"))
+    purelib = sysconfig.get_paths()["purelib"]
+    (site / "hide_tf.py").write_text(HIDE_TF)
+    (site / "hide.pth").write_text("import hide_tf\n")
+    (site / "reuse.pth").write_text(f"import site; site.addsitedir({purelib!r})\n")
+    python = str(venv / "bin" / "python")
+    probe = subprocess.run([python, "-c", "import tensorflow"], capture_output=True, text=True)
+    assert probe.returncode != 0 and "No module named 'tensorflow'" in probe.stderr
+    done = subprocess.run([python, "-m", "jitbench", "run", "--suite", "matmul_relu",
+                           "--variant", "fused", "--size", "quick", "--device", "cpu",
+                           "--budget", "0.3", "--no-report", "--no-calibrate",
+                           "--out", str(tmp_path / "results")],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env=dict(os.environ, PYTHONPATH=""))
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_dir = next((tmp_path / "results").iterdir())
+    rows = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+    by = {(r["framework"], r["status"]) for r in rows}
+    assert by == {("jax", "ok"), ("tf", "skipped")}, by
+    tf = [r for r in rows if r["framework"] == "tf"]
+    assert all('pip install "jitbench[tf]"' in r["error"] for r in tf), tf[0]["error"]
+    assert "TensorFlow is not installed" in tf[0]["error"]
