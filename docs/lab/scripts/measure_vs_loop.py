@@ -6,7 +6,9 @@ after ``WARM`` warm calls), then the other way round in the next round. Prints, 
 mode, the ratio jitbench / loop per round, its median and range, and each side's verdict
 (JIT-on time / JIT-off time) so the two can be compared.
 
-    python docs/lab/scripts/measure_vs_loop.py [ROUNDS]
+    python docs/lab/scripts/measure_vs_loop.py [ROUNDS] [SAMPLE_MIN_TIME]
+
+``SAMPLE_MIN_TIME``: the protocol's shortest sample in seconds (default: the protocol's own).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from pathlib import Path
 import numpy as np
 
 import jitbench
+from jitbench.protocol.settings import Protocol
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+PROTOCOL = (Protocol(sample_min_time=float(sys.argv[2])) if len(sys.argv) > 2 else Protocol())
 CALLS, WARM = 200, 20
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "user_code"))
 
@@ -93,7 +97,8 @@ def keras_model():
 
 
 def main() -> None:
-    print(f"rounds {ROUNDS}, loop {CALLS} calls after {WARM}")
+    print(f"rounds {ROUNDS}, loop {CALLS} calls after {WARM}, sample_min_time "
+          f"{PROTOCOL.sample_min_time:g} s")
     for label, make in (("jax MLP update 784-64-10", jax_mlp), ("flax linen step", linen),
                         ("keras train_step", keras_model)):
         fn, args, loops, sync, modes = make()
@@ -104,7 +109,7 @@ def main() -> None:
             got: dict[str, dict[str, float]] = {}
             for side in order:
                 if side == "measure":
-                    res = jitbench.measure(fn, *args, modes=modes, budget=3)
+                    res = jitbench.measure(fn, *args, modes=modes, budget=3, protocol=PROTOCOL)
                     got["measure"] = {row["mode"]: row["median_s"] for row in res.rows}
                 else:
                     got["loop"] = {m: loop_time(loops[m], sync) for m in modes}
