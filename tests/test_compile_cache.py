@@ -68,3 +68,38 @@ def test_report_shows_the_anatomy_and_both_break_evens(warm_run):
     assert 'alt="first-call anatomy per JIT mode"' in section
     assert "break-even, cold" in section and "break-even, warm" in section
     assert "jax jit (vs eager)" in section and "tf xla (vs graph)" in section
+
+
+def test_a_ctrl_c_in_the_warm_pass_leaves_a_run_that_resume_completes(tmp_path):
+    """The warm pass runs inside the run's session: interrupted there, the run is not
+    `complete`; `--resume` runs the warm pass and completes it, its workers in meta.json."""
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jitbench", "run", "--suite-file", ONE, "--suite", "one_matmul",
+         "--device", "cpu", "--framework", "jax", "--mode", "eager,jit", "--min-time", "0.02",
+         "--budget", "0.5", "--no-calibrate", "--no-report", "--compile-cache", "warm",
+         "--out", str(tmp_path), "--run-id", "w"],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=ROOT)
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "warm compile cache:" in line:
+            proc.send_signal(signal.SIGINT)
+            break
+    proc.stderr.read()
+    assert proc.wait(timeout=120) != 0, "".join(seen)[-2000:]
+    meta = json.loads((tmp_path / "w" / "meta.json").read_text())
+    assert meta["status"] == "interrupted", meta["status"]
+    done = subprocess.run([sys.executable, "-m", "jitbench", "run", "--resume",
+                           str(tmp_path / "w")], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    meta = json.loads((tmp_path / "w" / "meta.json").read_text())
+    assert meta["status"] == "complete"
+    rows = [json.loads(x) for x in (tmp_path / "w" / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and all("first_call_cold_s" in r for r in rows)
+    jit = next(r for r in rows if r["mode"] == "jit")
+    assert jit["first_call_warm_s"] > 0
+    groups = json.dumps(meta.get("workers"))
+    assert "warm:" in groups, groups[:500]

@@ -63,9 +63,11 @@ def warm_pass(record, options: RunOptions,
             on_group(f"warm compile cache: {first.workload} {first.variant} {first.size} "
                      f"{first.framework} [{','.join(c.mode for c in group)}]")
 
+    # its workers recorded in meta.json beside the run's own (``warm:`` groups)
     loop = open_loop(FIRST_CALL_ONLY, options.case_timeout, fresh_worker_per_group=True,
                      log_for=lambda key: run_dir / "logs" / f"warm-{key[0]}-{key[1]}.log",
-                     env=lambda key: (options.worker_env(run_dir), startup.worker_env(*key)))
+                     env=lambda key: (options.worker_env(run_dir), startup.worker_env(*key)),
+                     record=record, env_group_prefix="warm:")
     try:
         loop.run(group_cases(list(cases.values())),
                  on_row=lambda row, _: warm.__setitem__(row["case_id"], row),

@@ -110,10 +110,19 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         here = [c for c in cases if not not_installed(c.framework)]
         cal = _calibration(record, options, here, recalibrate) if calibrate and here else None
         _execute(_Execution(record, options, len(cases), 0, on_progress), list(cases), cal)
-        if options.compile_cache == "warm":
-            compile_cache_mod.warm_pass(record, options, on_group=lambda text: (
-                on_progress and on_progress(Progress(len(cases), len(cases), text, 0.0))))
     return run_dir
+
+
+def _warm_pass(ex: _Execution) -> None:
+    """With ``--compile-cache warm``: the first calls again with the cache the run filled, inside
+    the run's session (before it is ``complete``; a Ctrl-C here leaves a run ``--resume``
+    finishes), once: rows that have their warm fields (``first_call_cold_s``) are done."""
+    if ex.options.compile_cache != "warm":
+        return
+    if all("first_call_cold_s" in r for r in ex.record.rows_as_written()
+           if r.get("status") == "ok"):
+        return
+    compile_cache_mod.warm_pass(ex.record, ex.options, on_group=ex.progress)
 
 
 def resume(run_dir: Path | str, *, case_timeout: float | None = None,
@@ -132,12 +141,13 @@ def resume(run_dir: Path | str, *, case_timeout: float | None = None,
                                  f"resuming {run_dir}: {len(pending)} of {len(cases)} cases "
                                  f"have no row yet" if pending else
                                  f"nothing to resume: every case of {run_dir} has a row", 0.0))
-        if not pending:
-            if meta.get("status") != "complete":  # interrupted after its last row
-                record.start_resume(command or sys.argv, 0)
-                record.finish("complete", 0.0, n_recorded=len(cases))
-            return record.run_dir
         options = RunOptions.from_meta(meta, case_timeout).check()
+        if not pending:
+            if meta.get("status") != "complete":  # interrupted after its last row, or in
+                # the warm compile-cache pass
+                record.start_resume(command or sys.argv, 0)
+                _execute(_Execution(record, options, len(cases), len(cases), on_progress), [])
+            return record.run_dir
         RunRecord.folder(record.run_dir.parent, record.run_dir.name)  # its logs/ again
         record.start_resume(command or sys.argv, len(pending))
         _execute(_Execution(record, options, len(cases), len(cases) - len(pending),
@@ -171,7 +181,9 @@ def _execute(ex: _Execution, cases: list[Case], cal=None) -> None:
                               kill=status != "complete", everyone=status == "interrupted")
                           ) as ending:
             with ex.record.writing():
-                _measure_all(ex, loop, cases, cal)
+                if cases:
+                    _measure_all(ex, loop, cases, cal)
+            _warm_pass(ex)  # rewrites results.jsonl: after its writer is closed
     finally:
         ex.progress(ending.status if ending else "failed")
 
