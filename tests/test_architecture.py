@@ -318,3 +318,21 @@ def test_the_nightly_lives_in_rooms_of_at_most_400_lines():
     long = {p.name: n for p in (BENCH / "nightly").glob("*.py")
             if (n := len(p.read_text().splitlines())) > 400}
     assert long == {}, long
+
+
+@pytest.mark.unit
+def test_every_kind_of_run_takes_its_loop_from_the_session_not_from_another_run():
+    """``jitbench.run.session`` makes the loop bound to a run's record; the run and its resume
+    (and the warm pass inside them) hold a ``Session``; an A/B arm takes its loop there and
+    imports nothing from the runner; the calibration brings its own group handlers."""
+    def imports(path: Path, module: str) -> bool:
+        return any(isinstance(n, ast.ImportFrom) and n.module == module
+                   for n in ast.walk(ast.parse(path.read_text())))
+
+    assert not imports(BENCH / "run" / "ab_arms.py", "jitbench.run.runner")
+    assert imports(BENCH / "run" / "ab_arms.py", "jitbench.run.session")
+    assert imports(BENCH / "run" / "runner.py", "jitbench.run.session")
+    assert _modules_where(lambda n: isinstance(n, ast.FunctionDef)
+                          and n.name == "group_loop") == ["run/session.py"]
+    runner_text = (BENCH / "run" / "runner.py").read_text()
+    assert ".owns(" not in runner_text and "calibration.PROTOCOL" not in runner_text

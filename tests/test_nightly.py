@@ -27,7 +27,7 @@ from jitbench.nightly.recheck import recheck_plan
 from jitbench.nightly.shards import merge, shard
 from jitbench.nightly.runs import comparable
 from jitbench.results.files import read_rows
-from jitbench.run.runner import worker_key
+from jitbench.run.groups import worker_key
 
 WORKLOAD = Path(__file__).parent / "workloads" / "nightly_small.py"
 SLOW_CASE = "nightly_small-default-jax-jit-cpu-float32-n256"

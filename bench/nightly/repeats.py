@@ -48,7 +48,7 @@ def night_cases(run_dir: Path) -> list[Case]:
 def worker_groups(cases: Sequence[Case], ids: set[str]) -> list[Case]:
     """Every case of the worker groups (framework, worker group, device) that hold one of
     ``ids``, in the night's order."""
-    from jitbench.run.runner import worker_key
+    from jitbench.run.groups import worker_key
 
     keys = {worker_key(c) for c in cases if c.case_id in ids}
     return [c for c in cases if worker_key(c) in keys]

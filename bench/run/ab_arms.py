@@ -34,9 +34,9 @@ from jitbench.define.workload import Case, group_cases
 from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
+from jitbench.run.fresh_processes import run_rounds
 from jitbench.run.options import RunOptions
 from jitbench.run.progress import Progress
-from jitbench.run.fresh_processes import run_rounds
 from jitbench.run.signals import StopOnSignals, stop_cleanly
 
 ARMS = ("a", "b")
@@ -289,7 +289,7 @@ def _measure_arm(record: RunRecord, options: RunOptions, stopper: StopOnSignals,
                  say: Callable[[str], None]) -> None:
     """The pending groups in fresh workers of ``arm`` (round ``rnd``), each row written as it
     comes and added to ``rows``; the workers are gone when it returns."""
-    from jitbench.run.runner import group_loop
+    from jitbench.run.session import group_loop
 
     tag = (arm.name, rnd)
 

@@ -27,7 +27,6 @@ from typing import Any, Callable
 from jitbench.protocol.settings import Protocol
 from jitbench.run.options import RunOptions
 
-
 # first call, one more call, one sample: enough to read a first call, nothing more
 FIRST_CALL_ONLY = Protocol(min_time=1e-6, min_samples=1, max_samples=1, max_time=1e-6,
                            early_calls=1, warmup_min_calls=1, warmup_max_time=0.0,
@@ -47,8 +46,8 @@ def warm_pass(record, options: RunOptions,
     rewritten in place, atomically). Returns the number of rows that gained them. A group
     whose warm worker fails keeps its cold row and says why (``warm_error``)."""
     from jitbench.define.workload import Case, group_cases
-    from jitbench.run.groups import open_loop
     from jitbench.run import startup
+    from jitbench.run.groups import open_loop
 
     run_dir = record.run_dir
     rows = record.rows_as_written()

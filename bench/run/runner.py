@@ -23,9 +23,7 @@ worker processes (``jitbench.run.groups``), signals (``jitbench.run.signals``), 
 
 from __future__ import annotations
 
-import dataclasses
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -35,41 +33,13 @@ from jitbench.frameworks import not_installed
 from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
 from jitbench.results.row import new_row
-
 from jitbench.run import compile_cache as compile_cache_mod
-from jitbench.run import startup
-from jitbench.run.worker_parent import WorkerFailed
-from jitbench.run.groups import GroupLoop, Key, open_loop, worker_key  # noqa: F401  (worker_key: re-exported)
+from jitbench.run.groups import GroupLoop
 from jitbench.run.options import RunOptions
 from jitbench.run.progress import Progress, verdicts
-from jitbench.run.signals import StopOnSignals, stop_cleanly
-
-
-@dataclasses.dataclass
-class _Execution:
-    """One pass over a run's pending cases: where rows go, and what is known so far."""
-
-    record: RunRecord
-    options: RunOptions
-    total: int  # cases of the run
-    done: int  # of them with a row
-    on_progress: Callable[[Progress], None] | None
-    started: float = dataclasses.field(default_factory=time.monotonic)
-    stopper: StopOnSignals = dataclasses.field(default_factory=StopOnSignals)
-
-    @property
-    def run_dir(self) -> Path:
-        return self.record.run_dir
-
-    def write(self, write_it: Callable[[], None]) -> None:
-        with self.stopper.critical():  # a Ctrl-C never cuts a row in half
-            write_it()
-            self.done += 1
-
-    def progress(self, current: str) -> None:
-        if self.on_progress:
-            self.on_progress(Progress(self.done, self.total, current,
-                                      time.monotonic() - self.started))
+from jitbench.run.session import Session
+from jitbench.run.signals import stop_cleanly
+from jitbench.run.worker_parent import WorkerFailed
 
 
 def run(cases: Sequence[Case], out_root: Path | str = "results", *,
@@ -109,11 +79,11 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
         # run on this machine and software); in meta.json, not results
         here = [c for c in cases if not not_installed(c.framework)]
         cal = _calibration(record, options, here, recalibrate) if calibrate and here else None
-        _execute(_Execution(record, options, len(cases), 0, on_progress), list(cases), cal)
+        _execute(Session(record, options, len(cases), 0, on_progress), list(cases), cal)
     return run_dir
 
 
-def _warm_pass(ex: _Execution) -> None:
+def _warm_pass(ex: Session) -> None:
     """With ``--compile-cache warm``: the first calls again with the cache the run filled, inside
     the run's session (before it is ``complete``; a Ctrl-C here leaves a run ``--resume``
     finishes), once: rows that have their warm fields (``first_call_cold_s``) are done."""
@@ -146,11 +116,11 @@ def resume(run_dir: Path | str, *, case_timeout: float | None = None,
             if meta.get("status") != "complete":  # interrupted after its last row, or in
                 # the warm compile-cache pass
                 record.start_resume(command or sys.argv, 0)
-                _execute(_Execution(record, options, len(cases), len(cases), on_progress), [])
+                _execute(Session(record, options, len(cases), len(cases), on_progress), [])
             return record.run_dir
         RunRecord.folder(record.run_dir.parent, record.run_dir.name)  # its logs/ again
         record.start_resume(command or sys.argv, len(pending))
-        _execute(_Execution(record, options, len(cases), len(cases) - len(pending),
+        _execute(Session(record, options, len(cases), len(cases) - len(pending),
                             on_progress), pending)
     return record.run_dir
 
@@ -170,10 +140,10 @@ def _calibration(record: RunRecord, options: RunOptions, cases: Sequence[Case],
     return cal
 
 
-def _execute(ex: _Execution, cases: list[Case], cal=None) -> None:
+def _execute(ex: Session, cases: list[Case], cal=None) -> None:
     """Measure ``cases`` into ``ex.run_dir``; ``ex.done`` rows of ``ex.total`` exist. ``cal``:
     the run's calibration, whose groups go first on each worker."""
-    loop = _loop(ex)
+    loop = ex.loop()
     ending = None
     try:
         with stop_cleanly(ex.record, ex.stopper, lambda: ex.done, ex.total,
@@ -188,37 +158,7 @@ def _execute(ex: _Execution, cases: list[Case], cal=None) -> None:
         ex.progress(ending.status if ending else "failed")
 
 
-def _log(run_dir: Path, key: Key, prefix: str = "") -> Path:
-    framework, group_name, device = key
-    return run_dir / "logs" / f"{prefix}{framework}-{group_name}-{device}.log"
-
-
-def _loop(ex: _Execution) -> GroupLoop:
-    return group_loop(ex.record, ex.options, ex.stopper.critical)
-
-
-def group_loop(record: RunRecord, options: RunOptions, critical, *,
-               arm_env: dict[str, str] | None = None, python: str | None = None,
-               log_prefix: str = "", env_group_prefix: str = "") -> GroupLoop:
-    """A group loop writing to ``record``: its workers do start-up first and get the options'
-    environment; meta.json records each worker and each failure. For an A/B arm
-    (``jitbench.run.ab_arms``): ``arm_env`` on top of a mode's own variables (``*_FLAGS`` joined,
-    not replaced, so an arm's XLA flag keeps auto-clustering's), ``python``: another
-    interpreter than this one (it runs the jitbench installed in it, nothing of this one on its
-    path; None: this one), and prefixes for its logs and its workers' record."""
-
-    return open_loop(options.protocol, options.case_timeout,
-                     log_for=lambda key: _log(record.run_dir, key, log_prefix),
-                     env=lambda key: (startup.worker_env(*key), options.worker_env(
-                         record.run_dir), arm_env),
-                     record=record, env_group_prefix=env_group_prefix,
-                     capture=options.capture(record.run_dir), critical=critical,
-                     worker_options={"python": python, "import_paths": ()} if python else {})
-
-
-def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case], cal=None) -> None:
-    from jitbench.run import calibration
-
+def _measure_all(ex: Session, loop: GroupLoop, cases: list[Case], cal=None) -> None:
     # a framework this interpreter lacks: its cases are skipped rows that say how to install it
     absent = {fw: why for fw in {c.framework for c in cases} if (why := not_installed(fw))}
     for case in [c for c in cases if c.framework in absent]:
@@ -228,18 +168,9 @@ def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case], cal=None) -
 
     def on_group(group: Sequence[Case]) -> None:
         first = group[0]
-        if cal is not None and cal.owns(first.case_id):
-            ex.progress(f"calibration: {calibration.describe(group)}")
-            return
         ex.progress(f"{first.workload}/{first.variant} {first.framework} "
                     f"[{','.join(c.mode for c in group)}] {first.device} {first.dtype} "
                     f"{first.size}")
-
-    def calibrated() -> None:
-        if cal.complete:
-            summary = cal.summary()
-            ex.record.set_calibration(summary)
-            cal.keep(summary, ex.record.run_id)
 
     # each group's rows as they come; its verdicts shown as soon as its last row is written
     ending: dict[str, list[Case]] = {}
@@ -258,24 +189,22 @@ def _measure_all(ex: _Execution, loop: GroupLoop, cases: list[Case], cal=None) -
                         f"{found or 'no verdict'}")
 
     def on_row(row: dict[str, Any], retried: str | None) -> None:
-        if cal is not None and cal.owns(row.get("case_id")):
-            cal.add(row)
-            return calibrated()
         # the worker wrote the whole row (jitbench.results.row); the record adds the run's id
         ex.write(lambda: ex.record.write_row(row, retried))
         ended(row.get("case_id"), row)
 
     def on_failure(case: Case, exc: WorkerFailed, log: Path, retried: str | None) -> None:
-        if cal is not None and cal.owns(case.case_id):
-            cal.failed(case, exc)
-            return calibrated()
         ex.write(lambda: ex.record.write_failure(case, exc.status, str(exc), retried,
                                                  **exc.row_fields(case.mode, log)))
         ended(case.case_id, {"mode": case.mode, "status": exc.status})
 
-    # the calibration's groups first, so each worker measures its own before its cases
     measured = group_cases(cases)
     ending.update({c.case_id: group for group in measured for c in group})
-    groups = (cal.groups() if cal is not None else []) + measured
-    loop.run(groups, on_row, on_failure, on_group, protocol_for=lambda group: (
-        calibration.PROTOCOL if cal is not None and cal.owns(group[0].case_id) else None))
+    if cal is None:
+        loop.run(measured, on_row, on_failure, on_group)
+        return
+    # the calibration's groups first, so each worker measures its own before its cases; it
+    # brings its own handlers for them
+    row, failure, group, protocol_for = cal.handlers(ex.record, ex.progress, on_row,
+                                                     on_failure, on_group)
+    loop.run(cal.groups() + measured, row, failure, group, protocol_for=protocol_for)

@@ -36,10 +36,10 @@ from jitbench.define.workload import Filters, Sweep, Workload, discover, load_wo
 from jitbench.errors import UserError
 from jitbench.protocol.case_setup import on_device
 from jitbench.protocol.settings import Protocol
-from jitbench.run.worker_parent import JobFailed, WorkerFailed
 from jitbench.results.record import RunRecord
 from jitbench.run.groups import open_loop
 from jitbench.run.signals import StopOnSignals, stop_cleanly
+from jitbench.run.worker_parent import JobFailed, WorkerFailed
 
 SWEEP_VERSION = 1
 MAX_REASONS = 3  # per call, the first few

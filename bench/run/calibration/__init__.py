@@ -89,7 +89,6 @@ def numpy_peak(n: int | None = None, reps: int = 7,
                clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
     """float32 n×n×n matmul in numpy, timed in this process over ``reps`` calls."""
     import numpy as np
-
     from jitbench.run.calibration import peak_matmul
 
     n = n or peak_matmul.N
@@ -236,6 +235,40 @@ class Calibration:
     def keep(self, summary: Mapping[str, Any], run_id: str) -> None:
         """Keep ``summary`` for the next run with the same :attr:`facts`."""
         kept.keep(self.facts, summary, run_id)
+
+    def handlers(self, record, say: Callable[[str], None], on_row, on_failure, on_group):
+        """The run's group handlers with this calibration's own in front: its groups' rows and
+        failures come here (and, once all have, the summary goes into ``record``'s meta.json
+        and is kept for the next run), its groups are announced with ``say`` and run with
+        :data:`PROTOCOL`; every other call goes on to the run's handler. Returns
+        ``(on_row, on_failure, on_group, protocol_for)`` for ``GroupLoop.run``."""
+        def done() -> None:
+            if self.complete:
+                summary = self.summary()
+                record.set_calibration(summary)
+                self.keep(summary, record.run_id)
+
+        def row(r: dict[str, Any], retried: str | None) -> None:
+            if not self.owns(r.get("case_id")):
+                return on_row(r, retried)
+            self.add(r)
+            done()
+
+        def failure(case: Case, exc, log, retried: str | None) -> None:
+            if not self.owns(case.case_id):
+                return on_failure(case, exc, log, retried)
+            self.failed(case, exc)
+            done()
+
+        def group(g: Sequence[Case]) -> None:
+            if not self.owns(g[0].case_id):
+                return on_group(g)
+            say(f"calibration: {describe(g)}")
+
+        def protocol_for(g: Sequence[Case]) -> Protocol | None:
+            return PROTOCOL if self.owns(g[0].case_id) else None
+
+        return row, failure, group, protocol_for
 
 
 def describe(group: Sequence[Case]) -> str:
