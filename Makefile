@@ -34,7 +34,7 @@ test-serial: $(STAMP)
 	$(PY) -m pytest -q
 
 # the unit tier: no child process, no framework import (tests marked `unit`), under a minute
-# (on two processes: the corpus replay alone takes ~16 s)
+# on two processes (one recorded corpus replayed here; the other two in make test)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m unit -n 2 --dist loadfile --no-loadscope-reorder
 
