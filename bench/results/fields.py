@@ -11,6 +11,8 @@ import math
 import re
 from typing import Any
 
+from jitbench.define.modes import FRAMEWORKS as _FRAMEWORKS
+from jitbench.define.modes import MODES as _MODES
 from jitbench.results.row import SCHEMA_VERSION
 
 STATUSES = ("ok", "mismatch", "compile_error", "runtime_error", "timeout", "oom", "crashed",
@@ -42,7 +44,8 @@ FIELDS: dict[str, Field] = {
     "params": Field("mapping", "the workload's parameters of this size"),
     "dtype": Field("text", "float32 or float64"),
     "framework": Field("text", "tf or jax"),
-    "mode": Field("text", "the JIT mode (eager, graph, xla, autoclustering; eager, jit, aot)"),
+    "mode": Field("text", "the JIT mode: " + "; ".join(
+        f"{fw} " + ", ".join(m for (f, m) in _MODES if f == fw) for fw in _FRAMEWORKS)),
     "jit": Field("flag", "whether the mode compiles with XLA"),
     "device": Field("text", "cpu or gpu"),
     "source": Field("text", "the module or file that defines the workload"),
