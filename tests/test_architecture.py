@@ -241,14 +241,15 @@ def test_one_module_makes_loops_of_workers_and_one_package_starts_processes():
 @pytest.mark.unit
 def test_rows_reach_files_through_the_results_package_only():
     """No ``json.dumps`` written straight to a file outside ``jitbench.results`` (a NaN would
-    make invalid JSON; ``jitbench.results.files.encode`` writes it as null): the JSON lines
-    between a worker and its parent are the one exception (Python reads its own NaN back)."""
+    make invalid JSON; ``jitbench.results.files.encode`` writes it as null); the JSON lines
+    between a worker and its parent are ``jitbench.run.wire``'s (Python reads its own NaN
+    back)."""
     def dumps_into_a_write(n) -> bool:
         return (any(_call_named(n, w) for w in ("write", "writelines", "write_text"))
                 and any(_call_named(a, "dumps") for a in ast.walk(n) if a is not n))
 
     found = [m for m in _modules_where(dumps_into_a_write) if not m.startswith("results/")]
-    assert found == ["run/worker.py", "run/worker_parent.py"], found
+    assert found == [], found
 
 
 def _json_writers(tree: ast.AST) -> int:
@@ -297,12 +298,11 @@ def _json_writers(tree: ast.AST) -> int:
 
 @pytest.mark.unit
 def test_no_json_file_is_written_outside_the_results_package_however_it_is_spelled():
-    """Only ``jitbench.results`` writes result, summary and meta files as JSON. The wire
-    format between a worker and its parent is the exception (Python reads its own NaN back)."""
+    """Only ``jitbench.results`` writes result, summary and meta files as JSON; the wire format
+    between a worker and its parent is ``jitbench.run.wire``'s (which writes no file)."""
     found = sorted(str(p.relative_to(BENCH)) for p in BENCH.rglob("*.py")
                    if _json_writers(ast.parse(p.read_text())))
-    assert [m for m in found if not m.startswith("results/")] == [
-        "run/worker.py", "run/worker_parent.py"]
+    assert [m for m in found if not m.startswith("results/")] == []
     # the spellings it sees
     assert _json_writers(ast.parse("import json\ndef f(p, x):\n    json.dump(x, p)")) == 1
     assert _json_writers(ast.parse(
@@ -336,3 +336,15 @@ def test_every_kind_of_run_takes_its_loop_from_the_session_not_from_another_run(
                           and n.name == "group_loop") == ["run/session.py"]
     runner_text = (BENCH / "run" / "runner.py").read_text()
     assert ".owns(" not in runner_text and "calibration.PROTOCOL" not in runner_text
+
+
+@pytest.mark.unit
+def test_the_worker_and_its_parent_share_the_wire_format_module():
+    def imports(path: Path) -> set[str]:
+        return {f"{n.module}.{a.name}" for n in ast.walk(ast.parse(path.read_text()))
+                if isinstance(n, ast.ImportFrom) and n.module for a in n.names}
+
+    for side in ("worker.py", "worker_parent.py"):
+        assert "jitbench.run.wire" in imports(BENCH / "run" / side), side
+    assert not any(i.startswith("jitbench.run.worker.") for i in
+                   imports(BENCH / "run" / "worker_parent.py"))

@@ -20,10 +20,10 @@ can show the last lines of it when a worker dies. ``faulthandler`` writes the Py
 there too when the process dies of a signal (segfault, abort).
 
 WHERE_PATH is a small file shared through ``mmap``: the worker writes what it is doing into it
-(``{"mode": ..., "phase": ...}`` as JSON, NUL-padded to :data:`WHERE_SIZE` bytes) whenever that
+(``jitbench.run.wire``: JSON, NUL-padded to a fixed size) whenever that
 changes — before the setup of a group, before the first call of each mode, when the calls
 switch from one mode to another. When the worker dies or hangs, the runner reads it
-(:func:`read_where`) to pin the failure on the mode that caused it, and measures the group's
+(``wire.read_where``) to pin the failure on the mode that caused it, and measures the group's
 other modes again in a fresh worker. The markers are encoded in advance, so the only cost inside
 a timed call is one identity check.
 
@@ -35,7 +35,6 @@ must not reach it directly).
 from __future__ import annotations
 
 import dataclasses
-import json
 import mmap
 import os
 import signal
@@ -54,9 +53,10 @@ from jitbench.protocol.timing import Protocol, Timed, measure
 from jitbench.results import row as rows
 from jitbench.run import worker_start
 from jitbench.run import startup
+from jitbench.run import wire
 from jitbench.xla import capture as insight
 
-WHERE_SIZE = 256
+WHERE_SIZE = wire.WHERE_SIZE
 
 
 class Where:
@@ -75,10 +75,7 @@ class Where:
 
     @staticmethod
     def encode(mode: str | None, phase: str) -> bytes:
-        data = json.dumps({"mode": mode, "phase": phase}).encode()
-        if len(data) > WHERE_SIZE:
-            data = json.dumps({"mode": mode, "phase": phase[:80]}).encode()[:WHERE_SIZE]
-        return data.ljust(WHERE_SIZE, b"\0")
+        return wire.where_bytes(mode, phase)
 
     def mark(self, data: bytes) -> None:
         self.current = data
@@ -87,16 +84,6 @@ class Where:
 
     def set(self, mode: str | None, phase: str) -> None:
         self.mark(self.encode(mode, phase))
-
-
-def read_where(path) -> dict[str, Any] | None:
-    """What the worker last said it was doing; None if it said nothing (still starting)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(WHERE_SIZE).rstrip(b"\0")
-        return json.loads(data) if data else None
-    except (OSError, ValueError):
-        return None
 
 
 def _marked(where: Where, fn, placed, mode: str):
@@ -386,7 +373,7 @@ def main(argv: list[str]) -> int:
     print(f"[jitbench worker] pid {os.getpid()} starting ({framework})", flush=True)
 
     def send(msg: dict) -> None:
-        proto.write(json.dumps(msg, default=str) + "\n")
+        proto.write(wire.line(msg))
         proto.flush()
 
     from jitbench.frameworks import get_adapter
@@ -410,7 +397,7 @@ def main(argv: list[str]) -> int:
     for line in sys.stdin:
         if not line.strip():
             continue
-        msg = json.loads(line)
+        msg = wire.message(line)
         if msg.get("handler"):
             _run_handler(adapter, msg, where, send)
             continue

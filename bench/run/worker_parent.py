@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import queue
 import signal
@@ -22,7 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from jitbench import launch
 from jitbench.define.workload import Case
 from jitbench.protocol.settings import Protocol
-from jitbench.run import worker_start
+from jitbench.run import wire, worker_start
 
 STARTUP_TIMEOUT_S = 300.0
 
@@ -185,7 +184,7 @@ class Worker:
                 self.kill()
             raise self._failed("crashed", "", starting)
         try:
-            msg = json.loads(line)
+            msg = wire.message(line)
             if not isinstance(msg, dict):
                 raise ValueError("not an object")
             return msg
@@ -201,7 +200,7 @@ class Worker:
         worker's process group is killed; ``limit`` names the setting in the message),
         :class:`JobFailed` if the worker says it could not do the job."""
         try:
-            self.proc.stdin.write(json.dumps(msg, default=str) + "\n")
+            self.proc.stdin.write(wire.line(msg))
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             pass  # the read below reports how the worker died
@@ -283,6 +282,4 @@ class Worker:
 
 
 def _read_where(path: Path) -> dict | None:
-    from jitbench.run.worker import read_where  # the worker module owns the format
-
-    return read_where(path)
+    return wire.read_where(path)
