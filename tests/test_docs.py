@@ -102,3 +102,28 @@ def test_every_command_line_in_the_docs_names_real_commands_and_options():
            for where, sub, flags in found
            if sub not in known or any(f not in known[sub] for f in flags)]
     assert bad == [], bad
+
+
+def test_every_default_a_user_page_quotes_is_the_parsers():
+    """`--flag` ... (default N): N is that option's default in some jitbench command (a
+    percentage as the option takes it). Options of other tools (pytest-benchmark's) are left
+    to them."""
+    import re
+
+    from jitbench.cli.reference import commands, options
+
+    defaults: dict[str, set[float]] = {}
+    for cmd in commands().values():
+        for a in options(cmd):
+            if isinstance(a.default, (int, float)) and not isinstance(a.default, bool):
+                for flag in a.option_strings:
+                    defaults.setdefault(flag, set()).add(float(a.default))
+    quoted = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for m in re.finditer(r"`(--[a-z-]+)`[^`.;]{0,60}?default:? ([0-9.]+)%?",
+                             path.read_text()):
+            if m.group(1) in defaults:
+                quoted.append((path.name, m.group(1), float(m.group(2))))
+    assert len(quoted) >= 6, quoted
+    wrong = [q for q in quoted if q[2] not in defaults[q[1]]]
+    assert wrong == [], wrong
