@@ -322,9 +322,10 @@ def test_the_nightly_lives_in_rooms_of_at_most_400_lines():
 
 @pytest.mark.unit
 def test_every_kind_of_run_takes_its_loop_from_the_session_not_from_another_run():
-    """``jitbench.run.session`` makes the loop bound to a run's record; the run and its resume
-    (and the warm pass inside them) hold a ``Session``; an A/B arm takes its loop there and
-    imports nothing from the runner; the calibration brings its own group handlers."""
+    """``jitbench.run.session`` makes the loop bound to a run's record and starts and ends every
+    kind of run: the run and its resume (the warm pass inside them), an A/B's rounds and a sweep
+    hold a ``Session``; an A/B arm takes its loop there and imports nothing from the runner;
+    the calibration brings its own group handlers."""
     def imports(path: Path, module: str) -> bool:
         return any(isinstance(n, ast.ImportFrom) and n.module == module
                    for n in ast.walk(ast.parse(path.read_text())))
@@ -336,6 +337,10 @@ def test_every_kind_of_run_takes_its_loop_from_the_session_not_from_another_run(
                           and n.name == "group_loop") == ["run/session.py"]
     runner_text = (BENCH / "run" / "runner.py").read_text()
     assert ".owns(" not in runner_text and "calibration.PROTOCOL" not in runner_text
+    # every kind of run starts and ends through a Session: no one else arms the signals
+    for kind in ("runner.py", "ab_arms.py", "sweep.py"):
+        assert imports(BENCH / "run" / kind, "jitbench.run.session"), kind
+    assert _modules_where(lambda n: _call_named(n, "stop_cleanly")) == ["run/session.py"]
 
 
 @pytest.mark.unit

@@ -24,7 +24,6 @@ import re
 import shlex
 import shutil
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -37,7 +36,7 @@ from jitbench.results.record import RunRecord
 from jitbench.run.fresh_processes import run_rounds
 from jitbench.run.options import RunOptions
 from jitbench.run.progress import Progress
-from jitbench.run.signals import StopOnSignals, stop_cleanly
+from jitbench.run.session import Session, group_loop
 
 ARMS = ("a", "b")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -252,13 +251,8 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
     """Rounds ``first``, ``first + 1``, ... until every case is decided, ``max_pairs`` or the
     time limit; ``rows``: those written so far, and every row written here joins them."""
     groups = group_cases(cases)
-    started, stopper = time.monotonic(), StopOnSignals()
     total = len(cases) * 2 * settings.max_pairs
-
-    def say(text: str) -> None:
-        if on_progress:
-            on_progress(Progress(len(rows), total, text, time.monotonic() - started))
-
+    session = Session(record, options, total, len(rows), on_progress)
     watch = set() if settings.fixed else watch  # fixed: every group, every round
 
     def pending(rnd: int) -> list[list[Case]]:
@@ -267,47 +261,38 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
 
     def measure(rnd: int, todo: list[list[Case]]) -> None:
         for arm in (arms if rnd % 2 == 0 else arms[::-1]):
-            _measure_arm(record, options, stopper, arm, rnd, todo, rows, say)
+            _measure_arm(session, arm, rnd, todo, rows)
         record.set_ab(rounds=rnd + 1, counts=ab_verdicts.counts(
             verdicts(rows, settings, final=False)))
 
     def final(status: str) -> None:
         record.set_ab(counts=ab_verdicts.counts(verdicts(rows, settings, final=True)))
 
-    ending = None
-    try:
-        with stop_cleanly(record, stopper, lambda: len(rows), total, cleanup=final,
-                          resume="jitbench ab --resume") as ending, record.writing():
-            run_rounds(measure, pending, max_rounds=settings.max_pairs, first=first,
-                       time_limit=settings.time_limit, min_rounds=settings.min_pairs, say=say)
-    finally:
-        say(ending.status if ending else "failed")
+    with session.running(cleanup=final, resume="jitbench ab --resume"), record.writing():
+        run_rounds(measure, pending, max_rounds=settings.max_pairs, first=first,
+                   time_limit=settings.time_limit, min_rounds=settings.min_pairs,
+                   say=session.progress)
 
 
-def _measure_arm(record: RunRecord, options: RunOptions, stopper: StopOnSignals, arm: Arm,
-                 rnd: int, pending: list[list[Case]], rows: list[dict[str, Any]],
-                 say: Callable[[str], None]) -> None:
+def _measure_arm(session: Session, arm: Arm, rnd: int, pending: list[list[Case]],
+                 rows: list[dict[str, Any]]) -> None:
     """The pending groups in fresh workers of ``arm`` (round ``rnd``), each row written as it
     comes and added to ``rows``; the workers are gone when it returns."""
-    from jitbench.run.session import group_loop
-
-    tag = (arm.name, rnd)
+    record, tag = session.record, (arm.name, rnd)
 
     def on_row(row, retried) -> None:
-        with stopper.critical():
-            rows.append(record.write_row(row, retried, ab=tag))
+        session.write(lambda: rows.append(record.write_row(row, retried, ab=tag)))
 
     def on_failure(case, exc, log, retried) -> None:
-        with stopper.critical():
-            rows.append(record.write_failure(case, exc.status, str(exc), retried, ab=tag,
-                                             **exc.row_fields(case.mode, log)))
+        session.write(lambda: rows.append(record.write_failure(
+            case, exc.status, str(exc), retried, ab=tag, **exc.row_fields(case.mode, log))))
 
     def on_group(g) -> None:
-        say(f"round {rnd + 1} arm {arm.name.upper()}: {g[0].workload}/{g[0].variant} "
-            f"{g[0].framework} {g[0].dtype} {g[0].size}")
+        session.progress(f"round {rnd + 1} arm {arm.name.upper()}: {g[0].workload}/"
+                         f"{g[0].variant} {g[0].framework} {g[0].dtype} {g[0].size}")
 
-    loop = group_loop(record, options, stopper.critical, arm_env=arm.launch_env(),
-                      python=arm.python if arm.foreign else None,
+    loop = group_loop(record, session.options, session.stopper.critical,
+                      arm_env=arm.launch_env(), python=arm.python if arm.foreign else None,
                       log_prefix=f"{arm.name}{rnd + 1}-", env_group_prefix=f"{arm.name}:")
     try:
         loop.run(pending, on_row, on_failure, on_group=on_group)

@@ -38,7 +38,6 @@ from jitbench.run.groups import GroupLoop
 from jitbench.run.options import RunOptions
 from jitbench.run.progress import Progress, verdicts
 from jitbench.run.session import Session
-from jitbench.run.signals import stop_cleanly
 from jitbench.run.worker_parent import WorkerFailed
 
 
@@ -144,18 +143,12 @@ def _execute(ex: Session, cases: list[Case], cal=None) -> None:
     """Measure ``cases`` into ``ex.run_dir``; ``ex.done`` rows of ``ex.total`` exist. ``cal``:
     the run's calibration, whose groups go first on each worker."""
     loop = ex.loop()
-    ending = None
-    try:
-        with stop_cleanly(ex.record, ex.stopper, lambda: ex.done, ex.total,
-                          cleanup=lambda status: loop.close(
-                              kill=status != "complete", everyone=status == "interrupted")
-                          ) as ending:
-            with ex.record.writing():
-                if cases:
-                    _measure_all(ex, loop, cases, cal)
-            _warm_pass(ex)  # rewrites results.jsonl: after its writer is closed
-    finally:
-        ex.progress(ending.status if ending else "failed")
+    with ex.running(cleanup=lambda status: loop.close(kill=status != "complete",
+                                                      everyone=status == "interrupted")):
+        with ex.record.writing():
+            if cases:
+                _measure_all(ex, loop, cases, cal)
+        _warm_pass(ex)  # rewrites results.jsonl: after its writer is closed
 
 
 def _measure_all(ex: Session, loop: GroupLoop, cases: list[Case], cal=None) -> None:

@@ -1,22 +1,25 @@
 """The session of a run: what every pass over a run's cases holds (its record, the options it
-was asked for, the signal stopper, how many rows exist, progress), and the one place a loop of
-workers bound to a run's record is made (:func:`group_loop`): the run and its resume
-(``jitbench.run.runner``), the warm compile-cache pass inside them, and an A/B's arms
-(``jitbench.run.ab_arms``) take their loops here, not from one another."""
+was asked for, the signal stopper, how many rows exist, progress), its one way to start and
+end (:meth:`Session.running`: signals armed, the record finished whatever the end), and the
+one place a loop of workers bound to a run's record is made (:func:`group_loop`). Every kind
+of run holds one: ``jitbench run`` and its resume with the warm compile-cache pass inside
+(``jitbench.run.runner``), an A/B's rounds (``jitbench.run.ab_arms``), a recompile sweep
+(``jitbench.run.sweep``)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from jitbench.results.record import RunRecord
 from jitbench.run import startup
 from jitbench.run.groups import GroupLoop, Key, open_loop
 from jitbench.run.options import RunOptions
 from jitbench.run.progress import Progress
-from jitbench.run.signals import StopOnSignals
+from jitbench.run.signals import Ending, StopOnSignals, stop_cleanly
 
 
 @dataclasses.dataclass
@@ -35,10 +38,25 @@ class Session:
     def run_dir(self) -> Path:
         return self.record.run_dir
 
-    def write(self, write_it: Callable[[], None]) -> None:
-        with self.stopper.critical():  # a Ctrl-C never cuts a row in half
+    def write(self, write_it: Callable[[], None], rows: int = 1) -> None:
+        """Write ``rows`` rows (``write_it``) where no signal cuts them in half."""
+        with self.stopper.critical():
             write_it()
-            self.done += 1
+            self.done += rows
+
+    @contextlib.contextmanager
+    def running(self, cleanup: Callable[[str], None] | None = None,
+                resume: str | None = "jitbench run --resume") -> Iterator[Ending]:
+        """The session from start to end: a signal ends it as ``interrupted`` (naming how to
+        ``resume``, None: it cannot be); whatever the end, ``cleanup(status)`` runs, the
+        record is finished with the status and the rows, and the progress says the status."""
+        ending = None
+        try:
+            with stop_cleanly(self.record, self.stopper, lambda: self.done, self.total,
+                              cleanup=cleanup, resume=resume) as ending:
+                yield ending
+        finally:
+            self.progress(ending.status if ending else "failed")
 
     def progress(self, current: str) -> None:
         if self.on_progress:

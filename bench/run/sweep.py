@@ -38,7 +38,8 @@ from jitbench.protocol.case_setup import on_device
 from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
 from jitbench.run.groups import open_loop
-from jitbench.run.signals import StopOnSignals, stop_cleanly
+from jitbench.run.options import RunOptions
+from jitbench.run.session import Session
 from jitbench.run.worker_parent import JobFailed, WorkerFailed
 
 SWEEP_VERSION = 1
@@ -196,27 +197,28 @@ def run(jobs: Sequence[SweepJob], run_dir: Path, timeout: float = 1800.0,
     for job in jobs:
         groups.setdefault((job.framework, job.worker_group), []).append(job)
     rows: list[dict[str, Any]] = []
-    stopper = StopOnSignals()
     with RunRecord.create_sweep(run_dir, Path(run_dir).name, command or sys.argv,
                                 len(jobs)) as record:
-        with stop_cleanly(record, stopper, lambda: len(rows), len(jobs), resume=None):
-            with record.writing():
-                for (framework, group), group_jobs in groups.items():
-                    _run_group(record, framework, group, group_jobs, timeout, on_job,
-                               stopper.critical, rows)
+        # a sweep's workers get no run options of their own: its session's are the defaults
+        session = Session(record, RunOptions(protocol=Protocol(), case_timeout=timeout),
+                          len(jobs), 0, None)
+        with session.running(resume=None), record.writing():
+            for (framework, group), group_jobs in groups.items():
+                _run_group(session, framework, group, group_jobs, on_job, rows)
     return rows
 
 
-def _run_group(record, framework: str, group: str, group_jobs: list[SweepJob],
-               timeout: float, on_job, critical, rows: list[dict[str, Any]]) -> None:
-    """One worker's jobs, each row written by ``record`` as it comes (never cut in half by a
-    signal: ``critical``) and appended to ``rows``."""
+def _run_group(session: Session, framework: str, group: str, group_jobs: list[SweepJob],
+               on_job, rows: list[dict[str, Any]]) -> None:
+    """One worker's jobs, each row written by the session's record as it comes (never cut in
+    half by a signal) and appended to ``rows``."""
+    record = session.record
     if on_job:
         for job in group_jobs:
             on_job(job)
     log = record.run_dir / "logs" / f"sweep-{framework}-{group}.log"
-    loop = open_loop(Protocol(), timeout, log_for=lambda key: log, record=record,
-                     critical=critical)
+    loop = open_loop(Protocol(), session.options.case_timeout, log_for=lambda key: log,
+                     record=record, critical=session.stopper.critical)
     ended = False
     try:
         for job in group_jobs:
@@ -230,8 +232,8 @@ def _run_group(record, framework: str, group: str, group_jobs: list[SweepJob],
                 lines = [ln for ln in str(exc).splitlines() if ln.strip()]
                 got = [_job_row(job, mode, status="error", error=" | ".join(
                     lines[:1] + lines[-5:])[:2000]) for mode in job.modes]
-            with critical():
-                rows.extend(record.write_row(r) for r in got)
+            session.write(lambda: rows.extend(record.write_row(r) for r in got),
+                          rows=len(got))
         ended = True
     finally:
         loop.close(kill=not ended)
