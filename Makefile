@@ -34,9 +34,9 @@ test-serial: $(STAMP)
 	$(PY) -m pytest -q
 
 # the unit tier: no child process, no framework import (tests marked `unit`), under a minute
-# on two processes (one recorded corpus replayed here; the other two in make test)
+# on two processes; its few slow tests (tests/conftest.py's SLOW_UNITS) run in make test
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m unit -n 2 --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -q -m "unit and not slow" -n 2 --dist loadfile --no-loadscope-reorder
 
 docs: $(STAMP)
 	DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs build --strict

@@ -85,10 +85,21 @@ SLOWEST_FIRST = ("test_api.py", "test_detectors.py", "test_user_functions.py", "
                  "test_sweep.py", "test_train_step.py", "test_trust.py", "test_calibration.py")
 
 
+# Unit tests that take seconds each (a whole report rendered per example, simulations of many
+# nights, a recorded corpus replayed): `make test` runs them, `make test-fast` leaves them out
+# (`-m "unit and not slow"`) to stay under a minute.
+SLOW_UNITS = ("tests/test_properties.py::test_any_rows_load_analyse_and_render",
+              "tests/test_sequential.py::test_identical_programs_with_a_much_noisier_baseline",
+              "tests/test_ab.py::test_unchanged_code_is_never_slower_or_faster_over_many_seeds",
+              "tests/test_detectors.py::test_the_recorded_corpus_replays_with_injections")
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.path.name in E2E_FILES and item.get_closest_marker("unit") is None:
             item.add_marker(pytest.mark.e2e)
+        if item.nodeid.startswith(SLOW_UNITS):
+            item.add_marker(pytest.mark.slow)
     rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep
     # their order

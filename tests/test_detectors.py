@@ -197,11 +197,10 @@ def test_any_json_on_disk_loads_as_a_corpus_or_is_refused(tmp_path_factory, data
     evaluate.evaluate(corpus, "paired")  # what loads, replays
 
 
-# one corpus in the unit tier (each replay takes seconds: make test-fast stays under a minute),
-# the other two in make test
-@pytest.mark.parametrize("name, processes", [
-    pytest.param("corpus.json.gz", {1}, marks=pytest.mark.unit),
-    ("corpus-alone-core0.json.gz", {1}), ("corpus-two-processes.json.gz", {2})])
+@pytest.mark.unit
+@pytest.mark.parametrize("name, processes", [("corpus.json.gz", {1}),
+                                             ("corpus-alone-core0.json.gz", {1}),
+                                             ("corpus-two-processes.json.gz", {2})])
 def test_the_recorded_corpus_replays_with_injections(name, processes):
     """The fixtures made by `jitbench nightly --corpus` from nights of unchanged code on the
     2-core host (tests/fixtures/nightly-corpus/README.md): the shipped night's (pinned, one
