@@ -353,3 +353,21 @@ def test_the_worker_and_its_parent_share_the_wire_format_module():
         assert "jitbench.run.wire" in imports(BENCH / "run" / side), side
     assert not any(i.startswith("jitbench.run.worker.") for i in
                    imports(BENCH / "run" / "worker_parent.py"))
+
+
+@pytest.mark.unit
+def test_a_nights_summary_is_a_typed_record_written_and_read_in_results():
+    """``jitbench.results.files.NightSummary`` is what a night's summary holds; the nightly
+    returns it and writes it only through ``write_summary``."""
+    import typing
+
+    from jitbench.nightly import night, summary
+    from jitbench.results import files
+
+    assert typing.get_type_hints(files.load_summary)["return"] is files.NightSummary
+    assert typing.get_type_hints(summary.summary)["return"] is files.NightSummary
+    assert typing.get_type_hints(night.nightly)["return"] is files.NightSummary
+    keys = set(files.NightSummary.__annotations__)
+    for written in ("latest_run", "regression", "confirmed", "undecided", "smaller_steps",
+                    "change", "accepted", files.PENDING):
+        assert written in keys, written

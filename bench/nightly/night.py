@@ -40,7 +40,7 @@ from jitbench.nightly.recheck import recheck as run_recheck
 from jitbench.nightly.reference import History, analyse
 from jitbench.nightly.repeats import night_cases
 from jitbench.nightly.summary import evaluation, profile_facts, summary
-from jitbench.results.files import PENDING, load_acceptance, load_meta, write_summary
+from jitbench.results.files import PENDING, NightSummary, load_acceptance, load_meta, write_summary
 from jitbench.results.run_folder import new_run_id
 
 
@@ -52,7 +52,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
             process_profile: str | None = None, confirm_ab: bool = False,
             max_processes: int = repeats_mod.MAX_PROCESSES,
             repeat_budget: float | None = None, on_change: str = "ab",
-            change_pairs: int | None = None) -> dict[str, Any]:
+            change_pairs: int | None = None) -> NightSummary:
     """One night: returns the summary (also written as JSON next to the history page).
     ``process_profile``: how its workers (and its rechecks') start
     (``jitbench.run.options.PROCESS_PROFILES``; None: the default, or with ``do_run`` off the

@@ -17,7 +17,7 @@ from jitbench.nightly import change, evaluate
 from jitbench.nightly import corpus as corpus_mod
 from jitbench.nightly.reference import History
 from jitbench.nightly.runs import run_dirs
-from jitbench.results.files import load_meta
+from jitbench.results.files import NightSummary, load_meta
 
 
 def record(r: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +39,7 @@ def record(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def summary(h: History, thresholds: Thresholds, suspects, confirmed,
-            recheck: dict[str, Any] | None) -> dict[str, Any]:
+            recheck: dict[str, Any] | None) -> NightSummary:
     def hlo(rec):  # did the compiled program change too? (jitbench.analysis.history.hlo_change)
         rec.update(hlo_change(h.df, h.judged, rec, thresholds.window))
         if rec["hlo_changed"] is not None and rec.get("text"):

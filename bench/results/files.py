@@ -10,7 +10,7 @@ import math
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, TypedDict
 
 from jitbench.errors import DataWarning, UserError
 from jitbench.results.fields import check
@@ -204,7 +204,48 @@ def load_meta(run_dir: Path | str) -> dict[str, Any]:
 SUMMARY_NAME = "nightly-summary.json"  # what a night said (jitbench.nightly.night)
 
 
-def load_summary(run_dir: Path | str) -> dict[str, Any]:
+class NightSummary(TypedDict, total=False):
+    """A night's summary (``nightly-summary.json``), as :func:`write_summary` writes it and
+    :func:`load_summary` reads it back: the record of what a night decided. A night still being
+    judged has ``pending`` (:data:`PENDING`) and only its first keys."""
+
+    latest_run: str  # the night judged
+    runs: list[str]  # every night of the history, oldest first
+    pending: bool  # judging had not finished (a crash leaves it)
+    regression: bool  # a confirmed step: the night fails (exit 1)
+    confirmed: list[dict[str, Any]]  # the steps that fail it, each with its ``text``
+    suspected: list[dict[str, Any]]  # what the history flagged before any recheck
+    smaller_steps: list[dict[str, Any]]  # slower by less than the threshold, named (exit 0)
+    undecided: list[str]  # touched cases a change night could not decide (exit 3)
+    undecided_note: str | None
+    change: dict[str, Any] | None  # what changed and its A/B (jitbench.nightly.change_ab)
+    change_note: str | None
+    accepted: dict[str, Any] | None  # the night a team accepted as the reference
+    accepted_note: str | None
+    last_good: str | None  # the night tonight was measured against
+    advisory: list[dict[str, Any]]
+    near: list[dict[str, Any]]  # re-measured as suspects: z between 2 and 3
+    recheck: dict[str, Any] | None  # the suspects measured again, round by round
+    rechecked: bool
+    repeats: dict[str, Any] | None  # more fresh processes the same night
+    thresholds: dict[str, Any]
+    metrics: dict[str, str]
+    n_tested: int
+    n_short_history: int
+    n_other_protocol: int
+    note: str | None
+    protocol_note: str | None
+    machine: dict[str, Any] | None  # the machine's own move tonight (not judged when large)
+    machine_note: str | None
+    waiting: list[str]
+    waiting_note: str | None
+    process_profile: str
+    profile_note: str | None
+    visible: dict[str, Any]  # the smallest step each series can show
+    evaluation: dict[str, Any] | None  # each detector replayed on this history
+
+
+def load_summary(run_dir: Path | str) -> NightSummary:
     """A night's ``nightly-summary.json`` as data; {} where it has none or it cannot be
     read."""
     try:
@@ -214,11 +255,11 @@ def load_summary(run_dir: Path | str) -> dict[str, Any]:
     return said if isinstance(said, dict) else {}
 
 
-def write_summary(path: Path | str, said: dict[str, Any]) -> None:
+def write_summary(path: Path | str, said: NightSummary | dict[str, Any]) -> None:
     """Write a night's summary (``nightly-summary.json`` in its run folder, or the reports
-    root's copy: ``path`` is the folder) atomically."""
+    root's copy: ``path`` is the folder) atomically; NaN/inf as :func:`encode` writes them."""
     tmp = Path(path) / (SUMMARY_NAME + ".tmp")
-    tmp.write_text(json.dumps(said, indent=2, default=str))
+    tmp.write_text(json.dumps(_clean(said), indent=2, default=str))
     os.replace(tmp, Path(path) / SUMMARY_NAME)
 
 
