@@ -116,6 +116,13 @@ def not_installed(framework: str) -> str | None:
             f"\"jitbench[{framework}]\"")
 
 
+def nnx_object(x: Any) -> bool:
+    """A flax NNX object (a module, an optimizer: its class or a base is flax.nnx's
+    ``Pytree``/``Object``), told without importing flax: a step changes it in place."""
+    return any(c.__module__.startswith("flax.nnx") and c.__name__ in ("Pytree", "Object")
+               for c in type(x).__mro__)
+
+
 def installed() -> list[str]:
     """The frameworks whose package is installed here."""
     return [name for name in FRAMEWORKS if not_installed(name) is None]

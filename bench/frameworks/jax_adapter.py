@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import sys
 import threading
 import weakref
 from pathlib import Path
@@ -28,7 +27,7 @@ import jax.monitoring  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jitbench.frameworks import (PRECISION_ENV, Stepping, TrainStep, compose,  # noqa: E402
-                              device_index, effective_precision, train_step_of)
+                              device_index, effective_precision, nnx_object, train_step_of)
 from jitbench.xla.hlo_text import NoProgram, Program  # noqa: E402
 
 # JAX emits these while compiling; their count and durations are "what JIT really did".
@@ -176,7 +175,7 @@ class Adapter:
     def _train(self, train: TrainStep, mode: str, device: str) -> Stepping:
         """A training step: the state placed once and carried from call to call."""
         step, init = train.make()
-        if isinstance(init, dict) and init and all(map(_nnx_object, init.values())):
+        if isinstance(init, dict) and init and all(map(nnx_object, init.values())):
             return self._in_place(step, list(init.values()), mode, train)
         if mode == "eager":
             fn = step
@@ -269,7 +268,7 @@ class Adapter:
     def user_state(fn, placed, device: str) -> tuple[list, None]:
         """The flax NNX objects among the arguments (modules, optimizers: a step changes them in
         place); none otherwise: a JAX function is pure, new state is returned."""
-        return [a for a in placed if _nnx_object(a)], None
+        return [a for a in placed if nnx_object(a)], None
 
     @staticmethod
     def mode_problem(mode: str, device: str) -> None:
@@ -387,13 +386,6 @@ def _memory(compiled) -> int | None:
              "generated_code_size_in_bytes")
     return int(sum(getattr(stats, k, 0) or 0 for k in parts)
                - (getattr(stats, "alias_size_in_bytes", 0) or 0))
-
-
-def _nnx_object(x) -> bool:
-    """A flax NNX object (a module, an optimizer), without importing flax."""
-    nnx = sys.modules.get("flax.nnx")
-    base = getattr(nnx, "Pytree", None) or getattr(nnx, "Object", None)
-    return base is not None and isinstance(x, base)
 
 
 def _static(stage) -> tuple[int, ...]:

@@ -32,7 +32,6 @@ from jitbench.errors import UserError
 from jitbench.frameworks import not_installed
 from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
-from jitbench.results.row import new_row
 from jitbench.run import compile_cache as compile_cache_mod
 from jitbench.run.groups import GroupLoop
 from jitbench.run.options import RunOptions
@@ -155,8 +154,8 @@ def _measure_all(ex: Session, loop: GroupLoop, cases: list[Case], cal=None) -> N
     # a framework this interpreter lacks: its cases are skipped rows that say how to install it
     absent = {fw: why for fw in {c.framework for c in cases} if (why := not_installed(fw))}
     for case in [c for c in cases if c.framework in absent]:
-        ex.write(lambda case=case: ex.record.write_row(
-            new_row(case, status="skipped", error=absent[case.framework]), None))
+        ex.write(lambda case=case: ex.record.write_failure(case, "skipped",
+                                                           absent[case.framework]))
     cases = [c for c in cases if c.framework not in absent]
 
     def on_group(group: Sequence[Case]) -> None:

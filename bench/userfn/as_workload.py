@@ -42,7 +42,7 @@ from jitbench.define.modes import (
 )
 from jitbench.define.workload import Case
 from jitbench.errors import UserError
-from jitbench.frameworks import Stepping, TrainStep
+from jitbench.frameworks import Stepping, TrainStep, nnx_object
 from jitbench.protocol import trees
 from jitbench.protocol.case_setup import Casework, Checked, matmul_precision, mismatch_text
 from jitbench.protocol.correctness import compare
@@ -137,13 +137,6 @@ def unwrap(fn) -> tuple[Callable, str | None, tuple[int, ...] | None]:
         jit = getattr(fn, "_jit_compile", None)
         return inner, f"tf.function(jit_compile={jit})" if jit is not None else "tf.function", ()
     return fn, None, None
-
-
-def nnx_object(x) -> bool:
-    """A flax NNX object (a module, an optimizer: its class or a base from ``flax.nnx``),
-    told without importing flax."""
-    return any(c.__module__.startswith("flax.nnx") and c.__name__ in ("Pytree", "Object")
-               for c in type(x).__mro__)
 
 
 def static_positions(args: Sequence) -> tuple[int, ...]:
