@@ -62,7 +62,11 @@ RECORDED = Path(__file__).parent / "fixtures" / "nightly-history" / "results"
 def history(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("nightly")
     shutil.copytree(RECORDED, tmp / "results")
-    quiet = nightly(tmp, "--run-id", "night4")
+    # the recorded nights ran another jitbench commit in an interpreter that is no longer
+    # there: by default a change that cannot run again on a history one night short is
+    # undecided (test_an_in_place_change_on_a_short_history_is_undecided); these tests are
+    # about the history, so the night is judged by it alone
+    quiet = nightly(tmp, "--run-id", "night4", "--on-change", "history")
     planted = {"JITBENCH_TEST_SLOWDOWN": f"{SLOW_CASE}=x{SLOWDOWN}"}
     # the recorded nights ran alone, these beside other tests: their JIT-off times may move
     # together by more than the machine check's 10% (measured: x1.45 under `make test`), and
@@ -84,6 +88,27 @@ def test_a_fifth_quiet_night_exits_0_and_says_how_much_history_is_missing(histor
     assert quiet.returncode == 0, quiet.stdout + quiet.stderr[-2000:]
     assert "no confirmed regression" in quiet.stdout
     assert "need up to 1 more runs" in quiet.stdout
+
+
+def test_an_in_place_change_on_a_short_history_is_undecided(history, tmp_path):
+    """The fifth quiet night judged again by default: jitbench's own commit changed since the
+    recorded nights, in an interpreter that cannot run the old one again, and the history is
+    a night short of judging its series: no step could be seen, so the night is undecided
+    (exit 3, not a pass) and the next night is measured against the last good one."""
+    tmp, _, _, _ = history
+    shutil.copytree(tmp / "results", tmp_path / "results",
+                    ignore=lambda d, names: ["night5"] if "night4" in names else [])
+    done = nightly(tmp_path, "--no-run", "--machine-check", "off")
+    assert done.returncode == 3, done.stdout + done.stderr[-3000:]
+    summary = json.loads((tmp_path / "reports" / "nightly-summary.json").read_text())
+    assert summary["change"]["blocked"] and summary["change"]["reference"] == "night3"
+    assert any(c.startswith("jitbench ") for c in summary["change"]["changes"])
+    assert set(summary["undecided"]) == {SLOW_CASE, SLOW_CASE.replace("jit", "eager"),
+                                         SLOW_CASE.replace("n256", "n128"),
+                                         SLOW_CASE.replace("jit", "eager").replace("n256",
+                                                                                  "n128")}
+    assert "UNDECIDED" in done.stdout and "1 night(s) short" in done.stdout
+    assert summary["last_good"]["run"] == "night3" and "REGRESSION" not in done.stdout
 
 
 def test_a_first_night_says_it_needs_five_more(tmp_path, capsys):

@@ -147,9 +147,34 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
             rec["text"] = (rec.get("text") or "") + (
                 "; tonight's change since the last good night (" + plan.reference + "), not "
                 "measured side by side: " + "; ".join(c.text() for c in plan.changes))
+    if plan is not None and plan.blocked and not result["regression"]:
+        _blocked_and_short(h, plan, results_root / h.order[-1], result)
     result["change_note"] = _change_note(plan, result)
     _finish(h, results_root, reports_root, thresholds, result)
     return result
+
+
+def _blocked_and_short(h: History, plan: change.Plan, latest_dir: Path,
+                       result: dict[str, Any]) -> None:
+    """A change that could not run again leaves the night to the history; where the history
+    is still too short to judge a series the change touches, the night could not see a step
+    there: undecided (never a pass), and so no reference for the next night."""
+    touched = {c.case_id for c in night_cases(latest_dir)
+               if any(ch.touches(c) for ch in plan.changes)}
+    tests = h.tests
+    if not len(tests):
+        return
+    short = tests[(tests["needs"] > 0) & tests["case_id"].isin(touched)]
+    if not len(short):
+        return
+    needs = int(short["needs"].max())
+    result["undecided"] = sorted(set(short["case_id"]))
+    result["undecided_note"] = (
+        f"UNDECIDED: {len(result['undecided'])} case(s) touched by a change that could not "
+        f"run again ({'; '.join(c.text() for c in plan.changes)}) and a history still "
+        f"{needs} night(s) short of judging them: a step there could not be seen (not a pass;"
+        f" keep the last good environment to measure a change side by side: jitbench nightly "
+        f"--environments DIR --requirements FILE)")
 
 
 def _change_note(plan: change.Plan | None, result: dict[str, Any]) -> str | None:
