@@ -6,7 +6,9 @@ from the same saved state in every mode, never a false ``mismatch``."""
 from __future__ import annotations
 
 import collections
+import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -268,6 +270,30 @@ def test_an_already_jitted_function_is_measured_from_its_undecorated_form(framew
     if framework == "jax":  # eager ran op by op: a program per primitive, not the jit's one
         eager, jit = r.rows
         assert eager["first_compiles"] > 1 and jit["first_compiles"] == 1
+
+
+def test_a_keras_model_on_the_jax_backend_is_measured_as_its_stateless_step():
+    """Keras picks its backend once per process: the model is built and measured in a process
+    of its own (tests/user_code/keras_jax_step.py)."""
+    pytest.importorskip("keras")
+    pytest.importorskip("jax")
+    script = Path(__file__).parent / "user_code" / "keras_jax_step.py"
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    rows = {row["mode"]: row for row in out["rows"]}
+    assert {m: row["status"] for m, row in rows.items()} == {
+        "eager": "ok", "jit": "ok", "aot": "ok"}, out["summary"]
+    jit = rows["jit"]
+    assert jit["framework"] == "jax" and jit["keras_backend"] == "jax"
+    # logs and the whole new state (weights, Adam's slots, metric counters) against op by op
+    assert jit["max_rel_err_vs_nojit"] < 1e-4
+    assert jit["first_call_s"] > jit["median_s"]  # the trace and compile apart
+    assert jit["keras_auto"].startswith("on: Keras jits the training step on the JAX backend")
+    assert jit["keras_jit_compile"] == "jit_compile=True"
+    assert out["weights_kept"] and out["iterations"] == 0  # the model left as it came
+    assert "jit_compile='auto' is on" in out["summary"]
 
 
 def test_a_compiled_keras_model_is_measured_as_fit_runs_its_training_step():

@@ -4,6 +4,9 @@ from jitbench.frameworks import FrameworkSpec, ModeSpec
 
 # The modes of a step that changes flax NNX objects in place: op by op, and nnx.jit
 NNX_MODES = ("eager", "jit")
+# The modes of a Keras model on the JAX backend (jitbench.userfn.keras_model): its stateless
+# step as fit runs it without JIT (eager) and with it (jit), and ahead of time
+KERAS_JAX_MODES = ("eager", "jit", "aot")
 
 SPEC = FrameworkSpec(
     name="jax",

@@ -193,6 +193,8 @@ OTHER_FIELDS: dict[str, str] = {
                   "a distribute strategy, op determinism)",
     "keras_jit_compile": "a Keras model: what fit runs it with as it was compiled "
                          "(jit_compile=True/False, or run_eagerly=True)",
+    "keras_backend": "a Keras model on the JAX backend: jax (its stateless train_step(state, "
+                     "(x, y)) measured in JAX's modes); absent on the TensorFlow backend",
     "keras_no_jit_layers": "a Keras model: the layers that declare supports_jit=False (Keras "
                            "would run without XLA where jit_compile=True was asked)",
     "check_skipped": "why no output of the group was checked: its JIT-off mode answered "

@@ -243,8 +243,8 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
     about: dict[str, Any] = {}
     if is_keras_model(fn):  # its training step, as fit runs it
         model = fn
-        fn, about, own, asked = training_step(
-            model, gpu_visible=lambda: adapter_for("tf").device_available("gpu")[0])
+        fn, args, about, own, asked = training_step(
+            model, args, gpu_visible=lambda: adapter_for("tf").device_available("gpu")[0])
         framework = framework or own
         name = name or fn.__name__
         modes = modes if modes is not None else list(asked)

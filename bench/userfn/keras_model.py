@@ -13,6 +13,15 @@ with what ``fit`` runs with as the model was compiled (``keras_jit_compile``) an
 they cannot be jitted (``supports_jit=False``): where there are any, the ``xla`` row's error
 names them instead of Keras's silent fallback to ``jit_compile=False``.
 
+On the JAX backend Keras's trainer is stateless: one step of ``fit`` is
+``model.train_step(state, (x, y)) -> (logs, state)``, the state being the values of the
+trainable, non-trainable, optimizer and metric variables; ``fit`` runs it under ``jax.jit``
+when ``jit_compile`` is on (``"auto"`` turns it on unless a layer opts out) and as it is
+otherwise (``run_eagerly=True`` and ``jit_compile=False`` alike). jitbench measures that
+function with the model's state as its first argument in JAX's modes (``eager``: op by op, as
+``fit`` without JIT; ``jit``: as ``fit`` with it; ``aot``), every returned leaf (logs and the
+new state) compared; the model's variables are never assigned, so it is left as it came.
+
 Nothing here imports Keras or TensorFlow until a Keras model is passed.
 """
 
@@ -30,23 +39,28 @@ def is_keras_model(obj: Any) -> bool:
             and hasattr(obj, "train_step") and hasattr(obj, "compile"))
 
 
-def training_step(model, gpu_visible: Callable[[], bool]
-                  ) -> tuple[Callable, dict[str, Any], str, tuple[str, ...]]:
-    """(``step(x, y) -> logs``, the fields every row carries, the framework, the modes that
-    ``compile()`` can ask for). ``gpu_visible()``: whether TensorFlow sees a GPU here.
-    ``UserError`` for a model that is not compiled, or whose backend jitbench does not
+def training_step(model, args: tuple, gpu_visible: Callable[[], bool]
+                  ) -> tuple[Callable, tuple, dict[str, Any], str, tuple[str, ...]]:
+    """(the step ``fit`` runs, the arguments to call it with, the fields every row carries,
+    the framework, the modes that ``compile()`` can ask for) for ``jitbench.measure(model,
+    *args)``, ``args`` being ``(x, y)``. ``gpu_visible()``: whether TensorFlow sees a GPU
+    here. ``UserError`` for a model that is not compiled, or whose backend jitbench does not
     measure."""
     import keras
     from jitbench.frameworks.tf_modes import KERAS_MODES
 
     backend = keras.backend.backend()
-    if backend != "tensorflow":
+    if backend not in ("tensorflow", "jax"):
         raise UserError(f"a Keras model on the {backend!r} backend: jitbench measures Keras "
-                        f"models on the TensorFlow backend (KERAS_BACKEND=tensorflow); on "
-                        f"JAX, measure the model's stateless step with jax functions")
+                        f"models on the tensorflow and jax backends (KERAS_BACKEND)")
     if not getattr(model, "compiled", False) or getattr(model, "optimizer", None) is None:
         raise UserError("the Keras model is not compiled: call model.compile(optimizer=..., "
                         "loss=...) first; jitbench measures the training step fit runs")
+    if len(args) != 2:
+        raise UserError(f"jitbench.measure(model, x, y): a Keras model takes one batch of "
+                        f"inputs and targets, not {len(args)} arguments")
+    if backend == "jax":
+        return _jax_step(model, args)
 
     def train_step(x, y):
         return model.train_step((x, y))
@@ -58,7 +72,32 @@ def training_step(model, gpu_visible: Callable[[], bool]
               "keras_jit_compile": _compiled_with(model)}
     if no_jit:
         fields["keras_no_jit_layers"] = no_jit
-    return train_step, fields, "tf", KERAS_MODES
+    return train_step, args, fields, "tf", KERAS_MODES
+
+
+def _jax_step(model, args: tuple) -> tuple[Callable, tuple, dict[str, Any], str, tuple[str, ...]]:
+    """The JAX backend's stateless step and the model's state (module docstring)."""
+    from jitbench.frameworks.jax_modes import KERAS_JAX_MODES
+
+    x, y = args  # placed on the device by the measurement (as fit's data adapter does)
+    model._symbolic_build(data_batch=(x, y))  # what fit does first: the optimizer's slots
+    state = tuple([v.value for v in vs] for vs in (
+        model.trainable_variables, model.non_trainable_variables, model.optimizer.variables,
+        model.metrics_variables))
+
+    def train_step(state, x, y):
+        return model.train_step(state, (x, y))
+
+    train_step.__name__ = f"{model.name}.train_step"
+    no_jit = [layer.name for layer in model._flatten_layers()
+              if not getattr(layer, "supports_jit", True)]
+    auto = ("on: Keras jits the training step on the JAX backend" if not no_jit else
+            f"off: layers with supports_jit=False ({', '.join(no_jit)})")
+    fields = {"keras_auto": auto, "keras_jit_compile": _compiled_with(model),
+              "keras_backend": "jax"}
+    if no_jit:
+        fields["keras_no_jit_layers"] = no_jit
+    return train_step, (state, x, y), fields, "jax", KERAS_JAX_MODES
 
 
 def auto_resolves_to(model, no_jit: list[str], gpu_visible: Callable[[], bool]) -> str:
