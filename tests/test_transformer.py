@@ -63,6 +63,7 @@ def test_every_mode_of_the_smallest_block_is_ok_in_both_frameworks(tmp_path):
     assert {r["case_id"]: r["status"] for r in rows if r["status"] != "ok"} == {}
     # ok: within the tolerance of the float64 reference, which every row was checked against
     assert all(isinstance(r.get("max_abs_err"), float) for r in rows)
+    assert {r["dtype"] for r in rows} == {"float32", "bfloat16"}
 
 
 @pytest.mark.unit

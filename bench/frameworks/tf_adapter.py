@@ -276,7 +276,10 @@ class Adapter:
 
     @staticmethod
     def to_numpy(out):
-        return tf.nest.map_structure(lambda t: np.asarray(t), out)
+        # .numpy() first: a bfloat16 scalar tensor's __array__ hands back a scalar, which
+        # np.asarray refuses
+        return tf.nest.map_structure(
+            lambda t: np.asarray(t.numpy() if hasattr(t, "numpy") else t), out)
 
     def classify(self, exc: BaseException, phase: str) -> str:
         text = f"{type(exc).__name__}: {exc}"
