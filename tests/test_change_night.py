@@ -65,6 +65,9 @@ def test_each_change_touches_the_cases_it_can_move():
     # the test hook is a change like any other, and touches the cases its glob names
     one, hit = touched_by(env={change.HOOK: f"{jax_mmd.case_id}=x1.1"})
     assert hit == [jax_mmd]
+    # two steps planted in one night (';'): each entry's cases
+    one, hit = touched_by(env={change.HOOK: f"{jax_mmd.case_id}=x1.1;{tf.case_id}=x1.05"})
+    assert hit == [tf, jax_mmd]
     one, hit = touched_by(git_commit="c2")
     assert one.kind == "jitbench" and len(hit) == 4
     assert "c1 -> c2" in one.text()

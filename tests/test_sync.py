@@ -70,3 +70,12 @@ def test_the_planted_slowdown_scales_each_sample_and_adds_no_wait_of_its_own(mon
     med = {k: float(np.median(r.samples)) for k, r in results.items()}
     assert med["slowed"] / med["plain"] == pytest.approx(1.5, rel=0.01), med
     assert syncs["slowed"] == syncs["plain"], syncs  # one sync a sample, as without the hook
+    # several entries: the first whose glob matches the case applies
+    monkeypatch.setenv("JITBENCH_TEST_SLOWDOWN", "v-*=x2;w-*=x1.5;*=x3")
+    again = measure([plain, worker._slowed_for_tests(case, timed("slowed"))], p,
+                    clock=clock.perf_counter)
+    assert (float(np.median(again["slowed"].samples)) / float(np.median(again["plain"].samples))
+            == pytest.approx(1.5, rel=0.01))
+    assert worker._slowed_for_tests(dataclasses.replace(case, workload="u"), plain) is not plain
+    monkeypatch.setenv("JITBENCH_TEST_SLOWDOWN", "v-*=x2;u-*=x1.5")
+    assert worker._slowed_for_tests(case, plain) is plain

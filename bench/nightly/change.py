@@ -89,7 +89,7 @@ def _show(v: Any) -> str:
 
 
 def _hook_globs(*values: str | None) -> tuple[str, ...]:
-    return tuple(v.rpartition("=")[0] for v in values if v and "=" in v)
+    return tuple(e.rpartition("=")[0] for v in values if v for e in v.split(";") if "=" in e)
 
 
 def what_changed(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
