@@ -46,7 +46,7 @@ BAD = [
      "unknown mode 'turbo'; valid: aot, autoclustering, donate, eager, graph"),
     (["list", "--device", "tpu"], "unknown device 'tpu'; valid: cpu, gpu"),
     (["list", "--size", "huge"], "unknown size 'huge'; valid: quick, full"),
-    (["list", "--dtype", "int8"], "unknown dtype 'int8'; valid: float32, float64"),
+    (["list", "--dtype", "int8"], "unknown dtype 'int8'; valid: bfloat16, float32, float64"),
     (["list", "--variant", "nope"], "unknown variant 'nope'; valid: adam-bn_infer, adam-bn_train"),
     (["list", "--suite", ","], "--suite ',' names nothing; leave it out to mean all"),
     (["run", "--framework", "jax", "--mode", "xla"],

@@ -272,6 +272,7 @@ def test_an_already_jitted_function_is_measured_from_its_undecorated_form(framew
         assert eager["first_compiles"] > 1 and jit["first_compiles"] == 1
 
 
+@pytest.mark.e2e  # a user's script in a process of its own, as the fixture's user projects
 def test_a_keras_model_on_the_jax_backend_is_measured_as_its_stateless_step():
     """Keras picks its backend once per process: the model is built and measured in a process
     of its own (tests/user_code/keras_jax_step.py)."""
