@@ -299,13 +299,7 @@ def test_a_keras_model_on_the_jax_backend_is_measured_as_its_stateless_step():
 
 def test_a_compiled_keras_model_is_measured_as_fit_runs_its_training_step():
     keras = pytest.importorskip("keras")
-    keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
-                              keras.layers.Dense(3)])
-    model.compile(optimizer=keras.optimizers.Adam(1e-2), metrics=["accuracy"],
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    rng = np.random.default_rng(0)
-    x, y = rng.standard_normal((32, 8)).astype(np.float32), rng.integers(0, 3, 32)
+    model, x, y = _user_module("keras_mlp").compiled_mlp()
     before = [w.copy() for w in model.get_weights()]
     r = jitbench.measure(model, x, y, protocol=QUICK)  # numpy inputs: no framework= needed
     assert {row["mode"]: row["status"] for row in r.rows} == {
@@ -325,16 +319,21 @@ def test_a_compiled_keras_model_is_measured_as_fit_runs_its_training_step():
         jitbench.measure(uncompiled, x, y)
 
 
-def _flax_steps():
+def _user_module(name: str):
+    """A module of tests/user_code/ (where users' code lives, outside the test package)."""
     import importlib.util
 
-    pytest.importorskip("flax")
-    pytest.importorskip("optax")
-    path = Path(__file__).parent / "user_code" / "flax_steps.py"
-    spec = importlib.util.spec_from_file_location("flax_steps", path)
+    path = Path(__file__).parent / "user_code" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _flax_steps():
+    pytest.importorskip("flax")
+    pytest.importorskip("optax")
+    return _user_module("flax_steps")
 
 
 def test_a_flax_linen_train_state_step_with_optax_in_every_mode():

@@ -8,18 +8,17 @@ import os
 
 os.environ["KERAS_BACKEND"] = "jax"
 
-import keras  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
 import numpy as np  # noqa: E402
 
 import jitbench  # noqa: E402
 
-keras.utils.set_random_seed(0)
-model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
-                          keras.layers.Dense(3)])
-model.compile(optimizer=keras.optimizers.Adam(1e-2), metrics=["accuracy"],
-              loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-rng = np.random.default_rng(0)
-x, y = rng.standard_normal((32, 8)).astype(np.float32), rng.integers(0, 3, 32)
+sys.path.insert(0, str(Path(__file__).parent))
+from keras_mlp import compiled_mlp  # noqa: E402
+
+model, x, y = compiled_mlp()
 before = [w.copy() for w in model.get_weights()]
 r = jitbench.measure(model, x, y, precision="off", budget=1.0)
 keys = ("mode", "status", "framework", "first_call_s", "median_s", "max_rel_err_vs_nojit",

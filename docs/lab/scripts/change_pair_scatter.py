@@ -17,7 +17,6 @@ from pathlib import Path
 def main(root: str) -> None:
     raw: dict[str, list[float]] = {}
     ctl: dict[str, list[float]] = {}
-    whole = []  # per process pair: the geometric mean move of every mode of a group
     for night in sorted(Path(root).iterdir()):
         for ab in sorted((night / "change").glob("*/results.jsonl")):
             t: dict[tuple, float] = {}
