@@ -319,6 +319,48 @@ def test_a_compiled_keras_model_is_measured_as_fit_runs_its_training_step():
         jitbench.measure(uncompiled, x, y)
 
 
+def test_a_donated_state_is_carried_from_call_to_call_and_the_donation_recorded():
+    """``donate=0``: the params a step returns anew are donated in the ``donate`` mode (XLA
+    reuses their buffers), every mode runs as a training loop calls it, a static int beside
+    it stays static, and the user's own arrays are never donated."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(0)
+    params = {"w": jnp.asarray(rng.standard_normal((16, 16)), jnp.float32),
+              "b": jnp.zeros(16, jnp.float32)}
+    x = jnp.asarray(rng.standard_normal((8, 16)), jnp.float32)
+
+    def step(params, x, n):
+        def loss(p):
+            h = x
+            for _ in range(n):
+                h = jnp.tanh(h @ p["w"] + p["b"])
+            return jnp.mean(h ** 2)
+
+        value, grads = jax.value_and_grad(loss)(params)
+        return jax.tree_util.tree_map(lambda a, g: a - 0.1 * g, params, grads), value
+
+    w0 = np.asarray(params["w"]).copy()
+    r = jitbench.measure(step, params, x, 3, donate=0, protocol=QUICK)
+    by_mode = {row["mode"]: row for row in r.rows}
+    assert {m: row["status"] for m, row in by_mode.items()} == {
+        "eager": "ok", "jit": "ok", "aot": "ok", "donate": "ok"}, r.summary()
+    assert by_mode["donate"]["donation_held"] == "2 of 2"  # both buffers of the params
+    assert "donation_held" not in by_mode["jit"]
+    # the new params and the loss after one step from the same start, against op by op
+    assert by_mode["donate"]["max_rel_err_vs_nojit"] < 1e-4
+    assert by_mode["donate"]["static_argnums"] == [2]  # the user's position of n
+    assert not params["w"].is_deleted() and np.array_equal(np.asarray(params["w"]), w0)
+    assert "XLA reused 2 of 2 of the donated state's buffers" in r.summary()
+    with pytest.raises(UserError, match=r"must return argument 0's new value"):
+        jitbench.measure(lambda p, x: (jnp.sum(p["w"]),), params, x, donate=0)
+    with pytest.raises(UserError, match=r"donate=2: argument 2 holds no array"):
+        jitbench.measure(step, params, x, 3, donate=2)
+    with pytest.raises(UserError, match=r"donate=5: give the position"):
+        jitbench.measure(step, params, x, 3, donate=5)
+
+
 def _user_module(name: str):
     """A module of tests/user_code/ (where users' code lives, outside the test package)."""
     import importlib.util

@@ -279,6 +279,9 @@ class Stepping:
                  train: TrainStep, pending: Callable[[], Any] | None = None):
         self._call, self.restart, self.read, self.train = call, restart, read, train
         self.pending = pending
+        # a mode that donates the state: how many of its buffers XLA took on the first call
+        # ("N of M"; None where nothing is donated)
+        self.donation_held: str | None = None
 
     def __call__(self, *inputs):
         return self._call(*inputs)

@@ -180,9 +180,9 @@ class Adapter:
         if mode == "eager":
             fn = step
         elif mode == "jit":
-            fn = jax.jit(step)
+            fn = jax.jit(step, static_argnums=_static(step))
         elif mode == "donate":
-            fn = jax.jit(step, donate_argnums=0)
+            fn = jax.jit(step, donate_argnums=0, static_argnums=_static(step))
         elif mode == "aot":
             fn = _aot(step)
         else:
@@ -196,12 +196,40 @@ class Adapter:
 
         def call(*inputs):
             nonlocal state
+            before = state
             out, state = fn(state, *inputs)
+            if mode == "donate" and stepping.donation_held is None:
+                # XLA took the buffers it could reuse and deleted them; one it could not use
+                # (no output of that shape and dtype) stays, with JAX's warning
+                old = jax.tree_util.tree_leaves(before)
+                stepping.donation_held = f"{sum(a.is_deleted() for a in old)} of {len(old)}"
             return out
 
         restart()
-        return Stepping(call, restart, lambda: self.to_numpy(state), train,
-                        pending=lambda: state)
+        stepping = Stepping(call, restart, lambda: self.to_numpy(state), train,
+                            pending=lambda: state)
+        return stepping
+
+    @staticmethod
+    def returned_again(fn, args, position: int) -> int | None:
+        """Which element of ``fn(*args)``'s tuple has the structure, shapes and dtypes of
+        ``args[position]`` (its new value, as a training step returns its state), found by
+        ``jax.eval_shape`` (nothing computed); None where none has."""
+        static = _static(fn)
+        shapes = jax.eval_shape(
+            lambda *dyn: fn(*_merge(dyn, args, static)),
+            *[a for i, a in enumerate(args) if i not in static])
+        want = jax.tree_util.tree_structure(args[position])
+        kinds = [(tuple(jax.numpy.shape(a)), jax.numpy.result_type(a))
+                 for a in jax.tree_util.tree_leaves(args[position])]
+        if not isinstance(shapes, tuple):
+            return None
+        for i, out in enumerate(shapes):
+            if (jax.tree_util.tree_structure(out) == want
+                    and [(tuple(o.shape), o.dtype) for o in jax.tree_util.tree_leaves(out)]
+                    == kinds):
+                return i
+        return None
 
     def _in_place(self, fn, objects: list, mode: str, train: TrainStep) -> Stepping:
         """A user's step that changes flax NNX objects (a module, an optimizer) in place, as
@@ -386,6 +414,12 @@ def _memory(compiled) -> int | None:
              "generated_code_size_in_bytes")
     return int(sum(getattr(stats, k, 0) or 0 for k in parts)
                - (getattr(stats, "alias_size_in_bytes", 0) or 0))
+
+
+def _merge(dynamic, args, static) -> list:
+    """``args`` with its non-static positions taken from ``dynamic``, in order."""
+    it = iter(dynamic)
+    return [a if i in static else next(it) for i, a in enumerate(args)]
 
 
 def _static(stage) -> tuple[int, ...]:

@@ -193,6 +193,9 @@ OTHER_FIELDS: dict[str, str] = {
                   "a distribute strategy, op determinism)",
     "keras_jit_compile": "a Keras model: what fit runs it with as it was compiled "
                          "(jit_compile=True/False, or run_eagerly=True)",
+    "donation_held": "a user's function measured with donate=K, its donate mode: how many of "
+                     "the donated argument's buffers XLA reused on the first call ('N of M'; "
+                     "fewer than all: JAX could not use the rest and warned)",
     "keras_backend": "a Keras model on the JAX backend: jax (its stateless train_step(state, "
                      "(x, y)) measured in JAX's modes); absent on the TensorFlow backend",
     "keras_no_jit_layers": "a Keras model: the layers that declare supports_jit=False (Keras "

@@ -156,6 +156,47 @@ def static_positions(args: Sequence) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _donating(fn: Callable, args: tuple, position: Any, static: tuple[int, ...], fw: str,
+              adapter) -> tuple[TrainStep, tuple]:
+    """``jitbench.measure(step, ..., donate=K)``: argument K is state the step returns anew
+    (a ``TrainState``, a params pytree), so XLA may reuse its buffers for the new value
+    (``jax.jit(step, donate_argnums=K)``). A donated buffer cannot be passed again, so the step
+    is measured as a training loop calls it: a :class:`TrainStep` carrying the new value from
+    call to call in every mode (``eager``, ``jit``, ``aot`` and ``donate``), its answer the
+    output and the state after one step from the argument as given (a copy: the user's arrays
+    are never donated). (the TrainStep, the other arguments)."""
+    if fw != "jax":
+        raise UserError(f"donate={position!r}: donation is JAX's (jax.jit's donate_argnums); "
+                        f"this function's inputs are {NAMES[fw]}")
+    if isinstance(position, bool) or not isinstance(position, int) or not (
+            0 <= position < len(args)):
+        raise UserError(f"donate={position!r}: give the position of the argument to donate, "
+                        f"an int from 0 to {len(args) - 1}")
+    if position in static or not any(True for _ in trees.leaves([args[position]])):
+        raise UserError(f"donate={position}: argument {position} holds no array to donate")
+    if adapter is None:
+        raise UserError(f"donate={position}: measured in this process only (leave out "
+                        f"isolate=True)")
+    index = adapter.returned_again(_static_stage(fn, static), args, position)
+    if index is None:
+        raise UserError(f"donate={position}: the function must return argument {position}'s "
+                        f"new value (same structure, shapes and dtypes) as one element of a "
+                        f"tuple, as a training step returns its new state")
+    rest = args[:position] + args[position + 1:]
+    init = adapter.to_numpy(args[position])
+
+    def step(state, *others):
+        out = fn(*others[:position], state, *others[position:])
+        kept = tuple(o for i, o in enumerate(out) if i != index)
+        return (kept[0] if len(kept) == 1 else kept), out[index]
+
+    step.__name__ = getattr(fn, "__name__", "step")
+    moved = tuple(i - (i > position) for i in static)  # positions among the other arguments
+    if moved:
+        step.static_argnums = tuple(i + 1 for i in moved)  # type: ignore[attr-defined]
+    return TrainStep(lambda: (step, init), check_steps=1), rest
+
+
 def _static_stage(fn: Callable, static: tuple[int, ...]) -> Callable:
     """``fn`` with ``static_argnums`` set for the adapters (a wrapper: the user's function is
     left as it came)."""
@@ -205,10 +246,12 @@ def _argument(path: str) -> str:
 
 
 def resolve_modes(framework: str, modes: Sequence[str] | None,
-                  problem: Callable[[str], str | None]) -> tuple[list, dict]:
+                  problem: Callable[[str], str | None], donating: bool = False
+                  ) -> tuple[list, dict]:
     """(modes to run, {mode: why skipped}); ``problem(mode)``: why this process cannot run it.
-    ``None``: every mode this process can run."""
-    valid = modes_for(framework, stateful=False)  # a plain function has no state to donate
+    ``None``: every mode this process can run. ``donating``: the function's state is carried
+    from call to call (``donate=``), so the modes that donate it run too."""
+    valid = modes_for(framework, stateful=donating)  # a plain function has nothing to donate
     if modes is None:
         wanted = valid
     else:
@@ -231,7 +274,8 @@ def resolve_modes(framework: str, modes: Sequence[str] | None,
 
 
 def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, atol=None,
-            flops=None, device=None, name=None, env=None, here: bool = True) -> Spec:
+            flops=None, device=None, name=None, env=None, here: bool = True,
+            donate: int | None = None) -> Spec:
     """Check the user's arguments; one ``UserError`` naming the problem. ``here``: it runs in
     this process, so its adapter is made (the framework the inputs belong to), the device
     chosen, and the modes this process cannot run (``env``: its environment as it started;
@@ -276,7 +320,9 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
             return None
         return environment_problem(fw, mode, env) or adapter.mode_problem(mode, device)
 
-    run_, skipped = resolve_modes(fw, modes, problem)
+    if donate is not None:
+        fn, args = _donating(fn, args, donate, static, fw, adapter)
+    run_, skipped = resolve_modes(fw, modes, problem, donating=donate is not None)
     if reference is not None and callable(reference):
         import numpy as np
 
@@ -287,7 +333,8 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
             raise UserError(f"reference raised {type(exc).__name__}: {exc}") from exc
     name = name or getattr(fn, "__name__", None) or type(fn).__name__
     source = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', name)}"
-    return Spec(fn=_static_stage(fn, static), args=args, framework=fw, modes=run_,
+    return Spec(fn=fn if donate is not None else _static_stage(fn, static), args=args,
+                framework=fw, modes=run_,
                 skipped=skipped, device=device, reference=reference, rtol=rtol, atol=atol,
                 flops=flops, name=name, source=source, unwrapped=unwrapped, static=static,
                 about=about)
@@ -390,7 +437,15 @@ def run(spec: Spec, protocol: Protocol | None = None,
     return out + rows.group_rows(spec.modes, results, row=row, adapter=adapter,
                                  protocol=protocol, flops=flops, rtol=work.rtol,
                                  atol=work.atol, check=check, counters=counts,
-                                 precision=precision, extra=lambda mode, r: spec.fields())
+                                 precision=precision, extra=lambda mode, r: {
+                                     **spec.fields(), **_donation(built.get(mode))})
+
+
+def _donation(fn) -> dict[str, Any]:
+    """A donating mode's row: how many of the state's buffers XLA reused (``donation_held``,
+    "N of M"; fewer than all: JAX warned that it could not use the rest)."""
+    held = getattr(fn, "donation_held", None)
+    return {"donation_held": held} if held is not None else {}
 
 
 @dataclasses.dataclass

@@ -119,6 +119,9 @@ class Result:
         if first.get("keras_auto"):
             parts.append(f"Keras: fit runs this model with {first.get('keras_jit_compile')}; "
                          f"jit_compile='auto' is {first['keras_auto']}")
+        held = next((r["donation_held"] for r in self.rows if r.get("donation_held")), None)
+        if held:
+            parts.append(f"donate: XLA reused {held} of the donated state's buffers")
         if first.get("static_argnums"):
             parts.append(f"arguments {first['static_argnums']} passed as static (compiled "
                          f"for their values)")
@@ -139,7 +142,7 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
             flops: float | None = None, device: str | None = None, name: str | None = None,
             isolate: bool = False, protocol: Protocol | None = None,
             precision: float | str | None = None, budget: float | None = None,
-            timeout: float | None = None) -> Result:
+            timeout: float | None = None, donate: int | None = None) -> Result:
     """Measure ``fn(*args)`` in every requested JIT mode with jitbench's protocol.
 
     - ``modes``: e.g. ``["eager", "jit"]`` (JAX) or ``["graph", "xla"]`` (TF); default: every
@@ -155,6 +158,11 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
       known to +-``precision`` (default 0.05), or ``"off"``: the fixed protocol (``protocol``'s
       ``min_time`` per mode). ``budget``: seconds of interleaved sampling, at most (default 6).
       Both override ``protocol``'s.
+    - ``donate``: the position of an argument the function returns anew (a training step's
+      state): it is measured as a training loop calls it, the new value carried from call to
+      call, and the ``donate`` mode (``jax.jit(fn, donate_argnums=donate)``) runs beside the
+      others; its row says how many of the state's buffers XLA reused (``donation_held``).
+      JAX only, in this process.
     - ``isolate=True``: measure in worker processes (see the module docstring).
       ``timeout``: seconds each worker may take to start and to measure (default 1800); a
       function that outlasts it comes back as ``timeout`` rows, its worker killed. In this
@@ -170,6 +178,8 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
     if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0
                                     and math.isfinite(timeout)):
         raise UserError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
+    if isolate and donate is not None:
+        raise UserError(f"donate={donate!r} is measured in this process: leave out isolate=True")
     if isolate:
         from jitbench.userfn.isolate import measure_isolated
 
@@ -182,7 +192,7 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
                         "cannot be stopped; jitbench.measure(..., isolate=True, timeout=...) "
                         "measures it in a worker that can be killed")
     spec = prepare(fn, args, framework=framework, modes=modes, reference=reference, rtol=rtol,
-                   atol=atol, flops=flops, device=device, name=name)
+                   atol=atol, flops=flops, device=device, name=name, donate=donate)
     for mode, why in spec.skipped.items():
         spec.skipped[mode] = f"{why}; jitbench.measure(..., isolate=True) gives it one"
     return Result(run(spec, protocol))
