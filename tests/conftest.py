@@ -92,7 +92,8 @@ SLOWEST_FIRST = ("test_api.py", "test_detectors.py", "test_user_functions.py", "
 SLOW_UNITS = ("tests/test_properties.py::test_any_rows_load_analyse_and_render",
               "tests/test_sequential.py::test_identical_programs_with_a_much_noisier_baseline",
               "tests/test_ab.py::test_unchanged_code_is_never_slower_or_faster_over_many_seeds",
-              "tests/test_detectors.py::test_the_recorded_corpus_replays_with_injections")
+              "tests/test_detectors.py::test_the_recorded_corpus_replays_with_injections",
+              "tests/test_user_functions.py::test_a_keras_fit_epoch_is_run_per_mode_and_its")
 
 
 def pytest_collection_modifyitems(items):

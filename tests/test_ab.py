@@ -303,3 +303,19 @@ def test_an_interrupted_ab_keeps_its_rows_and_resumes_with_its_own_arms(tmp_path
     meta = json.loads((run_dir / "meta.json").read_text())
     assert meta["status"] == "complete" and meta["ab"]["rounds"] == 3
     assert meta["ab"]["arms"]["b"]["env"] == {"XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}
+
+
+@pytest.mark.unit
+def test_a_run_that_ends_before_its_next_look_looks_at_the_pairs_it_has():
+    """A change night's A/B stopped by its time limit at 19 pairs (looks planned at 9, 12, 20
+    and 30): the seven pairs after the look at 12 are judged at the end, in place of the looks
+    the run did not reach, at the same per-look error rate; before the end they are not."""
+    units = [0.1 + 0.14 * (-1) ** i for i in range(19)]
+    rule = dict(tolerance=0.02, confidence=0.975, max_pairs=30, look_pairs=(9, 12, 20))
+    assert stats.decide(units, **rule) == (None, None)  # still running: 20 not reached
+    assert stats.decide(units[:12], **rule, final=True) == (None, None)  # 12 was a look
+    assert stats.decide(units, **rule, final=True) == ("slower", 19)
+    _, _, ratio, lo, hi = stats.decide_interval(units, **rule)
+    assert 1.0 < lo < ratio < hi
+    # the looks made (9, 12, 19) stay within the planned four: the same alpha per look
+    assert stats.alpha_per_look(0.975, 30, (9, 12, 20)) == pytest.approx(0.025 / 4)

@@ -295,6 +295,12 @@ def test_a_keras_model_on_the_jax_backend_is_measured_as_its_stateless_step():
     assert jit["keras_jit_compile"] == "jit_compile=True"
     assert out["weights_kept"] and out["iterations"] == 0  # the model left as it came
     assert "jit_compile='auto' is on" in out["summary"]
+    # fit at batch_size 16 over 40 rows: jax.jit traces the full batch and the ragged one
+    fit = {row["mode"]: row for row in out["fit"]}
+    assert {m: row["status"] for m, row in fit.items()} == {"eager": "ok", "jit": "ok",
+                                                              "aot": "ok"}
+    assert fit["jit"]["keras_fit_traces"] == 2 and fit["aot"]["keras_fit"] is None
+    assert out["weights_kept_after_fit"]
 
 
 def test_a_compiled_keras_model_is_measured_as_fit_runs_its_training_step():
@@ -359,6 +365,35 @@ def test_a_donated_state_is_carried_from_call_to_call_and_the_donation_recorded(
         jitbench.measure(step, params, x, 3, donate=2)
     with pytest.raises(UserError, match=r"donate=5: give the position"):
         jitbench.measure(step, params, x, 3, donate=5)
+
+
+def test_a_keras_fit_epoch_is_run_per_mode_and_its_traces_counted():
+    """``batch_size``: x, y a dataset as fit gets it (40 rows, batches of 16: the last of 8).
+    On TensorFlow fit's data pipeline leaves the batch dimension unknown, so one trace of the
+    step serves the ragged batch too (on JAX it is a second trace: the script test); eager runs
+    it as Python (no traces counted). The model comes back as it went, its settings included."""
+    pytest.importorskip("keras")
+    model, _, _ = _user_module("keras_mlp").compiled_mlp()
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((40, 8)).astype(np.float32), rng.integers(0, 3, 40)
+    before = [w.copy() for w in model.get_weights()]
+    r = jitbench.measure(model, x, y, batch_size=16, protocol=QUICK)
+    rows = {row["mode"]: row for row in r.rows}
+    assert {m: row["status"] for m, row in rows.items()} == {
+        "eager": "ok", "graph": "ok", "xla": "ok"}, r.summary()
+    assert rows["xla"]["size"].startswith("16x8")  # the step measured on the first batch
+    assert rows["graph"]["keras_fit"] == "batch_size 16, 3 steps, the last of 8 rows (a new shape)"
+    assert rows["graph"]["keras_fit_traces"] == rows["xla"]["keras_fit_traces"] == 1
+    assert "keras_fit_traces" not in rows["eager"] and rows["eager"]["keras_fit_epoch_s"] > 0
+    assert re.search(r"one epoch of fit per mode \(batch_size 16, 3 steps, the last of 8 rows "
+                     r"\(a new shape\)\): eager [^;]+; graph 1 trace\(s\), ", r.summary())
+    assert all(np.array_equal(b, w) for b, w in zip(before, model.get_weights()))
+    assert int(model.optimizer.iterations.numpy()) == 0
+    assert model.jit_compile is False and model.run_eagerly is False  # as compiled on a CPU
+    with pytest.raises(UserError, match=r"batch_size=64: give the batch size fit uses"):
+        jitbench.measure(model, x, y, batch_size=64)
+    with pytest.raises(UserError, match=r"batch_size=16 goes with a Keras model"):
+        jitbench.measure(lambda a: a * 2, x, framework="tf", batch_size=16)
 
 
 def _user_module(name: str):

@@ -8,7 +8,8 @@ process per arm answers nothing (a fresh process of the same program lands sever
 away from the last on a shared machine); the interval over pairs carries that process noise.
 
 The verdict is sequential: the pairs are looked at after :data:`LOOK_PAIRS` pairs (and at the
-last pair the run allows), the error rate split evenly over those looks; a case is decided at
+last pair the run allows; a run that ends before its next look, on its time limit, looks at
+the pairs it has then), the error rate split evenly over those looks; a case is decided at
 the first look where Student's t interval of the mean log ratio says ``slower`` / ``faster``
 (B against A: beyond 1.00x) or ``same`` (inside the ``tolerance`` band); a case never decided
 is ``unresolved``. :func:`verdicts` replays the looks on the rows, so the run's stopping
@@ -85,11 +86,20 @@ def pair_units(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def decide(units: Sequence[float], *, tolerance: float, confidence: float, max_pairs: int,
-           look_pairs: Sequence[int] = LOOK_PAIRS) -> tuple[str | None, int | None]:
+           look_pairs: Sequence[int] = LOOK_PAIRS, final: bool = False
+           ) -> tuple[str | None, int | None]:
     """(verdict, pairs it was decided at) replaying the looks on ``units`` in round order;
-    (None, None) while no look has decided."""
+    (None, None) while no look has decided. ``final``: the run has ended (its time limit, say,
+    before the next look): the pairs measured since the last look are looked at too, in place
+    of the looks the run did not reach, so no pair goes unjudged and the looks made stay within
+    the error rate split over the planned ones."""
     alpha = alpha_per_look(confidence, max_pairs, look_pairs)
-    for n in looks(max_pairs, look_pairs):
+    planned = looks(max_pairs, look_pairs)
+    reached = [n for n in planned if n <= len(units)]
+    if (final and len(units) >= MIN_PAIRS and len(units) not in planned
+            and len(reached) < len(planned)):
+        planned = [*reached, len(units)]
+    for n in planned:
         if n > len(units):
             break
         _, lo, hi = interval(units[:n], alpha)
@@ -100,12 +110,13 @@ def decide(units: Sequence[float], *, tolerance: float, confidence: float, max_p
 
 
 def decide_interval(units: Sequence[float], *, tolerance: float, confidence: float,
-                    max_pairs: int, look_pairs: Sequence[int] = LOOK_PAIRS
+                    max_pairs: int, look_pairs: Sequence[int] = LOOK_PAIRS, final: bool = True
                     ) -> tuple[str | None, int | None, float, float, float]:
-    """(verdict, pairs it was decided at, ratio, low, high): :func:`decide`, and the interval
-    :func:`verdicts` reports: the deciding look's pairs, else every pair."""
+    """(verdict, pairs it was decided at, ratio, low, high): :func:`decide` (of a run that has
+    ended, by default), and the interval :func:`verdicts` reports: the deciding look's pairs,
+    else every pair."""
     verdict, at = decide(units, tolerance=tolerance, confidence=confidence,
-                         max_pairs=max_pairs, look_pairs=look_pairs)
+                         max_pairs=max_pairs, look_pairs=look_pairs, final=final)
     used = list(units[:at] if at else units)
     if not used:
         return verdict, at, math.nan, math.nan, math.nan
@@ -131,7 +142,7 @@ def verdicts(df: pd.DataFrame, *, tolerance: float, confidence: float, max_pairs
         u = by_case.get(case_id, [])
         rec["pairs"] = len(u)
         verdict, at = decide(u, tolerance=tolerance, confidence=confidence,
-                             max_pairs=max_pairs, look_pairs=look_pairs)
+                             max_pairs=max_pairs, look_pairs=look_pairs, final=final)
         # a decided case's interval is the one that decided it (its look's pairs): later
         # pairs, measured for a group-mate, do not reopen it
         used = u[:at] if at else u

@@ -196,6 +196,14 @@ OTHER_FIELDS: dict[str, str] = {
     "donation_held": "a user's function measured with donate=K, its donate mode: how many of "
                      "the donated argument's buffers XLA reused on the first call ('N of M'; "
                      "fewer than all: JAX could not use the rest and warned)",
+    "keras_fit": "a Keras model measured with batch_size: the epoch of fit run per mode "
+                 "(batch size, steps, and a ragged last batch)",
+    "keras_fit_traces": "a Keras model measured with batch_size: how many times fit traced the "
+                        "training step in one epoch in this mode (a ragged last batch: a second "
+                        "trace on JAX; on TensorFlow the batch dimension is left unknown); "
+                        "absent for eager",
+    "keras_fit_epoch_s": "a Keras model measured with batch_size: the wall time of that epoch "
+                         "of fit in this mode, traces and compiles included",
     "keras_backend": "a Keras model on the JAX backend: jax (its stateless train_step(state, "
                      "(x, y)) measured in JAX's modes); absent on the TensorFlow backend",
     "keras_no_jit_layers": "a Keras model: the layers that declare supports_jit=False (Keras "

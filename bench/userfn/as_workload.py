@@ -48,7 +48,8 @@ from jitbench.protocol.case_setup import Casework, Checked, matmul_precision, mi
 from jitbench.protocol.correctness import compare
 from jitbench.protocol.timing import Protocol, measure
 from jitbench.results import row as rows
-from jitbench.userfn.keras_model import is_keras_model, training_step
+from jitbench.userfn.keras_model import (first_batch, fit_epochs, is_keras_model,
+                                         training_step)
 
 NAMES = {fw: SPECS[fw].title for fw in FRAMEWORKS}
 # Top-level module of an input's type -> framework (type names only: no import needed)
@@ -104,6 +105,7 @@ class Spec:
     unwrapped: str | None = None  # the decorator taken off (``unwrap``), or None
     static: tuple[int, ...] = ()  # argument positions passed as static (``static_positions``)
     about: dict[str, Any] = dataclasses.field(default_factory=dict)  # e.g. a Keras model's
+    per_mode: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # fit's
 
     def fields(self) -> dict[str, Any]:
         """What the rows say about how the function was taken (empty for a plain one)."""
@@ -275,7 +277,7 @@ def resolve_modes(framework: str, modes: Sequence[str] | None,
 
 def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, atol=None,
             flops=None, device=None, name=None, env=None, here: bool = True,
-            donate: int | None = None) -> Spec:
+            donate: int | None = None, batch_size: int | None = None) -> Spec:
     """Check the user's arguments; one ``UserError`` naming the problem. ``here``: it runs in
     this process, so its adapter is made (the framework the inputs belong to), the device
     chosen, and the modes this process cannot run (``env``: its environment as it started;
@@ -285,8 +287,14 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
         raise UserError(f"the function to measure is not callable: {fn!r}")
     args = tuple(args)
     about: dict[str, Any] = {}
+    model, dataset = None, args
+    if batch_size is not None and not is_keras_model(fn):
+        raise UserError(f"batch_size={batch_size!r} goes with a Keras model (x, y a dataset as "
+                        f"fit gets it); for a function, pass one batch")
     if is_keras_model(fn):  # its training step, as fit runs it
         model = fn
+        if batch_size is not None:  # x, y a dataset: the step measured on its first batch
+            args = first_batch(args, batch_size)
         fn, args, about, own, asked = training_step(
             model, args, gpu_visible=lambda: adapter_for("tf").device_available("gpu")[0])
         framework = framework or own
@@ -323,6 +331,8 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
     if donate is not None:
         fn, args = _donating(fn, args, donate, static, fw, adapter)
     run_, skipped = resolve_modes(fw, modes, problem, donating=donate is not None)
+    per_mode = (fit_epochs(model, dataset, batch_size, run_)
+                if model is not None and batch_size is not None and here else {})
     if reference is not None and callable(reference):
         import numpy as np
 
@@ -337,7 +347,7 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
                 framework=fw, modes=run_,
                 skipped=skipped, device=device, reference=reference, rtol=rtol, atol=atol,
                 flops=flops, name=name, source=source, unwrapped=unwrapped, static=static,
-                about=about)
+                about=about, per_mode=per_mode)
 
 
 def choose_device(device: str | None, adapter) -> str:
@@ -438,7 +448,8 @@ def run(spec: Spec, protocol: Protocol | None = None,
                                  protocol=protocol, flops=flops, rtol=work.rtol,
                                  atol=work.atol, check=check, counters=counts,
                                  precision=precision, extra=lambda mode, r: {
-                                     **spec.fields(), **_donation(built.get(mode))})
+                                     **spec.fields(), **spec.per_mode.get(mode, {}),
+                                     **_donation(built.get(mode))})
 
 
 def _donation(fn) -> dict[str, Any]:

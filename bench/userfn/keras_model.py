@@ -22,6 +22,14 @@ function with the model's state as its first argument in JAX's modes (``eager``:
 ``fit`` without JIT; ``jit``: as ``fit`` with it; ``aot``), every returned leaf (logs and the
 new state) compared; the model's variables are never assigned, so it is left as it came.
 
+With ``batch_size`` (``jitbench.measure(model, x, y, batch_size=32)``), ``x, y`` are a dataset
+as ``fit`` gets it: the step is measured on its first batch, and :func:`fit_epochs` runs one
+epoch of ``fit`` per mode (as ``compile()`` would set it), counting the traces of the training
+step (its Python body runs once per trace under ``tf.function`` or ``jax.jit``; a ragged last
+batch is a second trace on JAX, while TensorFlow's data pipeline leaves the batch dimension
+unknown and XLA compiles the new shape underneath) and timing the epoch;
+the model's variables and settings are put back after.
+
 Nothing here imports Keras or TensorFlow until a Keras model is passed.
 """
 
@@ -77,11 +85,13 @@ def training_step(model, args: tuple, gpu_visible: Callable[[], bool]
 
 def _jax_step(model, args: tuple) -> tuple[Callable, tuple, dict[str, Any], str, tuple[str, ...]]:
     """The JAX backend's stateless step and the model's state (module docstring)."""
+    import keras
     from jitbench.frameworks.jax_modes import KERAS_JAX_MODES
 
     x, y = args  # placed on the device by the measurement (as fit's data adapter does)
     model._symbolic_build(data_batch=(x, y))  # what fit does first: the optimizer's slots
-    state = tuple([v.value for v in vs] for vs in (
+    # copies: fit's jitted step donates the variables' own buffers (fit_epochs runs it)
+    state = tuple([keras.ops.copy(v.value) for v in vs] for vs in (
         model.trainable_variables, model.non_trainable_variables, model.optimizer.variables,
         model.metrics_variables))
 
@@ -117,3 +127,82 @@ def auto_resolves_to(model, no_jit: list[str], gpu_visible: Callable[[], bool]) 
 def _compiled_with(model) -> str:
     eager = "run_eagerly=True" if getattr(model, "run_eagerly", False) else ""
     return eager or f"jit_compile={model.jit_compile}"
+
+
+# what each mode sets on the model for fit, per backend
+_FIT_SETTINGS = {
+    "tensorflow": {"eager": {"run_eagerly": True},
+                   "graph": {"run_eagerly": False, "jit_compile": False},
+                   "xla": {"run_eagerly": False, "jit_compile": True}},
+    "jax": {"eager": {"run_eagerly": True},
+            "jit": {"run_eagerly": False, "jit_compile": True}},
+}
+
+
+def first_batch(args: tuple, batch_size: Any) -> tuple:
+    """``(x[:batch_size], y[:batch_size])``, or ``UserError`` naming a bad ``batch_size``."""
+    n = len(args[0])
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not (
+            1 <= batch_size <= n):
+        raise UserError(f"batch_size={batch_size!r}: give the batch size fit uses, an int from "
+                        f"1 to the {n} rows of x")
+    return tuple(a[:batch_size] for a in args)
+
+
+def fit_epochs(model, args: tuple, batch_size: int, modes) -> dict[str, dict[str, Any]]:
+    """Per mode of ``modes`` that ``fit`` has (``_FIT_SETTINGS``): one epoch of
+    ``model.fit(x, y, batch_size=batch_size, shuffle=False)`` with the mode's settings, its
+    traces of the training step counted (``keras_fit_traces``; not for ``eager``, whose step
+    runs as Python every time) and its wall time (``keras_fit_epoch_s``: traces and compiles
+    included); the model's weights, optimizer and metric state and its settings put back."""
+    import math
+    import time
+
+    import keras
+
+    backend = keras.backend.backend()
+    settings = _FIT_SETTINGS.get(backend, {})
+    wanted = [m for m in modes if m in settings]
+    if not wanted:
+        return {}
+    x, y = args
+    n = len(x)
+    steps = math.ceil(n / batch_size)
+    last = n - (steps - 1) * batch_size
+    text = (f"batch_size {batch_size}, {steps} steps"
+            + (f", the last of {last} rows (a new shape)" if last != batch_size else ""))
+    model._symbolic_build(data_batch=first_batch(args, batch_size))  # optimizer slots first
+    variables = [*model.weights, *model.optimizer.variables, *model.metrics_variables]
+    saved = [keras.ops.convert_to_numpy(v.value) for v in variables]
+    was = {"run_eagerly": model.run_eagerly, "jit_compile": model.jit_compile}
+    traces = 0
+    step = model.train_step
+
+    def counted(*a, **k):
+        nonlocal traces
+        traces += 1
+        return step(*a, **k)
+
+    out: dict[str, dict[str, Any]] = {}
+    model.train_step = counted
+    try:
+        for mode in wanted:
+            for key, value in settings[mode].items():
+                setattr(model, key, value)
+            model.make_train_function(force=True)
+            traces = 0
+            began = time.perf_counter()
+            model.fit(x, y, batch_size=batch_size, epochs=1, verbose=0, shuffle=False)
+            out[mode] = {"keras_fit": text,
+                         "keras_fit_epoch_s": time.perf_counter() - began}
+            if mode != "eager":
+                out[mode]["keras_fit_traces"] = traces
+    finally:
+        del model.train_step  # the class's own again
+        for key, value in was.items():
+            setattr(model, key, value)
+        model.train_function = None  # fit builds it again with the model's own settings
+        for v, value in zip(variables, saved):
+            v.assign(value)
+    return out
+

@@ -119,6 +119,12 @@ class Result:
         if first.get("keras_auto"):
             parts.append(f"Keras: fit runs this model with {first.get('keras_jit_compile')}; "
                          f"jit_compile='auto' is {first['keras_auto']}")
+        fits = [r for r in self.rows if r.get("keras_fit")]
+        if fits:
+            parts.append(f"one epoch of fit per mode ({fits[0]['keras_fit']}): " + "; ".join(
+                f"{r['mode']} " + (f"{r['keras_fit_traces']} trace(s), "
+                                   if "keras_fit_traces" in r else "")
+                + fmt.secs(r["keras_fit_epoch_s"]) for r in fits))
         held = next((r["donation_held"] for r in self.rows if r.get("donation_held")), None)
         if held:
             parts.append(f"donate: XLA reused {held} of the donated state's buffers")
@@ -142,7 +148,8 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
             flops: float | None = None, device: str | None = None, name: str | None = None,
             isolate: bool = False, protocol: Protocol | None = None,
             precision: float | str | None = None, budget: float | None = None,
-            timeout: float | None = None, donate: int | None = None) -> Result:
+            timeout: float | None = None, donate: int | None = None,
+            batch_size: int | None = None) -> Result:
     """Measure ``fn(*args)`` in every requested JIT mode with jitbench's protocol.
 
     - ``modes``: e.g. ``["eager", "jit"]`` (JAX) or ``["graph", "xla"]`` (TF); default: every
@@ -163,6 +170,10 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
       call, and the ``donate`` mode (``jax.jit(fn, donate_argnums=donate)``) runs beside the
       others; its row says how many of the state's buffers XLA reused (``donation_held``).
       JAX only, in this process.
+    - ``batch_size``: with a compiled Keras model, ``x, y`` are a dataset as ``fit`` gets it:
+      the step is measured on its first batch, and one epoch of ``fit`` per mode counts the
+      step's traces (a ragged last batch: a second one on JAX) and its time (``keras_fit_traces``,
+      ``keras_fit_epoch_s``); the model is put back as it came.
     - ``isolate=True``: measure in worker processes (see the module docstring).
       ``timeout``: seconds each worker may take to start and to measure (default 1800); a
       function that outlasts it comes back as ``timeout`` rows, its worker killed. In this
@@ -178,6 +189,9 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
     if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0
                                     and math.isfinite(timeout)):
         raise UserError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
+    if isolate and batch_size is not None:
+        raise UserError(f"batch_size={batch_size!r} is measured in this process: leave out "
+                        f"isolate=True")
     if isolate and donate is not None:
         raise UserError(f"donate={donate!r} is measured in this process: leave out isolate=True")
     if isolate:
@@ -192,7 +206,8 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
                         "cannot be stopped; jitbench.measure(..., isolate=True, timeout=...) "
                         "measures it in a worker that can be killed")
     spec = prepare(fn, args, framework=framework, modes=modes, reference=reference, rtol=rtol,
-                   atol=atol, flops=flops, device=device, name=name, donate=donate)
+                   atol=atol, flops=flops, device=device, name=name, donate=donate,
+                   batch_size=batch_size)
     for mode, why in spec.skipped.items():
         spec.skipped[mode] = f"{why}; jitbench.measure(..., isolate=True) gives it one"
     return Result(run(spec, protocol))
