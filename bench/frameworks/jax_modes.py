@@ -7,6 +7,9 @@ NNX_MODES = ("eager", "jit")
 # The modes of a Keras model on the JAX backend (jitbench.userfn.keras_model): its stateless
 # step as fit runs it without JIT (eager) and with it (jit), and ahead of time
 KERAS_JAX_MODES = ("eager", "jit", "aot")
+# what eager and jit set on the model for an epoch of fit (aot has no fit of its own)
+KERAS_JAX_FIT = {"eager": {"run_eagerly": True},
+                 "jit": {"run_eagerly": False, "jit_compile": True}}
 
 SPEC = FrameworkSpec(
     name="jax",

@@ -12,6 +12,10 @@ AUTOCLUSTER_FLAGS = CPU_GLOBAL_JIT  # the TF_XLA_FLAGS auto-clustering needs in 
 # The modes a Keras model's compile() can ask for: run_eagerly=True, jit_compile=False and
 # jit_compile=True (jitbench.userfn.keras_model)
 KERAS_MODES = ("eager", "graph", "xla")
+# what each of them sets on the model for an epoch of fit (jitbench.userfn.keras_model)
+KERAS_FIT = {"eager": {"run_eagerly": True},
+             "graph": {"run_eagerly": False, "jit_compile": False},
+             "xla": {"run_eagerly": False, "jit_compile": True}}
 
 SPEC = FrameworkSpec(
     name="tf",

@@ -129,16 +129,6 @@ def _compiled_with(model) -> str:
     return eager or f"jit_compile={model.jit_compile}"
 
 
-# what each mode sets on the model for fit, per backend
-_FIT_SETTINGS = {
-    "tensorflow": {"eager": {"run_eagerly": True},
-                   "graph": {"run_eagerly": False, "jit_compile": False},
-                   "xla": {"run_eagerly": False, "jit_compile": True}},
-    "jax": {"eager": {"run_eagerly": True},
-            "jit": {"run_eagerly": False, "jit_compile": True}},
-}
-
-
 def first_batch(args: tuple, batch_size: Any) -> tuple:
     """``(x[:batch_size], y[:batch_size])``, or ``UserError`` naming a bad ``batch_size``."""
     n = len(args[0])
@@ -150,7 +140,7 @@ def first_batch(args: tuple, batch_size: Any) -> tuple:
 
 
 def fit_epochs(model, args: tuple, batch_size: int, modes) -> dict[str, dict[str, Any]]:
-    """Per mode of ``modes`` that ``fit`` has (``_FIT_SETTINGS``): one epoch of
+    """Per mode of ``modes`` that ``fit`` has (``KERAS_FIT``, ``KERAS_JAX_FIT``): one epoch of
     ``model.fit(x, y, batch_size=batch_size, shuffle=False)`` with the mode's settings, its
     traces of the training step counted (``keras_fit_traces``; not for ``eager``, whose step
     runs as Python every time) and its wall time (``keras_fit_epoch_s``: traces and compiles
@@ -159,9 +149,10 @@ def fit_epochs(model, args: tuple, batch_size: int, modes) -> dict[str, dict[str
     import time
 
     import keras
+    from jitbench.frameworks.jax_modes import KERAS_JAX_FIT
+    from jitbench.frameworks.tf_modes import KERAS_FIT
 
-    backend = keras.backend.backend()
-    settings = _FIT_SETTINGS.get(backend, {})
+    settings = {"tensorflow": KERAS_FIT, "jax": KERAS_JAX_FIT}.get(keras.backend.backend(), {})
     wanted = [m for m in modes if m in settings]
     if not wanted:
         return {}
@@ -195,7 +186,7 @@ def fit_epochs(model, args: tuple, batch_size: int, modes) -> dict[str, dict[str
             model.fit(x, y, batch_size=batch_size, epochs=1, verbose=0, shuffle=False)
             out[mode] = {"keras_fit": text,
                          "keras_fit_epoch_s": time.perf_counter() - began}
-            if mode != "eager":
+            if not settings[mode]["run_eagerly"]:  # run eagerly, the step is never traced
                 out[mode]["keras_fit_traces"] = traces
     finally:
         del model.train_step  # the class's own again
