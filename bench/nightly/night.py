@@ -159,8 +159,7 @@ def _blocked_and_short(h: History, plan: change.Plan, latest_dir: Path,
     """A change that could not run again leaves the night to the history; where the history
     is still too short to judge a series the change touches, the night could not see a step
     there: undecided (never a pass), and so no reference for the next night."""
-    touched = {c.case_id for c in night_cases(latest_dir)
-               if any(ch.touches(c) for ch in plan.changes)}
+    _, touched = change.touched(night_cases(latest_dir), plan.changes)
     tests = h.tests
     if not len(tests):
         return

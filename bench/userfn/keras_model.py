@@ -67,26 +67,33 @@ def training_step(model, args: tuple, gpu_visible: Callable[[], bool]
     if len(args) != 2:
         raise UserError(f"jitbench.measure(model, x, y): a Keras model takes one batch of "
                         f"inputs and targets, not {len(args)} arguments")
-    if backend == "jax":
-        return _jax_step(model, args)
-
-    def train_step(x, y):
-        return model.train_step((x, y))
-
-    train_step.__name__ = f"{model.name}.train_step"
     no_jit = [layer.name for layer in model._flatten_layers()
               if not getattr(layer, "supports_jit", True)]
-    fields = {"keras_auto": auto_resolves_to(model, no_jit, gpu_visible),
-              "keras_jit_compile": _compiled_with(model)}
+    fields = {"keras_jit_compile": _compiled_with(model)}
+    if backend == "jax":
+        from jitbench.frameworks.jax_modes import KERAS_JAX_MODES
+
+        step, args = _jax_step(model, args)
+        fields.update(keras_backend="jax", keras_auto=(
+            "on: Keras jits the training step on the JAX backend" if not no_jit else
+            f"off: layers with supports_jit=False ({', '.join(no_jit)})"))
+        framework, modes = "jax", KERAS_JAX_MODES
+    else:
+        def step(x, y):
+            return model.train_step((x, y))
+
+        fields["keras_auto"] = auto_resolves_to(model, no_jit, gpu_visible)
+        framework, modes = "tf", KERAS_MODES
+    step.__name__ = f"{model.name}.train_step"
     if no_jit:
         fields["keras_no_jit_layers"] = no_jit
-    return train_step, args, fields, "tf", KERAS_MODES
+    return step, args, fields, framework, modes
 
 
-def _jax_step(model, args: tuple) -> tuple[Callable, tuple, dict[str, Any], str, tuple[str, ...]]:
-    """The JAX backend's stateless step and the model's state (module docstring)."""
+def _jax_step(model, args: tuple) -> tuple[Callable, tuple]:
+    """The JAX backend's stateless step and its arguments, the model's state first (module
+    docstring)."""
     import keras
-    from jitbench.frameworks.jax_modes import KERAS_JAX_MODES
 
     x, y = args  # placed on the device by the measurement (as fit's data adapter does)
     model._symbolic_build(data_batch=(x, y))  # what fit does first: the optimizer's slots
@@ -98,16 +105,7 @@ def _jax_step(model, args: tuple) -> tuple[Callable, tuple, dict[str, Any], str,
     def train_step(state, x, y):
         return model.train_step(state, (x, y))
 
-    train_step.__name__ = f"{model.name}.train_step"
-    no_jit = [layer.name for layer in model._flatten_layers()
-              if not getattr(layer, "supports_jit", True)]
-    auto = ("on: Keras jits the training step on the JAX backend" if not no_jit else
-            f"off: layers with supports_jit=False ({', '.join(no_jit)})")
-    fields = {"keras_auto": auto, "keras_jit_compile": _compiled_with(model),
-              "keras_backend": "jax"}
-    if no_jit:
-        fields["keras_no_jit_layers"] = no_jit
-    return train_step, (state, x, y), fields, "jax", KERAS_JAX_MODES
+    return train_step, (state, x, y)
 
 
 def auto_resolves_to(model, no_jit: list[str], gpu_visible: Callable[[], bool]) -> str:
