@@ -319,3 +319,84 @@ def test_a_run_that_ends_before_its_next_look_looks_at_the_pairs_it_has():
     assert 1.0 < lo < ratio < hi
     # the looks made (9, 12, 19) stay within the planned four: the same alpha per look
     assert stats.alpha_per_look(0.975, 30, (9, 12, 20)) == pytest.approx(0.025 / 4)
+
+
+# --------------------------------------------------------------------------- duet pairs
+
+@pytest.mark.unit
+def test_a_duet_needs_two_cores_and_cases_on_the_cpu(monkeypatch):
+    from jitbench.define.workload import Filters, expand
+    from jitbench.nightly.change_ab import pairing_for
+    from jitbench.run import ab_arms
+
+    cpu = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
+                                     device=("cpu",)))]
+    gpu = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
+                                     device=("gpu",)))]
+    monkeypatch.setattr(ab_arms, "usable_cores", lambda: [0, 1])
+    monkeypatch.setattr("jitbench.results.meta.gpus", lambda: [{"name": "H100"}])
+    assert ab_arms.duet_cores(cpu) == (0, 1)
+    with pytest.raises(UserError, match=r"CPU cases only \(these run on gpu\).*alternating"):
+        ab_arms.duet_cores(cpu + gpu)
+    # auto: a duet only where the night is pinned, on the CPU, with two cores
+    assert pairing_for("auto", cpu, "stable") == "duet"
+    assert pairing_for("auto", cpu, "default") == "alternating"
+    assert pairing_for("auto", cpu + gpu, "stable") == "alternating"
+    monkeypatch.setattr("jitbench.results.meta.gpus", lambda: [])  # no GPU: skipped rows
+    assert ab_arms.duet_cores(cpu + gpu) == (0, 1)
+    monkeypatch.setattr(ab_arms, "usable_cores", lambda: [3])
+    with pytest.raises(UserError, match=r"two cores this process may use; it has 1 \(\[3\]\)"):
+        ab_arms.duet_cores(cpu)
+    assert pairing_for("auto", cpu, "stable") == "alternating"
+    with pytest.raises(UserError, match="two cores"):
+        pairing_for("duet", cpu, "stable")
+    with pytest.raises(UserError, match="'trio': not one of alternating, duet"):
+        ab_arms.Settings(pairing="trio").check()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a duet needs two cores")
+def test_a_duet_measures_both_arms_at_once_each_on_its_own_core_and_ctrl_c_ends_both(tmp_path):
+    """Each round's two processes run together, pinned to the two cores, swapped every round,
+    each group measured by both at the same time; a Ctrl-C (in the main thread, arm A's)
+    ends both arms, no worker left, and the A/B resumes as a duet."""
+    from jitbench.define.workload import Filters, expand
+    from jitbench.errors import Interrupted
+    from jitbench.run.ab_arms import Settings, resume_ab, run_ab
+    from jitbench.run.worker_parent import live_workers
+
+    cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
+                                       mode=("eager", "jit"), device=("cpu",),
+                                       variant=("fused",)))
+             if c.size == "64x64x64"]
+    arms = (parse_arm("a", ""), parse_arm("b", "XLA_FLAGS=--xla_cpu_enable_fast_math=false"))
+
+    def ctrl_c_in_round_2(progress):
+        if progress.current.startswith("round 2 arm A"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted):
+        run_ab(cases, tmp_path, arms, Settings(max_pairs=3, budget=0.15, pairing="duet"),
+               run_id="ab", on_progress=ctrl_c_in_round_2)
+    assert not [w for w in live_workers() if w.alive()]
+    run_dir = tmp_path / "ab"
+    kept = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert sorted((r["ab_arm"], r["ab_round"]) for r in kept) == [("a", 0)] * 2 + [("b", 0)] * 2
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["status"] == "interrupted" and meta["process_profile"] == "stable"
+    resume_ab(run_dir)
+    rows = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert sorted({(r["ab_arm"], r["ab_round"]) for r in rows}) == [
+        (a, n) for a in "ab" for n in range(3)]
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["ab"]["settings"]["pairing"] == "duet"
+    cores = meta["ab"]["cores"]
+    by_pid = {w["pid"]: w for w in meta["workers"]}
+    for n in range(3):
+        rnd = {r["ab_arm"]: r for r in rows if r["ab_round"] == n and r["mode"] == "jit"}
+        # each arm on its own core, A on cores[n % 2]: swapped every round
+        assert by_pid[rnd["a"]["worker_pid"]]["cpu_affinity"] == [cores[n % 2]]
+        assert by_pid[rnd["b"]["worker_pid"]]["cpu_affinity"] == [cores[1 - n % 2]]
+        # the two measured the group at the same time
+        assert abs(rnd["a"]["started_at"] - rnd["b"]["started_at"]) < 0.5, rnd
+        assert rnd["a"]["started_at"] < rnd["b"]["finished_at"]
+        assert rnd["b"]["started_at"] < rnd["a"]["finished_at"]

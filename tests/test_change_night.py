@@ -167,6 +167,10 @@ def test_a_night_whose_workload_changed_measures_the_old_file_beside_the_new(tmp
     env_a = ab_meta["ab"]["arms"]["a"]["env"]
     assert json.loads(env_a[FILES_VAR]) == {str(suite): str(kept.absolute())}
     assert FILES_VAR not in ab_meta["ab"]["arms"]["b"]["env"]
+    # a pinned CPU night on two cores measures its pairs as duets, and says so
+    duet = len(os.sched_getaffinity(0)) >= 2
+    assert ab_meta["ab"]["settings"]["pairing"] == ("duet" if duet else "alternating")
+    assert ("pairs, duets: both processes at once" in second.stdout) == duet
     # the touched case was measured in both arms, pair by pair, up to the first look at least
     rows = [json.loads(x) for x in (Path(facts["run"]) / "results.jsonl").read_text().splitlines()]
     pairs = {(r["ab_arm"], r["ab_round"]) for r in rows if r["case_id"] == slow}

@@ -49,6 +49,13 @@ def add_parser(sub, add_filters, positive, positive_int, percent, add_process_pr
                    help="print the verdicts as JSON (arms, warnings, counts, cases) instead of "
                         "lines")
     add_process_profile(p)
+    from jitbench.run.options import PAIRINGS
+
+    p.add_argument("--pairing", choices=list(PAIRINGS), default="alternating",
+                   help="how each pair of fresh processes runs: " + "; ".join(
+                       f"{k}: {v}" for k, v in PAIRINGS.items())
+                   + " (default: alternating; a duet pins the workers, as the stable profile "
+                     "does)")
     p.add_argument("--fail-on-slower", action="store_true",
                    help="exit 1 when B is 'slower' than A in any case")
 
@@ -81,7 +88,7 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
             run_folder.check_writable(args.reports, "--reports")
         settings = ab_arms.Settings(max_pairs=args.max_pairs, tolerance=args.tolerance / 100,
                                time_limit=args.time_limit, budget=args.budget,
-                               process_profile=args.process_profile)
+                               process_profile=args.process_profile, pairing=args.pairing)
         run_dir = ab_arms.run_ab(cases, args.out, arms, settings, case_timeout=args.case_timeout,
                             run_id=args.run_id, command=command, on_progress=progress)
     meta, df = load_meta(run_dir), load_results(run_dir)

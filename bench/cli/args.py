@@ -18,7 +18,7 @@ from jitbench.errors import UserError
 from jitbench.nightly import MAX_PROCESSES, NIGHT_BUDGET, NIGHT_PRECISION
 from jitbench.protocol.settings import INTERLEAVE_SCHEMES, STOP_WHEN
 from jitbench.run.options import COMPILE_CACHE_CHOICES
-from jitbench.run.options import PROCESS_PROFILES
+from jitbench.run.options import PAIRINGS, PROCESS_PROFILES
 from jitbench.xla.capture import PROFILE_CALLS
 
 
@@ -243,6 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a change night measures exactly N process pairs whatever its "
                         "verdicts and time (to record a corpus of change nights; default: "
                         "pairs while a verdict is open)")
+    p.add_argument("--pairing", choices=["auto", *PAIRINGS], default="auto",
+                   help="how a change night's A/B runs each pair of fresh processes: "
+                        + "; ".join(f"{k}: {v}" for k, v in PAIRINGS.items())
+                        + "; auto: duet where the night's workers are pinned (the stable "
+                          "profile), its cases run on the CPU and two cores are free to it, "
+                          "alternating otherwise (default: auto)")
     p.add_argument("--environments", metavar="DIR",
                    help="keep two virtual environments in DIR (DIR/a, DIR/b): upgrade the one "
                         "that did not run the last good night from --requirements and run the "

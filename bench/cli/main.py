@@ -95,7 +95,7 @@ def cmd_nightly(args) -> int:
                      process_profile=night_profile(args.process_profile, cases),
                      confirm_ab=args.confirm_ab, max_processes=args.max_processes,
                      repeat_budget=args.repeat_budget, on_change=args.on_change,
-                     change_pairs=args.change_pairs)
+                     change_pairs=args.change_pairs, pairing=args.pairing)
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
     for key in ("protocol_note", "machine_note", "waiting_note", "profile_note",
@@ -168,7 +168,7 @@ def _shard_night(args, cases, thresholds, protocol) -> int:
               "process_profile": night_profile(args.process_profile, cases) or "default"}
     facts = shard_night(cases, args.results, args.run_id, k, n, threshold=thresholds.steady,
                         run_kw=run_kw, on_change=args.on_change,
-                        change_pairs=args.change_pairs)
+                        change_pairs=args.change_pairs, pairing=args.pairing)
     said = facts.get("change") or {}
     print(f"shard {k}/{n} of {args.run_id}: {facts['run_dir']}"
           + (f"; changed since {said['reference']}: {'; '.join(said['changes'])}"

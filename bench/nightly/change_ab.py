@@ -38,8 +38,24 @@ def confidence(n_touched: int) -> float:
     return 1.0 - (1.0 - FAMILY_CONFIDENCE) / max(1, n_touched + 1)
 
 
+def pairing_for(choice: str, cases: Sequence[Case], process_profile: str) -> str:
+    """How the A/B's pairs run (``jitbench.run.ab_arms.PAIRINGS``): ``auto`` is ``duet``
+    where the night's workers are pinned to one core each (the ``stable`` profile), every case
+    to measure runs on the CPU and this process may use two cores, ``alternating``
+    otherwise; a pairing named is checked (UserError where a duet cannot run)."""
+    from jitbench.run import ab_arms
+
+    if choice == "auto":
+        duet = (process_profile == "stable" and all(c.device == "cpu" for c in cases)
+                and len(ab_arms.usable_cores()) >= 2)
+        return "duet" if duet else "alternating"
+    if choice == "duet":
+        ab_arms.duet_cores(cases)
+    return choice
+
+
 def settings(n_touched: int, process_profile: str, time_limit: float | None,
-             pairs: int | None = None):
+             pairs: int | None = None, pairing: str = "alternating"):
     """The A/B's settings; ``pairs``: exactly that many pairs whatever the verdicts and the
     time (to record a corpus of change nights for ``--evaluate``)."""
     from jitbench.run import ab_arms
@@ -47,7 +63,7 @@ def settings(n_touched: int, process_profile: str, time_limit: float | None,
     rule = ab_arms.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE,
                             confidence=confidence(n_touched), time_limit=time_limit,
                             min_pairs=MIN_PAIRS, process_profile=process_profile,
-                            look_pairs=LOOK_PAIRS)
+                            look_pairs=LOOK_PAIRS, pairing=pairing)
     return dataclasses.replace(rule, max_pairs=pairs, fixed=True, time_limit=None) \
         if pairs else rule
 
@@ -132,13 +148,14 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float
 
 def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float, *,
             process_profile: str, time_limit: float | None, case_timeout: float = 1800.0,
-            on_progress: Callable | None = None, pairs: int | None = None) -> dict[str, Any]:
+            on_progress: Callable | None = None, pairs: int | None = None,
+            pairing: str = "auto") -> dict[str, Any]:
     """The A/B of the touched case groups (``plan``'s arms) under ``night_dir/change/``, unless
     the night holds its A/B already (a sharded night: each shard measured its own groups,
     ``jitbench.nightly.shards.shard_night``; or the same night analysed again); the facts for
     the summary: :func:`judged`'s over every A/B run of the night, ``slower`` (its ``fails``:
     what fails the night), each record with its ratio, interval, pairs and a sentence
-    (``text``) that names the change."""
+    (``text``) that names the change. ``pairing``: :func:`pairing_for`'s choice."""
     from jitbench.run import ab_arms
 
     again, ids = touched(cases, plan.changes)
@@ -147,7 +164,8 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
              "threshold": threshold}
     if not again:
         return facts
-    chosen = settings(len(ids), process_profile, time_limit, pairs)
+    chosen = settings(len(ids), process_profile, time_limit, pairs,
+                      pairing_for(pairing, again, process_profile))
     runs = recorded(night_dir)
     if not runs:
         runs = [ab_arms.run_ab(again, night_dir / FOLDER, (plan.arm_a, plan.arm_b), chosen,
@@ -189,4 +207,5 @@ def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float
             "rounds": max((a.get("rounds") or 0) for a in abs_),
             "elapsed_s": sum(float(m.get("elapsed_s") or 0) for m in metas),
             "confidence": rule.confidence, "tolerance": rule.tolerance,
-            "max_pairs": rule.max_pairs, "min_pairs": rule.min_pairs}
+            "max_pairs": rule.max_pairs, "min_pairs": rule.min_pairs,
+            "pairing": rule.pairing}

@@ -52,7 +52,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
             process_profile: str | None = None, confirm_ab: bool = False,
             max_processes: int = repeats_mod.MAX_PROCESSES,
             repeat_budget: float | None = None, on_change: str = "ab",
-            change_pairs: int | None = None) -> NightSummary:
+            change_pairs: int | None = None, pairing: str = "auto") -> NightSummary:
     """One night: returns the summary (also written as JSON next to the history page).
     ``process_profile``: how its workers (and its rechecks') start
     (``jitbench.run.options.PROCESS_PROFILES``; None: the default, or with ``do_run`` off the
@@ -67,7 +67,8 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     ``jitbench.nightly.change``; a night where nothing changed reports what the history sees
     as the machine's) or ``history`` (every night decided by its history alone).
     ``change_pairs``: a change night measures exactly that many pairs (to record a corpus of
-    change nights)."""
+    change nights). ``pairing``: how a change night's pairs run
+    (``jitbench.nightly.change_ab.pairing_for``)."""
     from jitbench.report import write_report
 
     results_root, reports_root = Path(results_root), Path(reports_root)
@@ -94,7 +95,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     plan = change.plan_for(results_root, h.judged, h.metas) if on_change == "ab" else None
     if plan is not None and plan.changes and not plan.blocked:
         return _change_night(h, plan, results_root, reports_root, thresholds, run_kw, machine,
-                             change_pairs)
+                             change_pairs, pairing)
     repeat_facts = None
     if do_run and max_processes > 1:  # repeat where the noise is left
         planned = (repeats_mod.plan(h.points, h.reference, thresholds, max_processes)
@@ -194,7 +195,7 @@ def _change_note(plan: change.Plan | None, result: dict[str, Any]) -> str | None
 
 def _change_night(h: History, plan: change.Plan, results_root: Path, reports_root: Path,
                   thresholds: Thresholds, run_kw: dict[str, Any], machine: dict[str, Any],
-                  pairs: int | None = None) -> dict[str, Any]:
+                  pairs: int | None = None, pairing: str = "auto") -> dict[str, Any]:
     """Tonight's software changed: the touched case groups measured in the last good night's
     environment and tonight's, side by side (``jitbench.nightly.change_ab.measure``), in place of
     further processes and rechecks, within the time the night's own run took; the history's
@@ -205,7 +206,8 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
                            process_profile=run_kw["process_profile"],
                            time_limit=float(spent) if isinstance(spent, (int, float)) else None,
                            case_timeout=run_kw["case_timeout"],
-                           on_progress=run_kw["on_progress"], pairs=pairs)
+                           on_progress=run_kw["on_progress"], pairs=pairs,
+                           pairing=pairing)
     result = summary(h, thresholds, h.tests, h.tests.assign(regression=False), None)
     result["metrics"]["ab_time"] = ("time per call, tonight's environment over the last good "
                                     "night's, in fresh process pairs side by side")
@@ -220,7 +222,8 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
         f"changed since the last good night ({plan.reference}): "
         f"{'; '.join(facts['changes'])}: {facts['n_touched']} touched cases measured in both "
         f"environments side by side ({facts.get('rounds') or 0} rounds of fresh process "
-        f"pairs): {counts or 'nothing measured'}"
+        f"pairs, {PAIRED.get(facts.get('pairing'), 'alternating')}): "
+        f"{counts or 'nothing measured'}"
         + (f"; {facts['pooled']['text']}" if facts.get("pooled") else ""))
     if facts["undecided"] and not result["regression"]:
         result["undecided_note"] = (
@@ -230,6 +233,11 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
             f"{', '.join(facts['undecided'])} (not a pass)")
     _finish(h, results_root, reports_root, thresholds, result)
     return result
+
+
+# how a change night's pairs ran, as its note says it (``jitbench.run.options.PAIRINGS``)
+PAIRED = {"alternating": "one process after the other, alternating",
+          "duet": "duets: both processes at once, each on a core of its own"}
 
 
 def _finish(h: History, results_root: Path, reports_root: Path, thresholds: Thresholds,

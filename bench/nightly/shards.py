@@ -75,7 +75,7 @@ FOLDER = "shards"  # under the results root: RESULTS/shards/K/NIGHT, one per sha
 
 def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k: int, n: int,
                 *, threshold: float, run_kw: dict, on_change: str = "ab",
-                change_pairs: int | None = None) -> dict:
+                change_pairs: int | None = None, pairing: str = "auto") -> dict:
     """Shard ``k`` of ``n`` of the night ``run_id``: its case groups measured as a night
     measures them (``run_kw``: the nightly's protocol and process profile) into
     ``RESULTS/shards/K/NIGHT`` (not yet a night of the history), and, when the software changed
@@ -107,5 +107,5 @@ def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k:
             plan, cases, run_dir, threshold, process_profile=run_kw["process_profile"],
             time_limit=float(spent) if isinstance(spent, (int, float)) else None,
             case_timeout=run_kw["case_timeout"], on_progress=run_kw.get("on_progress"),
-            pairs=change_pairs)
+            pairs=change_pairs, pairing=pairing)
     return facts

@@ -174,7 +174,8 @@ def _change_verdict(run_dir: Path) -> str | None:
     accepted = load_acceptance(run_dir)
     return "; ".join(change["changes"]) + (f" (accepted: {accepted['reason']})" if accepted
                                            else "") + (
-        f": side by side, {verdicts}" if change.get("run") else
+        f": side by side{' in duets' if change.get('pairing') == 'duet' else ''}, {verdicts}"
+        if change.get("run") else
         f": not measured side by side ({change.get('blocked')})" if change.get("blocked")
         else "")
 

@@ -16,6 +16,8 @@ does not change.
 from __future__ import annotations
 
 import contextlib
+import functools
+import threading
 import types
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -26,6 +28,15 @@ from jitbench.results import meta as meta_mod
 from jitbench.results import row as rows
 from jitbench.results import run_folder
 from jitbench.results.files import ResultWriter, read_rows, repair_tail, rewrite
+
+
+def _one_at_a_time(method):
+    """A change of the record made under its lock (two threads may change it at once)."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._mutex:
+            return method(self, *args, **kwargs)
+    return locked
 
 
 class RunRecord:
@@ -39,6 +50,8 @@ class RunRecord:
         self._meta = meta
         self._writer: ResultWriter | None = None
         self._locks = contextlib.ExitStack()
+        # the group loops of two arms may write at once (an A/B's duet): one change at a time
+        self._mutex = threading.RLock()
 
     # ------------------------------------------------------------------ making and opening
     @staticmethod
@@ -138,6 +151,7 @@ class RunRecord:
             yield self
         self._writer = None
 
+    @_one_at_a_time
     def write_row(self, row: dict[str, Any], retried: str | None = None,
                   ab: tuple[str, int] | None = None) -> dict[str, Any]:
         """A row as a worker built it, stamped with this run's id (and why it was measured
@@ -173,21 +187,25 @@ class RunRecord:
         meta_mod.write(self.run_dir, self._meta, self.META)
 
     # ------------------------------------------------------------------ what a run adds
+    @_one_at_a_time
     def set_calibration(self, summary: Mapping[str, Any]) -> None:
         """The machine's calibration (``jitbench.run.calibration.measure``)."""
         self._meta["calibration"] = dict(summary)
         self._write()
 
+    @_one_at_a_time
     def set_ab(self, **fields: Any) -> None:
         """An A/B's progress (``jitbench.run.ab_arms``): rounds done, cases per verdict."""
         self._meta.setdefault("ab", {}).update(fields)
         self._write()
 
+    @_one_at_a_time
     def add_worker(self, hello: Mapping[str, Any], env_group: str) -> None:
         """What a worker reported when it started (versions, devices, start-up cost)."""
         meta_mod.add_worker(self._meta, dict(hello, env_group=env_group))
         self._write()
 
+    @_one_at_a_time
     def worker_failed(self, pid: int | None, status: str, how: str, during: str) -> None:
         """How a worker ended, when it did not end normally."""
         meta_mod.worker_failed(self._meta, pid, status, how, during)
@@ -209,6 +227,7 @@ class SweepRecord(RunRecord):
 
     META, ROWS = "sweep_meta.json", "sweep.jsonl"
 
+    @_one_at_a_time
     def write_row(self, row: dict[str, Any], retried: str | None = None,
                   ab: tuple[str, int] | None = None) -> dict[str, Any]:
         self._writer.write(row)

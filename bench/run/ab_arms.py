@@ -10,6 +10,11 @@ stops when every case is decided, after ``max_pairs`` rounds, or when the next r
 ``time_limit`` (the rounds: ``jitbench.run.fresh_processes``, the loop every repeated
 measurement in fresh processes shares).
 
+How the two processes of a pair run (``Settings.pairing``, :data:`PAIRINGS`): one after the
+other (``alternating``, the order swapped every pair), or at the same time, each pinned to a
+core of its own, the cores swapped every pair (``duet``: both share the host's state of that
+moment, so a drift of the host cancels within the pair; CPU cases on two cores or more).
+
 An arm (:func:`parse_arm`) is a spec like ``"python=/venv/bin/python XLA_FLAGS=--xla_foo=1"``:
 an interpreter (default: this one) and environment assignments; ``""`` is this environment.
 Before anything is measured each arm's interpreter is probed (``jitbench.run.arm_probe``):
@@ -24,6 +29,7 @@ import re
 import shlex
 import shutil
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -34,7 +40,7 @@ from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
 from jitbench.run.fresh_processes import run_rounds
-from jitbench.run.options import RunOptions
+from jitbench.run.options import PAIRINGS, RunOptions
 from jitbench.run.progress import Progress
 from jitbench.run.session import Session, group_loop
 
@@ -176,16 +182,47 @@ class Settings:
     process_profile: str = "default"
     # where the verdict looks before its last (``jitbench.analysis.ab_verdicts.looks``)
     look_pairs: tuple[int, ...] = ab_verdicts.LOOK_PAIRS
+    pairing: str = "alternating"  # a key of PAIRINGS
 
     def check(self) -> "Settings":
         if self.max_pairs < ab_verdicts.MIN_PAIRS:
             raise UserError(f"--max-pairs {self.max_pairs}: at least {ab_verdicts.MIN_PAIRS} "
                             f"pairs make an interval")
+        if self.pairing not in PAIRINGS:
+            raise UserError(f"--pairing {self.pairing!r}: not one of "
+                            f"{', '.join(PAIRINGS)}")
         return self
 
     @property
     def protocol(self) -> Protocol:
         return dataclasses.replace(PROTOCOL, budget=self.budget)
+
+
+def usable_cores() -> list[int]:
+    """The cores this process may run on, lowest first."""
+    import os
+
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+
+
+def duet_cores(cases: Sequence[Case]) -> tuple[int, int]:
+    """The two cores a duet pins its arms to; UserError naming why a duet cannot run: fewer
+    than two cores, or a case off the CPU (two processes sharing one accelerator would not
+    measure what one does alone; on a machine without a GPU its cases are skipped rows, and
+    do not count)."""
+    off = sorted({c.device for c in cases if c.device != "cpu"})
+    if off:
+        from jitbench.results.meta import gpus
+
+        off = off if gpus() else []
+    if off:
+        raise UserError(f"--pairing duet measures CPU cases only (these run on "
+                        f"{', '.join(off)}); use --pairing alternating")
+    cores = usable_cores()
+    if len(cores) < 2:
+        raise UserError(f"--pairing duet needs two cores this process may use; it has "
+                        f"{len(cores)} ({cores}); use --pairing alternating")
+    return cores[0], cores[1]
 
 
 def verdicts(rows: Sequence[dict[str, Any]], settings: Settings, final: bool):
@@ -208,19 +245,27 @@ def run_ab(cases: Sequence[Case], out_root: Path | str, arms: tuple[Arm, Arm],
     if not cases:
         raise UserError("no cases match these filters (see `jitbench list`)")
     settings = settings.check()
+    cores = duet_cores(cases) if settings.pairing == "duet" else None
     frameworks = sorted({c.framework for c in cases})
     facts = {arm.name: probe(arm, frameworks) for arm in arms}
     warnings = differences(facts["a"], facts["b"])
-    options = RunOptions(protocol=settings.protocol, case_timeout=case_timeout,
-                         process_profile=settings.process_profile).check()
+    options = _options(settings, case_timeout)
     run_dir = RunRecord.folder(out_root, run_id)
     meta = {**options.as_meta(run_dir), "kind": "ab",
             "ab": {"arms": facts, "warnings": warnings, "settings": dataclasses.asdict(settings),
-                   "rounds": 0, "counts": {}}}
+                   "rounds": 0, "counts": {}, **({"cores": list(cores)} if cores else {})}}
     with RunRecord.create(run_dir, run_dir.name, command or sys.argv, settings.protocol,
                           cases, meta) as record:
         _rounds(record, list(cases), arms, settings, options, [], 0, on_progress, watch)
     return run_dir
+
+
+def _options(settings: Settings, case_timeout: float) -> RunOptions:
+    """The workers' options: a duet's are pinned (the ``stable`` profile), each arm to its
+    own core (:func:`_measure_duet`)."""
+    profile = "stable" if settings.pairing == "duet" else settings.process_profile
+    return RunOptions(protocol=settings.protocol, case_timeout=case_timeout,
+                      process_profile=profile).check()
 
 
 def resume_ab(run_dir: Path | str, *, command: Sequence[str] | None = None,
@@ -233,7 +278,10 @@ def resume_ab(run_dir: Path | str, *, command: Sequence[str] | None = None,
         if record.meta.get("kind") != "ab" or not isinstance(ab, dict):
             raise UserError(f"{str(run_dir)!r} is not an A/B run (resume a run with "
                             f"`jitbench run --resume`)")
-        settings = Settings(**ab["settings"])
+        settings = Settings(**{**ab["settings"], "look_pairs": tuple(
+            ab["settings"].get("look_pairs") or ab_verdicts.LOOK_PAIRS)}).check()
+        if settings.pairing == "duet":
+            duet_cores(cases)
         arms = tuple(parse_arm(name, ab["arms"][name]["spec"]) for name in ARMS)
         for arm in arms:
             probe(arm, sorted({c.framework for c in cases}))
@@ -260,8 +308,11 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
                         settings.fixed)
 
     def measure(rnd: int, todo: list[list[Case]]) -> None:
-        for arm in (arms if rnd % 2 == 0 else arms[::-1]):
-            _measure_arm(session, arm, rnd, todo, rows)
+        if settings.pairing == "duet":
+            _measure_duet(session, arms, rnd, todo, rows, duet_cores(cases))
+        else:
+            for arm in (arms if rnd % 2 == 0 else arms[::-1]):
+                _measure_arm(session, arm, rnd, todo, rows)
         record.set_ab(rounds=rnd + 1, counts=ab_verdicts.counts(
             verdicts(rows, settings, final=False)))
 
@@ -274,30 +325,122 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
                    say=session.progress)
 
 
+class _Stopped(Exception):
+    """The other arm of a duet stopped (a signal, an error): this one ends, writing nothing
+    more."""
+
+
+@dataclasses.dataclass
+class _Duet:
+    """What the two arms of a duet round share: ``stopped``, set when one ends the round
+    early (the other then ends with :class:`_Stopped`, its workers killed), and ``together``,
+    where each arm's worker, started, waits for the other's before measuring a group, so the
+    two measure it at the same time (a worker's start-up alone scatters by more than a
+    group's samples last). Once the arms fall out of step (a failure, a retried group, a
+    wait past :data:`MEET_TIMEOUT_S`) each goes on alone for the rest of the round."""
+
+    stopped: threading.Event = dataclasses.field(default_factory=threading.Event)
+    together: threading.Barrier = dataclasses.field(
+        default_factory=lambda: threading.Barrier(2))
+
+    def meet(self) -> None:
+        try:
+            self.together.wait(MEET_TIMEOUT_S)
+        except threading.BrokenBarrierError:
+            pass
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.together.abort()
+
+
+MEET_TIMEOUT_S = 120.0  # longer than any worker's start-up
+
+
 def _measure_arm(session: Session, arm: Arm, rnd: int, pending: list[list[Case]],
-                 rows: list[dict[str, Any]]) -> None:
+                 rows: list[dict[str, Any]], core: int | None = None,
+                 duet: _Duet | None = None) -> None:
     """The pending groups in fresh workers of ``arm`` (round ``rnd``), each row written as it
-    comes and added to ``rows``; the workers are gone when it returns."""
+    comes and added to ``rows``; the workers are gone when it returns. In a duet: ``core``,
+    the one its workers are pinned to, and what the two arms share (:class:`_Duet`)."""
     record, tag = session.record, (arm.name, rnd)
 
+    def going_on() -> None:
+        if duet is not None and duet.stopped.is_set():
+            raise _Stopped()
+
     def on_row(row, retried) -> None:
+        going_on()
         session.write(lambda: rows.append(record.write_row(row, retried, ab=tag)))
 
     def on_failure(case, exc, log, retried) -> None:
+        going_on()
+        if duet is not None:
+            duet.together.abort()  # out of step from here on
         session.write(lambda: rows.append(record.write_failure(
             case, exc.status, str(exc), retried, ab=tag, **exc.row_fields(case.mode, log))))
 
     def on_group(g) -> None:
+        going_on()
         session.progress(f"round {rnd + 1} arm {arm.name.upper()}: {g[0].workload}/"
                          f"{g[0].variant} {g[0].framework} {g[0].dtype} {g[0].size}")
 
-    loop = group_loop(record, session.options, session.stopper.critical,
+    options = session.options if core is None else \
+        dataclasses.replace(session.options, cpu_core=core)
+    loop = group_loop(record, options, session.stopper.critical,
                       arm_env=arm.launch_env(), python=arm.python if arm.foreign else None,
                       log_prefix=f"{arm.name}{rnd + 1}-", env_group_prefix=f"{arm.name}:")
     try:
-        loop.run(pending, on_row, on_failure, on_group=on_group)
+        loop.run(pending, on_row, on_failure, on_group=on_group,
+                 ready=(lambda group: duet.meet()) if duet is not None else None)
+        if duet is not None:
+            duet.together.abort()  # this arm is done: the other meets no one any more
     finally:
-        loop.close(kill=True, everyone=True)
+        # alone, the arm takes every live worker along; in a duet only its own (the other
+        # arm's are killed by the arm that stops the round)
+        loop.close(kill=True, everyone=core is None)
+
+
+def _measure_duet(session: Session, arms: tuple[Arm, Arm], rnd: int,
+                  pending: list[list[Case]], rows: list[dict[str, Any]],
+                  cores: tuple[int, int]) -> None:
+    """Round ``rnd`` as a duet: both arms at once, A on ``cores[rnd % 2]`` and B on the other
+    (swapped every pair), B's loop in a thread of its own, each group measured by both at the
+    same time (:class:`_Duet`). A signal (handled in this, the main thread) or an error in
+    either arm ends both: the other's workers killed, its thread joined, nothing more written,
+    the round left with one arm or none (unpaired)."""
+    a_core, b_core = cores if rnd % 2 == 0 else cores[::-1]
+    duet, failed = _Duet(), []
+
+    def arm_b() -> None:
+        try:
+            _measure_arm(session, arms[1], rnd, pending, rows, b_core, duet)
+        except _Stopped:
+            pass
+        except BaseException as exc:  # handed to the main thread, which raises it
+            failed.append(exc)
+            duet.stop()
+
+    other = threading.Thread(target=arm_b, name=f"jitbench-ab-{arms[1].name}", daemon=True)
+    other.start()
+    try:
+        _measure_arm(session, arms[0], rnd, pending, rows, a_core, duet)
+        while other.is_alive():  # a signal now: raised here, not after B's round
+            other.join(0.2)
+            session.stopper.check()
+    except _Stopped:
+        pass
+    except BaseException:
+        duet.stop()
+        from jitbench.run.worker_parent import live_workers
+
+        for worker in live_workers():
+            worker.kill()
+        raise
+    finally:
+        other.join()
+    if failed:
+        raise failed[0]
 
 
 def _pending(groups: list[list[Case]], table, rounds_done: int,

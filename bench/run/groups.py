@@ -128,12 +128,15 @@ class GroupLoop:
             on_row: Callable[[dict[str, Any], str | None], None],
             on_failure: Callable[[Case, WorkerFailed, Path, str | None], None],
             on_group: Callable[[Sequence[Case]], None] | None = None,
-            protocol_for: Callable[[Sequence[Case]], Protocol | None] | None = None) -> None:
+            protocol_for: Callable[[Sequence[Case]], Protocol | None] | None = None,
+            ready: Callable[[Sequence[Case]], None] | None = None) -> None:
         """Measure ``groups`` (sorted by worker key, stably, so each key starts one worker).
         Every case ends in exactly one ``on_row(row, retried)`` or ``on_failure(case, exc,
         log, retried)``; ``retried`` says why a case was measured again without a group-mate
         (None when it was not). ``protocol_for(group)``: another protocol than the loop's for
-        that group (the run's calibration), which then captures nothing."""
+        that group (the run's calibration), which then captures nothing. ``ready(group)``:
+        called once the group's worker has started, just before it measures the group (an
+        A/B's duet waits there for the other arm's worker)."""
         todo = deque(sorted((list(g) for g in groups), key=lambda g: worker_key(g[0])))
         start_failures: dict[Key, int] = {}
         broken: dict[Key, WorkerFailed] = {}
@@ -156,6 +159,8 @@ class GroupLoop:
                 worker = self.worker_for(key)
                 if fresh:
                     start_failures.pop(key, None)
+                if ready:
+                    ready(group)
                 own = protocol_for(group) if protocol_for else None
                 for row in worker.run_group(group, own or self.protocol, self.timeout,
                                             None if own else self.capture):

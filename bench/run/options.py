@@ -35,6 +35,14 @@ PROCESS_PROFILES = {
               "speedup",
 }
 
+# how the two processes of an A/B's pair run (``jitbench.run.ab_arms``)
+PAIRINGS = {
+    "alternating": "arm A's fresh process, then arm B's, the order swapped every pair",
+    "duet": "A and B at the same time, each pinned to a core of its own, the cores swapped "
+            "every pair: both share the host's state of that moment (CPU cases; needs two "
+            "cores)",
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class RunOptions:

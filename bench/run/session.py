@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from jitbench.results.record import RunRecord
 from jitbench.run import startup
@@ -33,6 +34,8 @@ class Session:
     on_progress: Callable[[Progress], None] | None
     started: float = dataclasses.field(default_factory=time.monotonic)
     stopper: StopOnSignals = dataclasses.field(default_factory=StopOnSignals)
+    # rows may come from two threads at once (an A/B's duet, jitbench.run.ab_arms)
+    _writing: Any = dataclasses.field(default_factory=threading.Lock, repr=False)
 
     @property
     def run_dir(self) -> Path:
@@ -40,7 +43,7 @@ class Session:
 
     def write(self, write_it: Callable[[], None], rows: int = 1) -> None:
         """Write ``rows`` rows (``write_it``) where no signal cuts them in half."""
-        with self.stopper.critical():
+        with self.stopper.critical(), self._writing:
             write_it()
             self.done += rows
 

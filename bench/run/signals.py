@@ -53,12 +53,25 @@ class StopOnSignals:
 
     @contextlib.contextmanager
     def critical(self) -> Iterator[None]:
+        """A section a signal must not cut: the stop is raised at its end instead. Counted
+        in the main thread only (where the handler runs); another thread's section (an A/B's
+        second arm in a duet, ``jitbench.run.ab_arms``) is finished by the main thread joining
+        that thread before it cleans up."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
         self._depth += 1
         try:
             yield
         finally:
             self._depth -= 1
-        if self._depth == 0 and self.signum is not None and not self._raised:
+        self.check()
+
+    def check(self) -> None:
+        """Raise the stop a signal asked for while a critical section ran, once, now that
+        none does."""
+        if self._depth == 0 and self.signum is not None and not self._raised \
+                and threading.current_thread() is threading.main_thread():
             self._raised = True
             raise Interrupted(self.signum)
 
