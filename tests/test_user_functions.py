@@ -367,6 +367,40 @@ def test_a_donated_state_is_carried_from_call_to_call_and_the_donation_recorded(
         jitbench.measure(step, params, x, 3, donate=5)
 
 
+def test_a_jitted_steps_own_donation_is_measured_or_said_to_be_left_out():
+    """``jax.jit(step, donate_argnums=0)``: measured as ``donate=0`` would be (the step
+    returns argument 0 anew); a jit that donates what its function does not return has its
+    donation left out, and the summary says so and why."""
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+
+    w = jnp.ones((8, 8), jnp.float32)
+    x = jnp.ones((4, 8), jnp.float32)
+
+    @functools.partial(jax.jit, donate_argnums=0)
+    def step(w, x):
+        return w - 0.01 * (x.T @ jnp.tanh(x @ w)), jnp.sum(w)
+
+    r = jitbench.measure(step, w, x, protocol=QUICK)
+    by_mode = {row["mode"]: row for row in r.rows}
+    assert {m: row["status"] for m, row in by_mode.items()} == {
+        "eager": "ok", "jit": "ok", "aot": "ok", "donate": "ok"}, r.summary()
+    assert by_mode["donate"]["donation_held"] == "1 of 1"
+    assert "as it was before jax.jit(donate_argnums=0)" in r.summary()
+    assert not w.is_deleted()  # the user's array is never donated
+
+    @functools.partial(jax.jit, donate_argnums=0)
+    def loss(w, x):
+        return jnp.sum(jnp.tanh(x @ w))
+
+    r = jitbench.measure(loss, w, x, protocol=QUICK)
+    assert {row["mode"] for row in r.rows} == {"eager", "jit", "aot"}, r.summary()
+    assert "jax.jit(donate_argnums=0); its donation left out: the function must return " \
+           "argument 0's new value" in r.summary()
+
+
 def test_a_keras_fit_epoch_is_run_per_mode_and_its_traces_counted():
     """``batch_size``: x, y a dataset as fit gets it (40 rows, batches of 16: the last of 8).
     On TensorFlow fit's data pipeline leaves the batch dimension unknown, so one trace of the
@@ -392,6 +426,13 @@ def test_a_keras_fit_epoch_is_run_per_mode_and_its_traces_counted():
     assert model.jit_compile is False and model.run_eagerly is False  # as compiled on a CPU
     with pytest.raises(UserError, match=r"batch_size=64: give the batch size fit uses"):
         jitbench.measure(model, x, y, batch_size=64)
+    # steps_per_execution: fit's epoch runs with it, and the rows say the step is one a call
+    model, _, _ = _user_module("keras_mlp").compiled_mlp(steps_per_execution=2)
+    r = jitbench.measure(model, x, y, batch_size=16, modes=["graph"], protocol=QUICK)
+    (row,) = r.rows
+    assert row["status"] == "ok" and row["keras_steps_per_execution"] == 2, r.summary()
+    assert row["keras_fit"].endswith(", 2 per call (steps_per_execution)")
+    assert "fit runs 2 steps per call (steps_per_execution)" in r.summary()
     with pytest.raises(UserError, match=r"batch_size=16 goes with a Keras model"):
         jitbench.measure(lambda a: a * 2, x, framework="tf", batch_size=16)
 

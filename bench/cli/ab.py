@@ -1,4 +1,4 @@
-"""``jitbench ab``: the selected cases in two environments, in alternating fresh processes, with
+"""``jitbench ab``: the selected cases in two environments, in pairs of fresh processes, with
 a verdict per case (``jitbench.run.ab_arms``; the statistics: ``jitbench.analysis.ab_verdicts``).
 
     jitbench ab --a SPEC --b SPEC [case filters] [--max-pairs N] [--json]
@@ -22,7 +22,8 @@ def add_parser(sub, add_filters, positive, positive_int, percent, add_process_pr
                ) -> None:
     p = sub.add_parser(
         "ab", help="measure the cases in two environments (interpreters, XLA flags, thread "
-                   "settings) in alternating fresh processes; a verdict per case")
+                   "settings) in pairs of fresh processes (in turns, or at once: --pairing); a "
+                   "verdict per case")
     add_filters(p)
     p.add_argument("--a", default="", metavar="SPEC",
                    help="arm A: python=PATH (an interpreter with jitbench installed) and/or "

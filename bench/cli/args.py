@@ -315,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(installed distributions, the interpreter, XLA/TF/JAX and thread "
                         "variables, a workload's file, jitbench itself, the GPU driver) "
                         "measures the cases the change can touch in the last good night's "
-                        "environment and tonight's, in alternating fresh processes, and "
+                        "environment and tonight's, in pairs of fresh processes (--pairing), and "
                         "exits 1 when one is slower and a step of --threshold is not ruled "
                         "out, 3 when one stays undecided; a night where nothing changed reports "
                         "what its history sees as the machine's; history: every night is "

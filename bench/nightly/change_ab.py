@@ -30,6 +30,11 @@ MIN_PAIRS = 12
 MAX_PAIRS = 30
 LOOK_PAIRS = (9, 12, 20)
 TOLERANCE = 0.02  # ``same``: the interval inside 1/1.02 .. 1.02 (a decided case stops)
+# seconds of sampling per case group and process on a night whose workers are pinned (the
+# ``stable`` profile): there a process lands close to the next, and 0.3 s (``jitbench ab``'s
+# default, made for unpinned workers) leaves a mode of a 25 ms call a handful of samples, whose
+# own scatter then dominates a pair's (docs/lab/nightly-team.md, "Duet pairs in the engine")
+PINNED_BUDGET = 1.5
 
 
 def confidence(n_touched: int) -> float:
@@ -60,10 +65,12 @@ def settings(n_touched: int, process_profile: str, time_limit: float | None,
     time (to record a corpus of change nights for ``--evaluate``)."""
     from jitbench.run import ab_arms
 
+    pinned = process_profile == "stable" or pairing == "duet"
     rule = ab_arms.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE,
                             confidence=confidence(n_touched), time_limit=time_limit,
                             min_pairs=MIN_PAIRS, process_profile=process_profile,
-                            look_pairs=LOOK_PAIRS, pairing=pairing)
+                            look_pairs=LOOK_PAIRS, pairing=pairing,
+                            budget=PINNED_BUDGET if pinned else ab_arms.PROTOCOL.budget)
     return dataclasses.replace(rule, max_pairs=pairs, fixed=True, time_limit=None) \
         if pairs else rule
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import os
 import platform
+from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -57,6 +58,8 @@ def _night(night_dir: Path) -> dict[str, Any] | None:
     rounds = int((ab_meta.get("ab") or {}).get("rounds") or 0)
     return {"run_id": night_dir.name, "night_s": load_meta(night_dir).get("elapsed_s"),
             "ab_s": ab_meta.get("elapsed_s"), "rounds": rounds,
+            "pairing": ((ab_meta.get("ab") or {}).get("settings") or {}).get(
+                "pairing", "alternating"),
             "changes": change.get("changes") or [], "touched": sorted(touched),
             "pairs": {c: [[by.get(i, {}).get("a"), by.get(i, {}).get("b")]
                           for i in range(rounds)] for c, by in sorted(pairs.items())}}
@@ -188,6 +191,8 @@ def evaluate(corpus: dict[str, Any], threshold: float = 0.10) -> dict[str, Any]:
             "unchanged_night_s": base_s,
             "cost_ratio_max": costs[-1] if costs else None,
             "threshold": threshold, "host": corpus.get("host"),
+            # how the corpus's pairs ran (jitbench.run.ab_arms.PAIRINGS): each night's, counted
+            "pairing": dict(Counter(n.get("pairing", "alternating") for n in nights)),
             "rule": {"max_pairs": change_ab.MAX_PAIRS, "min_pairs": change_ab.MIN_PAIRS,
                      "look_pairs": list(change_ab.LOOK_PAIRS),
                      "family_confidence": change_ab.FAMILY_CONFIDENCE,

@@ -198,6 +198,10 @@ OTHER_FIELDS: dict[str, str] = {
                      "fewer than all: JAX could not use the rest and warned)",
     "keras_fit": "a Keras model measured with batch_size: the epoch of fit run per mode "
                  "(batch size, steps, and a ragged last batch)",
+    "keras_steps_per_execution": "a Keras model compiled with steps_per_execution=K > 1: K, "
+                                 "the steps fit runs per call of its train function (the "
+                                 "step rows time one step per call; keras_fit's epoch runs "
+                                 "K per call)",
     "keras_fit_traces": "a Keras model measured with batch_size: how many times fit traced the "
                         "training step in one epoch in this mode (a ragged last batch: a second "
                         "trace on JAX; on TensorFlow the batch dimension is left unknown); "

@@ -1,4 +1,4 @@
-"""``jitbench ab``: the same cases in two environments, in alternating fresh processes.
+"""``jitbench ab``: the same cases in two environments, in pairs of fresh processes.
 
 An environment (the interpreter and its packages, ``XLA_FLAGS``, thread settings) is fixed when
 a process starts, so two environments are compared only by starting fresh processes of each, in

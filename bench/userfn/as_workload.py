@@ -117,28 +117,31 @@ class Spec:
         return out
 
 
-def unwrap(fn) -> tuple[Callable, str | None, tuple[int, ...] | None]:
+def unwrap(fn) -> tuple[Callable, str | None, tuple[int, ...] | None, tuple[int, ...]]:
     """(the function to measure, the decorator it came in or None, the static positions that
-    decorator declared or None). An already-jitted function is measured from its undecorated
-    form, so its JIT-off modes run without JIT: ``jax.jit(f)`` -> ``f`` (``__wrapped__``, with
-    its ``static_argnums``), ``tf.function(f, ...)`` -> ``f`` (``python_function``).
+    decorator declared or None, the positions it donates). An already-jitted function is
+    measured from its undecorated form, so its JIT-off modes run without JIT: ``jax.jit(f)``
+    -> ``f`` (``__wrapped__``, with its ``static_argnums`` and ``donate_argnums``),
+    ``tf.function(f, ...)`` -> ``f`` (``python_function``).
 
     >>> unwrap(len)
-    (<built-in function len>, None, None)
+    (<built-in function len>, None, None, ())
     """
     top = type(fn).__module__.split(".")[0]
     inner = getattr(fn, "__wrapped__", None)
     if type(fn).__module__.startswith("flax.nnx") and callable(inner):
-        return inner, "nnx.jit", None
+        return inner, "nnx.jit", None, ()
     if top in ("jax", "jaxlib") and callable(inner) and hasattr(fn, "lower"):
         info = getattr(fn, "_jit_info", None)  # jax's record of the jit's arguments
         static = getattr(info, "static_argnums", None)
-        return inner, "jax.jit", tuple(static) if static is not None else None
+        donated = tuple(getattr(info, "donate_argnums", None) or ())
+        return inner, "jax.jit", tuple(static) if static is not None else None, donated
     inner = getattr(fn, "python_function", None)
     if top == "tensorflow" and callable(inner):
         jit = getattr(fn, "_jit_compile", None)
-        return inner, f"tf.function(jit_compile={jit})" if jit is not None else "tf.function", ()
-    return fn, None, None
+        return (inner, f"tf.function(jit_compile={jit})" if jit is not None else "tf.function",
+                (), ())
+    return fn, None, None, ()
 
 
 def static_positions(args: Sequence) -> tuple[int, ...]:
@@ -156,6 +159,23 @@ def static_positions(args: Sequence) -> tuple[int, ...]:
             continue
         out.append(i)
     return tuple(out)
+
+
+def _declared_donation(fn, args: tuple, donated: tuple[int, ...], static, fw, adapter,
+                       unwrapped: str | None) -> tuple[Callable, tuple, int | None, str]:
+    """``jitbench.measure(jax.jit(step, donate_argnums=K), ...)``: the jit's donation measured
+    as ``donate=K`` is (:func:`_donating`) where K is one argument the step returns anew;
+    otherwise left out, and the summary says why (a donated input cannot be passed again, so
+    a step that does not return it cannot be called in a loop). (the function, its arguments,
+    the argument donated or None, what the summary calls the decorator)."""
+    said = f"{unwrapped}(donate_argnums={donated[0] if len(donated) == 1 else donated})"
+    if len(donated) > 1:
+        return fn, args, None, (f"{said}; its donation left out: jitbench donates one "
+                                f"argument (pass donate=K)")
+    try:
+        return (*_donating(fn, args, donated[0], static, fw, adapter), donated[0], said)
+    except UserError as exc:
+        return fn, args, None, f"{said}; its donation left out: {str(exc).partition(': ')[2]}"
 
 
 def _donating(fn: Callable, args: tuple, position: Any, static: tuple[int, ...], fw: str,
@@ -300,7 +320,7 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
         framework = framework or own
         name = name or fn.__name__
         modes = modes if modes is not None else list(asked)
-    fn, unwrapped, declared = unwrap(fn)
+    fn, unwrapped, declared, donated = unwrap(fn)
     static = declared if declared is not None else static_positions(args)
     if any(map(nnx_object, args)):  # changed in place: op by op or under nnx.jit only
         from jitbench.frameworks.jax_modes import NNX_MODES
@@ -330,6 +350,9 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
 
     if donate is not None:
         fn, args = _donating(fn, args, donate, static, fw, adapter)
+    elif donated and here:  # the jit's own donation, where it can be kept
+        fn, args, donate, unwrapped = _declared_donation(fn, args, donated, static, fw,
+                                                         adapter, unwrapped)
     run_, skipped = resolve_modes(fw, modes, problem, donating=donate is not None)
     per_mode = (fit_epochs(model, dataset, batch_size, run_)
                 if model is not None and batch_size is not None and here else {})

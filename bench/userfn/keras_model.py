@@ -70,6 +70,8 @@ def training_step(model, args: tuple, gpu_visible: Callable[[], bool]
     no_jit = [layer.name for layer in model._flatten_layers()
               if not getattr(layer, "supports_jit", True)]
     fields = {"keras_jit_compile": _compiled_with(model)}
+    if _steps_per_execution(model) > 1:  # fit's calls; the step rows time one step a call
+        fields["keras_steps_per_execution"] = _steps_per_execution(model)
     if backend == "jax":
         from jitbench.frameworks.jax_modes import KERAS_JAX_MODES
 
@@ -122,6 +124,14 @@ def auto_resolves_to(model, no_jit: list[str], gpu_visible: Callable[[], bool]) 
     return "off: Keras's model_supports_jit says no (TensorFlow op determinism is on)"
 
 
+def _steps_per_execution(model) -> int:
+    """``compile(steps_per_execution=K)``: the steps ``fit`` runs per call of its train
+    function (on TensorFlow a loop inside one ``tf.function``; on JAX a Python loop of calls
+    of the jitted step)."""
+    k = getattr(model, "steps_per_execution", 1)
+    return int(k) if isinstance(k, int) else 1
+
+
 def _compiled_with(model) -> str:
     eager = "run_eagerly=True" if getattr(model, "run_eagerly", False) else ""
     return eager or f"jit_compile={model.jit_compile}"
@@ -158,8 +168,10 @@ def fit_epochs(model, args: tuple, batch_size: int, modes) -> dict[str, dict[str
     n = len(x)
     steps = math.ceil(n / batch_size)
     last = n - (steps - 1) * batch_size
+    per_call = _steps_per_execution(model)
     text = (f"batch_size {batch_size}, {steps} steps"
-            + (f", the last of {last} rows (a new shape)" if last != batch_size else ""))
+            + (f", the last of {last} rows (a new shape)" if last != batch_size else "")
+            + (f", {per_call} per call (steps_per_execution)" if per_call > 1 else ""))
     model._symbolic_build(data_batch=first_batch(args, batch_size))  # optimizer slots first
     variables = [*model.weights, *model.optimizer.variables, *model.metrics_variables]
     saved = [keras.ops.convert_to_numpy(v.value) for v in variables]

@@ -119,6 +119,9 @@ class Result:
         if first.get("keras_auto"):
             parts.append(f"Keras: fit runs this model with {first.get('keras_jit_compile')}; "
                          f"jit_compile='auto' is {first['keras_auto']}")
+        if first.get("keras_steps_per_execution"):
+            parts.append(f"Keras: fit runs {first['keras_steps_per_execution']} steps per "
+                         f"call (steps_per_execution); the rows above time one step per call")
         fits = [r for r in self.rows if r.get("keras_fit")]
         if fits:
             parts.append(f"one epoch of fit per mode ({fits[0]['keras_fit']}): " + "; ".join(
