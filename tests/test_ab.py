@@ -273,10 +273,10 @@ def test_the_nightly_measures_a_changed_environments_step_side_by_side(tmp_path)
     assert gone["ab_verdict"] is None
 
 
-def test_an_interrupted_ab_keeps_its_rows_and_resumes_with_its_own_arms(tmp_path):
+def _two_cases_two_arms_and_a_ctrl_c(when: str):
+    """Two tiny JAX cases (one group), arm B with an XLA flag, and a progress callback that
+    stops the run (as Ctrl-C does) when its line starts with ``when``."""
     from jitbench.define.workload import Filters, expand
-    from jitbench.errors import Interrupted
-    from jitbench.run.ab_arms import Settings, resume_ab, run_ab
 
     cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
                                        mode=("eager", "jit"), device=("cpu",),
@@ -284,10 +284,18 @@ def test_an_interrupted_ab_keeps_its_rows_and_resumes_with_its_own_arms(tmp_path
              if c.size == "64x64x64"]
     arms = (parse_arm("a", ""), parse_arm("b", "XLA_FLAGS=--xla_cpu_enable_fast_math=false"))
 
-    def ctrl_c_in_round_2(progress):
-        if progress.current.startswith("round 2 arm"):
+    def ctrl_c(progress):
+        if progress.current.startswith(when):
             raise KeyboardInterrupt
 
+    return cases, arms, ctrl_c
+
+
+def test_an_interrupted_ab_keeps_its_rows_and_resumes_with_its_own_arms(tmp_path):
+    from jitbench.errors import Interrupted
+    from jitbench.run.ab_arms import Settings, resume_ab, run_ab
+
+    cases, arms, ctrl_c_in_round_2 = _two_cases_two_arms_and_a_ctrl_c("round 2 arm")
     with pytest.raises(Interrupted) as stopped:
         run_ab(cases, tmp_path, arms, Settings(max_pairs=3, budget=0.15), run_id="ab",
                on_progress=ctrl_c_in_round_2)
@@ -359,21 +367,11 @@ def test_a_duet_measures_both_arms_at_once_each_on_its_own_core_and_ctrl_c_ends_
     """Each round's two processes run together, pinned to the two cores, swapped every round,
     each group measured by both at the same time; a Ctrl-C (in the main thread, arm A's)
     ends both arms, no worker left, and the A/B resumes as a duet."""
-    from jitbench.define.workload import Filters, expand
     from jitbench.errors import Interrupted
     from jitbench.run.ab_arms import Settings, resume_ab, run_ab
     from jitbench.run.worker_parent import live_workers
 
-    cases = [c for c in expand(Filters(suite=("matmul_relu",), framework=("jax",),
-                                       mode=("eager", "jit"), device=("cpu",),
-                                       variant=("fused",)))
-             if c.size == "64x64x64"]
-    arms = (parse_arm("a", ""), parse_arm("b", "XLA_FLAGS=--xla_cpu_enable_fast_math=false"))
-
-    def ctrl_c_in_round_2(progress):
-        if progress.current.startswith("round 2 arm A"):
-            raise KeyboardInterrupt
-
+    cases, arms, ctrl_c_in_round_2 = _two_cases_two_arms_and_a_ctrl_c("round 2 arm A")
     with pytest.raises(Interrupted):
         run_ab(cases, tmp_path, arms, Settings(max_pairs=3, budget=0.15, pairing="duet"),
                run_id="ab", on_progress=ctrl_c_in_round_2)

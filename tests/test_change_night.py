@@ -377,6 +377,21 @@ def _ab_rows(ratios: dict[str, list[float]]):
 
 
 @pytest.mark.unit
+def test_a_change_night_on_pinned_workers_samples_longer():
+    """Pinned (the stable profile, or a duet), a process's own sampling is most of a pair's
+    scatter, so each process samples a group longer; unpinned, jitbench ab's short sample."""
+    from jitbench.run.ab_arms import PROTOCOL
+
+    assert change_ab.settings(2, "stable", None, pairing="duet").budget == \
+        change_ab.PINNED_BUDGET > PROTOCOL.budget
+    assert change_ab.settings(2, "stable", None).budget == change_ab.PINNED_BUDGET
+    assert change_ab.settings(2, "default", None).budget == PROTOCOL.budget
+    # a corpus's fixed pairs keep the night's sampling
+    assert change_ab.settings(2, "stable", None, pairs=12, pairing="duet").budget == \
+        change_ab.PINNED_BUDGET
+
+
+@pytest.mark.unit
 def test_a_change_night_names_small_steps_fails_on_the_threshold_and_pools_its_cases():
     import numpy as np
     from jitbench.analysis.ab_verdicts import pair_units, verdicts
