@@ -1,8 +1,9 @@
 """A night whose software changed decides by measuring the change: the last good night's
 environment (A) beside tonight's (B), in pairs of fresh processes the same night (in turns,
-or at once on two cores: ``jitbench.run.ab_arms``), so the host state every process of tonight shares cancels inside each
-pair. The history of nights cannot see a step smaller than that state's scatter; a software
-regression only ever arrives with a change, so this is where it is decided.
+or at once on two cores: ``jitbench.run.ab_arms``), so the host state every process of tonight
+shares cancels inside each pair. The history of nights cannot see a step smaller than that
+state's scatter; a software regression only ever arrives with a change, so this is where it is
+decided.
 
 - :func:`what_changed`: everything two nights' records say can move their numbers (every
   installed distribution of the workers' interpreter, added and removed ones included, the
