@@ -40,7 +40,7 @@ from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
 from jitbench.results.record import RunRecord
 from jitbench.run.fresh_processes import run_rounds
-from jitbench.run.options import PAIRINGS, RunOptions
+from jitbench.run.options import PAIRINGS, RunOptions, usable_cores
 from jitbench.run.progress import Progress
 from jitbench.run.session import Session, group_loop
 
@@ -196,13 +196,6 @@ class Settings:
     @property
     def protocol(self) -> Protocol:
         return dataclasses.replace(PROTOCOL, budget=self.budget)
-
-
-def usable_cores() -> list[int]:
-    """The cores this process may run on, lowest first."""
-    import os
-
-    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
 
 
 def duet_cores(cases: Sequence[Case]) -> tuple[int, int]:

@@ -35,6 +35,13 @@ PROCESS_PROFILES = {
               "speedup",
 }
 
+def usable_cores() -> list[int]:
+    """The cores this process may run on, lowest first."""
+    import os
+
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+
+
 # how the two processes of an A/B's pair run (``jitbench.run.ab_arms``)
 PAIRINGS = {
     "alternating": "arm A's fresh process, then arm B's, the order swapped every pair",
@@ -126,10 +133,7 @@ class RunOptions:
         """The process profile's variables (the calibration's workers get them too)."""
         if self.process_profile != "stable":
             return {}
-        import os
-
-        cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
-        core = self.cpu_core if self.cpu_core is not None else min(cores)
+        core = self.cpu_core if self.cpu_core is not None else usable_cores()[0]
         return {"PYTHONHASHSEED": "0", CPU_AFFINITY_ENV: str(core)}
 
     def capture(self, run_dir: Path) -> dict[str, Any]:
