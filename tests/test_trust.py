@@ -119,12 +119,17 @@ def test_every_group_measures_an_aa_control_on_its_nearest_baseline(run_dir, row
         assert len(r["aa_samples"]) >= 5 and r["aa_median_s"] > 0
         assert r["aa_ratio"] == pytest.approx(r["median_s"] / r["aa_median_s"])
     controls = analysis.aa_controls(jitbench.load_results(run_dir))
-    assert len(controls) == 3 and (controls["ci_low"] <= controls["ci_high"]).all()
+    assert len(controls) == 3 and controls["error"].isna().all()
+    # a control whose budget ended before enough blocks has no interval: unresolved, said so
+    # (a loaded CI host gets there); every other has one, low before high
+    judged = controls[controls["ci_low"].notna()]
+    assert (judged["ci_low"] <= judged["ci_high"]).all()
+    assert set(controls[controls["ci_low"].isna()]["verdict"]) <= {"unresolved"}
     bands = analysis.aa_bands(controls).set_index("framework")
     assert bands.loc["tf", "n_controls"] == 2 and bands.loc["jax", "n_controls"] == 1
     tf = controls[controls["framework"] == "tf"]
-    assert bands.loc["tf", "band_low"] == tf["ci_low"].min()
-    assert bands.loc["tf", "band_high"] == tf["ci_high"].max()
+    assert bands.loc["tf", "band_low"] == pytest.approx(tf["ci_low"].min(), nan_ok=True)
+    assert bands.loc["tf", "band_high"] == pytest.approx(tf["ci_high"].max(), nan_ok=True)
 
 
 def test_the_report_shows_the_controls_right_after_the_answer(run_dir, tmp_path):
