@@ -68,7 +68,9 @@ def _run(speedup: float, p: Protocol, n: int = N_PAIRS, seed: int = 0, base_nois
     return counts, sum(t for _, t in out) / n
 
 
-SEQ = Protocol(alone_samples=0, switch_calls=0, warmup_max_time=0.2)
+# a sample is one call (CALL_S each; the 10-ms shortest sample would make the 1.1x faster
+# mode's two): these test the stopping rule, not the sample's length
+SEQ = Protocol(alone_samples=0, switch_calls=0, warmup_max_time=0.2, sample_min_time=0.001)
 FIXED = Protocol(alone_samples=0, switch_calls=0, warmup_max_time=0.2, precision=None)
 
 
@@ -208,7 +210,8 @@ def test_long_calls_make_blocks_of_fewer_samples_and_skip_the_switch_call(call_s
 
 def test_the_aa_control_stops_once_settled_while_a_real_pair_samples_on():
     clock = Steps()
-    p = Protocol(alone_samples=0, switch_calls=0, budget=100.0, build_sigma=0.01)
+    p = Protocol(alone_samples=0, switch_calls=0, budget=100.0, build_sigma=0.01,
+                 sample_min_time=0.001)  # one 10-ms call a sample, the faster mode's too
     base = clock.mode("off", itertools.repeat(0.01))
     again = clock.mode("off~aa", itertools.repeat(0.01))  # the same program
     # a JIT mode 2.5-7.5% faster block by block: its interval keeps straddling the band edge

@@ -309,11 +309,14 @@ def test_interference_without_enough_to_compare_flags_nothing():
 
 
 
-def test_a_gpu_group_samples_longer_and_a_cpu_group_as_before():
+def test_a_sample_lasts_10_ms_on_either_device_and_a_gpu_group_never_shorter():
     p = Protocol()
-    assert p.for_device("cpu") is p
+    assert p.for_device("cpu") is p and p.sample_min_time == 0.01
     assert p.for_device("gpu").sample_min_time == p.gpu_sample_min_time == 0.01
-    assert Protocol(gpu_sample_min_time=0.0005).for_device("gpu").sample_min_time == 0.001
+    short = Protocol(sample_min_time=0.001)  # as the A/B's arms sample on a CPU
+    assert short.for_device("cpu").sample_min_time == 0.001
+    assert short.for_device("gpu").sample_min_time == 0.01
+    assert Protocol(gpu_sample_min_time=0.0005).for_device("gpu").sample_min_time == 0.01
     with pytest.raises(ValueError, match="sample_min_time"):
         Protocol(gpu_sample_min_time=-1)
 

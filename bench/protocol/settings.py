@@ -41,13 +41,17 @@ class Protocol:
     # with sequential stopping, a sample also lasts about this long at least: JAX dispatches
     # asynchronously, so a short jit call takes about twice as long with a sync after each
     # call as pipelined; the overhead rule alone gave a few calls per sample and the speedup
-    # moved with that number from run to run (docs/lab/findings.md). The
-    # fixed protocol (the nightly's) keeps the overhead rule alone, so recorded nights compare
-    sample_min_time: float = 0.001
+    # moved with that number from run to run (docs/lab/findings.md). At 1 ms a 0.5-ms jitted
+    # training step made 1-2 calls a sample and read 1.2-1.4x the time of the user's own loop;
+    # at 10 ms, 11-16 calls and within 10% of it (docs/lab/what-users-jit.md, "Beside a
+    # plain loop"). The fixed protocol (the nightly's) keeps the overhead rule alone, so
+    # recorded nights compare
+    sample_min_time: float = 0.01
     # on a GPU, a sample lasts this long at least (with sequential stopping): at 1 ms a 67-us
     # TF32 matmul made 6 calls a sample and read 0.82x as fast as a plain loop of the same
     # jitted function, a 1.4-ms one was timed one call a sample (latency, not throughput); at
-    # 10 ms, 55 calls and within 2% of the loop (docs/lab/h200-first-runs.md)
+    # 10 ms, 55 calls and within 2% of the loop (docs/lab/h200-first-runs.md). Kept apart
+    # from sample_min_time, which recorded runs name too
     gpu_sample_min_time: float = 0.01
     # block: the scheme whose interleaved speedups agreed with the modes measured alone
     # (docs/protocol.md: TF rnn forward xla vs graph, 3 runs of each scheme)
