@@ -1,10 +1,15 @@
 """jitbench.measure beside the loop a user would write, alternating, in one process.
 
-For each step: a round measures it with ``jitbench.measure`` (its ``median_s``: pipelined
-samples) and then times a plain loop (``CALLS`` calls back to back, one sync at the end,
-after ``WARM`` warm calls), then the other way round in the next round. Prints, per step and
-mode, the ratio jitbench / loop per round, its median and range, and each side's verdict
-(JIT-on time / JIT-off time) so the two can be compared.
+For each step: a round times a plain loop of each mode (calls back to back, one sync at the
+end, after ``WARM`` warm calls; ``CALLS`` calls or at least ``LOOP_S`` seconds), measures the
+step with ``jitbench.measure`` (its ``median_s``: pipelined samples), and times the loop again;
+the loop's time is the mean of the two, so the host's drift over the measurement cancels to
+first order. Prints, per step and mode, the ratio jitbench / loop per round, its median, IQR
+and range, and each side's speedup (JIT-off time / JIT-on time) so the verdicts compare.
+
+The Keras loop calls ``tf.function(lambda x, y: model.train_step((x, y)))`` with the batch as
+arguments, as ``fit`` passes it and as jitbench calls the step (a closure over constant
+tensors is another program).
 
     python docs/lab/scripts/measure_vs_loop.py [ROUNDS] [SAMPLE_MIN_TIME]
 
@@ -25,11 +30,12 @@ from jitbench.protocol.settings import Protocol
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 PROTOCOL = (Protocol(sample_min_time=float(sys.argv[2])) if len(sys.argv) > 2 else Protocol())
-CALLS, WARM = 200, 20
+CALLS, WARM, LOOP_S = 200, 20, 0.3
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "user_code"))
 
 
 def loop_time(call, sync, calls=CALLS) -> float:
+    """Seconds per call of a plain loop: ``calls`` calls, or more to last ``LOOP_S``."""
     for _ in range(WARM):
         out = call()
     sync(out)
@@ -37,7 +43,15 @@ def loop_time(call, sync, calls=CALLS) -> float:
     for _ in range(calls):
         out = call()
     sync(out)
-    return (time.perf_counter() - start) / calls
+    per = (time.perf_counter() - start) / calls
+    more = int(LOOP_S / per) - calls
+    if more <= 0:
+        return per
+    start = time.perf_counter()
+    for _ in range(more):
+        out = call()
+    sync(out)
+    return (per * calls + time.perf_counter() - start) / (calls + more)
 
 
 def jax_mlp():
@@ -89,39 +103,51 @@ def keras_model():
     rng = np.random.default_rng(0)
     x = tf.constant(rng.standard_normal((128, 784)).astype("float32"))
     y = tf.constant(rng.integers(0, 10, 128))
-    graph = tf.function(lambda: model.train_step((x, y)))
-    xla = tf.function(lambda: model.train_step((x, y)), jit_compile=True)
-    loops = {"graph": graph, "xla": xla}
+    step = lambda a, b: model.train_step((a, b))  # noqa: E731
+    graph, xla = tf.function(step), tf.function(step, jit_compile=True)
+    loops = {"graph": lambda: graph(x, y), "xla": lambda: xla(x, y)}
     return model, (x.numpy(), y.numpy()), loops, lambda out: tf.test.experimental.sync_devices(), \
         ["graph", "xla"]
+
+
+def transformer_train():
+    import jax
+    from jitbench.suites import transformer
+
+    p = transformer.GRID["quick"][0]
+    x, w = transformer.inputs(p, "float32", np.random.default_rng(0))
+    train = transformer.jax_stages(p, "float32", "train")[0]
+    x, w = jax.device_put(x), jax.device_put(w)
+    jitted = jax.jit(train)
+    loops = {"eager": lambda: train(x, w), "jit": lambda: jitted(x, w)}
+    return train, (x, w), loops, jax.block_until_ready, ["eager", "jit"]
 
 
 def main() -> None:
     print(f"rounds {ROUNDS}, loop {CALLS} calls after {WARM}, sample_min_time "
           f"{PROTOCOL.sample_min_time:g} s")
     for label, make in (("jax MLP update 784-64-10", jax_mlp), ("flax linen step", linen),
-                        ("keras train_step", keras_model)):
+                        ("keras train_step", keras_model),
+                        ("transformer block train step B2-T32-D64-H4", transformer_train)):
         fn, args, loops, sync, modes = make()
         ratios = {m: [] for m in modes}
         harness_v, loop_v = [], []
         for r in range(ROUNDS):
-            order = ("measure", "loop") if r % 2 == 0 else ("loop", "measure")
-            got: dict[str, dict[str, float]] = {}
-            for side in order:
-                if side == "measure":
-                    res = jitbench.measure(fn, *args, modes=modes, budget=3, protocol=PROTOCOL)
-                    got["measure"] = {row["mode"]: row["median_s"] for row in res.rows}
-                else:
-                    got["loop"] = {m: loop_time(loops[m], sync) for m in modes}
+            before = {m: loop_time(loops[m], sync) for m in modes}
+            res = jitbench.measure(fn, *args, modes=modes, budget=3, protocol=PROTOCOL)
+            got = {row["mode"]: row["median_s"] for row in res.rows}
+            after = {m: loop_time(loops[m], sync) for m in modes[::-1]}
+            loop = {m: (before[m] + after[m]) / 2 for m in modes}
             for m in modes:
-                ratios[m].append(got["measure"][m] / got["loop"][m])
-            harness_v.append(got["measure"][modes[0]] / got["measure"][modes[1]])
-            loop_v.append(got["loop"][modes[0]] / got["loop"][modes[1]])
+                ratios[m].append(got[m] / loop[m])
+            harness_v.append(got[modes[0]] / got[modes[1]])
+            loop_v.append(loop[modes[0]] / loop[modes[1]])
         print(f"\n{label}")
         for m in modes:
             rs = ratios[m]
+            q = statistics.quantiles(rs, n=4)
             print(f"  {m:6s} measure/loop median {statistics.median(rs):.3f} "
-                  f"range [{min(rs):.3f}, {max(rs):.3f}]")
+                  f"IQR [{q[0]:.3f}, {q[2]:.3f}] range [{min(rs):.3f}, {max(rs):.3f}]")
         print(f"  speedup {modes[1]} vs {modes[0]}: measure median "
               f"{statistics.median(harness_v):.2f}x [{min(harness_v):.2f}, {max(harness_v):.2f}]"
               f", loop median {statistics.median(loop_v):.2f}x [{min(loop_v):.2f}, "
