@@ -362,6 +362,19 @@ def test_a_duet_needs_two_cores_and_cases_on_the_cpu(monkeypatch):
         ab_arms.Settings(pairing="trio").check()
 
 
+def test_an_ab_samples_as_its_corpus_was_recorded_while_a_run_samples_longer():
+    """A run's samples last 10 ms (a user's loop pipelines its calls); the A/B's arms keep
+    1 ms on a CPU, where the change-night corpus was recorded, and a GPU's 10 ms."""
+    from jitbench.protocol.settings import Protocol
+    from jitbench.run import ab_arms
+
+    ab = ab_arms.Settings(budget=1.5).protocol
+    assert ab.budget == 1.5 and ab.aa_control == "off"
+    assert ab.for_device("cpu").sample_min_time == 0.001
+    assert ab.for_device("gpu").sample_min_time == 0.01
+    assert Protocol().for_device("cpu").sample_min_time == 0.01
+
+
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a duet needs two cores")
 def test_a_duet_measures_both_arms_at_once_each_on_its_own_core_and_ctrl_c_ends_both(tmp_path):
     """Each round's two processes run together, pinned to the two cores, swapped every round,
