@@ -93,12 +93,21 @@ def tf_deep(w, x):  # enough ops for TF's minimum cluster size
 rng = np.random.default_rng(0)
 w = tf.constant(rng.standard_normal((16, 16)).astype(np.float32))
 x = tf.constant(rng.standard_normal((16, 8)).astype(np.float32))  # TF started: too late
+from tensorflow.python.eager import context
+
+
+def call_options():  # what the user's own tf.functions are called with in this thread
+    return context.context().function_call_options.config_proto_serialized.hex()
+
+
 for arg in sys.argv[1:]:  # one session, one line each
     modes = None if arg == "default" else ["graph", "autoclustering"]
+    before = call_options()
     r = jitbench.measure(tf_deep, w, x, modes=modes, protocol=Protocol(
         min_time=0.02, min_samples=5, warmup_max_time=1.0, budget=1.0))
     print(json.dumps({"rows": [[row["mode"], row["status"], row.get("error")]
-                               for row in r.rows], "summary": r.summary()}))
+                               for row in r.rows], "summary": r.summary(),
+                      "call_options_kept": call_options() == before}))
 """
 
 
@@ -138,6 +147,9 @@ def test_measure_tf_default_modes_and_autoclustering_after_tensorflow_started():
     # started with the flag (it changes no other mode): auto-clustering runs in-process
     out, = _tf_session(["asked"], "--tf_xla_cpu_global_jit")
     assert [(m, s) for m, s, _ in out["rows"]] == [("graph", "ok"), ("autoclustering", "ok")]
+    # each mode's calls set their own call options (auto-clustering's jit level): the user's
+    # own tf.functions are called as before once the measurement is over
+    assert out["call_options_kept"] and asked["call_options_kept"]
 
 
 USER_TF_ON_A_GPU_MACHINE = """

@@ -226,11 +226,16 @@ class Adapter:
         ctx = tf_context.context()
 
         def on_device(*xs):
-            # every mode sets its own call options (one attribute store, ~0.2 us), so
-            # auto-clustering is on for its calls only, in the same process as graph mode
+            # every mode sets its own call options for its call (two attribute stores), so
+            # auto-clustering is on for its calls only, in the same process as graph mode,
+            # and the thread's own options (a user's session: their tf.functions) come back
+            before = ctx.function_call_options
             ctx.function_call_options = options
-            with tf.device(dev):
-                return fn(*xs)
+            try:
+                with tf.device(dev):
+                    return fn(*xs)
+            finally:
+                ctx.function_call_options = before
 
         if all(hasattr(p, "split_next_call") for p in parts):
             # a sweep calls this before each new signature: its trace is timed apart too
