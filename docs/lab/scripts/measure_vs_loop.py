@@ -11,13 +11,14 @@ The Keras loop calls ``tf.function(lambda x, y: model.train_step((x, y)))`` with
 arguments, as ``fit`` passes it and as jitbench calls the step (a closure over constant
 tensors is another program).
 
-    python docs/lab/scripts/measure_vs_loop.py [ROUNDS] [SAMPLE_MIN_TIME]
+    [LOOP_S=3] [STEPS=MLP,keras] python docs/lab/scripts/measure_vs_loop.py [ROUNDS] [SAMPLE_MIN_TIME]
 
 ``SAMPLE_MIN_TIME``: the protocol's shortest sample in seconds (default: the protocol's own).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -30,7 +31,9 @@ from jitbench.protocol.settings import Protocol
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 PROTOCOL = (Protocol(sample_min_time=float(sys.argv[2])) if len(sys.argv) > 2 else Protocol())
-CALLS, WARM, LOOP_S = 200, 20, 0.3
+CALLS, WARM = 200, 20
+LOOP_S = float(os.environ.get("LOOP_S", "0.3"))  # a loop lasts this long at least
+STEPS = os.environ.get("STEPS", "")  # comma-separated words; a step whose label has none is left out
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "user_code"))
 
 
@@ -124,11 +127,13 @@ def transformer_train():
 
 
 def main() -> None:
-    print(f"rounds {ROUNDS}, loop {CALLS} calls after {WARM}, sample_min_time "
+    print(f"rounds {ROUNDS}, loop {CALLS} calls (at least {LOOP_S:g} s) after {WARM}, sample_min_time "
           f"{PROTOCOL.sample_min_time:g} s")
     for label, make in (("jax MLP update 784-64-10", jax_mlp), ("flax linen step", linen),
                         ("keras train_step", keras_model),
                         ("transformer block train step B2-T32-D64-H4", transformer_train)):
+        if STEPS and not any(w in label for w in STEPS.split(",")):
+            continue
         fn, args, loops, sync, modes = make()
         ratios = {m: [] for m in modes}
         harness_v, loop_v = [], []
