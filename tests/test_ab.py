@@ -362,6 +362,7 @@ def test_a_duet_needs_two_cores_and_cases_on_the_cpu(monkeypatch):
         ab_arms.Settings(pairing="trio").check()
 
 
+@pytest.mark.unit
 def test_an_ab_samples_as_its_corpus_was_recorded_while_a_run_samples_longer():
     """A run's samples last 10 ms (a user's loop pipelines its calls); the A/B's arms keep
     1 ms on a CPU, where the change-night corpus was recorded, and a GPU's 10 ms."""
