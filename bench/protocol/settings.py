@@ -44,8 +44,8 @@ class Protocol:
     # moved with that number from run to run (docs/lab/findings.md). At 1 ms a 0.5-ms jitted
     # training step made 1-2 calls a sample and read 1.2-1.4x the time of the user's own loop;
     # at 10 ms, 11-16 calls and within 10% of it (docs/lab/what-users-jit.md, "Beside a
-    # plain loop"). The fixed protocol (the nightly's) keeps the overhead rule alone, so
-    # recorded nights compare
+    # plain loop"). The fixed protocol keeps the overhead rule alone; the nightly and the
+    # change night's A/B keep 1 ms on a CPU, as their histories and corpus were recorded
     sample_min_time: float = 0.01
     # on a GPU, a sample lasts this long at least (with sequential stopping): at 1 ms a 67-us
     # TF32 matmul made 6 calls a sample and read 0.82x as fast as a plain loop of the same
