@@ -59,9 +59,9 @@ def _why_no_cases(args) -> str:
 def cmd_nightly(args) -> int:
     from jitbench.analysis.history import Thresholds
     from jitbench.cli.args import night_profile
-    from jitbench.nightly.night import SAMPLE_MIN_TIME, nightly
+    from jitbench.nightly.night import nightly
     from jitbench.results.files import SUMMARY_NAME
-    from jitbench.protocol.settings import Protocol
+    from jitbench.protocol.settings import RECORDED_SAMPLE_MIN_TIME, Protocol
 
     if args.evaluate or args.corpus or args.change_corpus:
         return _nightly_corpus(args)
@@ -82,7 +82,7 @@ def cmd_nightly(args) -> int:
     # sequential stopping until each ratio is known to +-precision (what a night compares)
     precision = None if args.precision == "off" else args.precision
     protocol = Protocol(min_time=args.min_time, precision=precision, budget=args.budget,
-                        stop_when="precise", sample_min_time=SAMPLE_MIN_TIME)
+                        stop_when="precise", sample_min_time=RECORDED_SAMPLE_MIN_TIME)
     if args.shard:
         return _shard_night(args, cases, thresholds, protocol)
     result = nightly(cases, args.results, args.reports, protocol=protocol,

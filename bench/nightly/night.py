@@ -44,13 +44,6 @@ from jitbench.results.files import PENDING, NightSummary, load_acceptance, load_
 from jitbench.results.run_folder import new_run_id
 
 
-# a night's shortest pipelined sample on a CPU (a GPU's is 10 ms, as everywhere): 1 ms, as every
-# history so far was recorded; a night compares only runs under its own protocol, so the 10 ms
-# of `jitbench run` would make every team's history start again (a night compares its own
-# nights, not a user's loop: what the longer sample brought is docs/lab/what-users-jit.md's)
-SAMPLE_MIN_TIME = 0.001
-
-
 def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path | str, *,
             protocol, thresholds: Thresholds | None = None, do_run: bool = True,
             recheck: bool = True, recheck_rounds: int = RECHECK_ROUNDS,

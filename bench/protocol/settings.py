@@ -26,6 +26,12 @@ STOP_WHEN = ("verdict", "precise")
 AA_CONTROL = ("first", "every", "off")  # which groups of a worker carry the A/A control
 
 
+# the shortest pipelined sample on a CPU that the nightly's histories and the change-night
+# corpus were recorded with: a night compares only runs under its own protocol, so these keep
+# it where `jitbench run` samples 10 ms (Protocol.sample_min_time)
+RECORDED_SAMPLE_MIN_TIME = 0.001
+
+
 @dataclasses.dataclass(frozen=True)
 class Protocol:
     min_time: float = 0.5  # seconds of valid timed samples per mode (at least)

@@ -35,6 +35,7 @@ PROCESS_PROFILES = {
               "speedup",
 }
 
+
 def usable_cores() -> list[int]:
     """The cores this process may run on, lowest first."""
     import os
