@@ -11,13 +11,17 @@ The Keras loop calls ``tf.function(lambda x, y: model.train_step((x, y)))`` with
 arguments, as ``fit`` passes it and as jitbench calls the step (a closure over constant
 tensors is another program).
 
-    [LOOP_S=3] [STEPS=MLP,keras] python docs/lab/scripts/measure_vs_loop.py [ROUNDS] [SAMPLE_MIN_TIME]
+    [LOOP_S=3] [STEPS=MLP,keras] [RATIOS_JSON=out.json] \
+        python docs/lab/scripts/measure_vs_loop.py [ROUNDS] [SAMPLE_MIN_TIME]
 
 ``SAMPLE_MIN_TIME``: the protocol's shortest sample in seconds (default: the protocol's own).
+``RATIOS_JSON``: also write every round's ratios there (``measure_vs_loop_pooled.py`` pools the
+files of several processes).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import sys
@@ -129,6 +133,7 @@ def transformer_train():
 def main() -> None:
     print(f"rounds {ROUNDS}, loop {CALLS} calls (at least {LOOP_S:g} s) after {WARM}, sample_min_time "
           f"{PROTOCOL.sample_min_time:g} s")
+    every = {}
     for label, make in (("jax MLP update 784-64-10", jax_mlp), ("flax linen step", linen),
                         ("keras train_step", keras_model),
                         ("transformer block train step B2-T32-D64-H4", transformer_train)):
@@ -147,6 +152,7 @@ def main() -> None:
                 ratios[m].append(got[m] / loop[m])
             harness_v.append(got[modes[0]] / got[modes[1]])
             loop_v.append(loop[modes[0]] / loop[modes[1]])
+        every[label] = {"ratios": ratios, "speedup_measure": harness_v, "speedup_loop": loop_v}
         print(f"\n{label}")
         for m in modes:
             rs = ratios[m]
@@ -157,6 +163,8 @@ def main() -> None:
               f"{statistics.median(harness_v):.2f}x [{min(harness_v):.2f}, {max(harness_v):.2f}]"
               f", loop median {statistics.median(loop_v):.2f}x [{min(loop_v):.2f}, "
               f"{max(loop_v):.2f}]")
+    if os.environ.get("RATIOS_JSON"):
+        Path(os.environ["RATIOS_JSON"]).write_text(json.dumps(every))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,70 @@
+"""The Keras graph step in 0.25-s blocks of 10-ms samples (as jitbench's sequential protocol
+samples it: one untimed call after a switch, then samples of whole calls and a sync), the blocks
+alternating with: the xla form's blocks, a second tf.function of the same step (its twin), an
+idle pause as long, or nothing (back to back). Per condition: the median sample time over the
+rounds, and by position in the block (the first sample, the second, the rest), so a switch's
+cost (first samples slow) and a lasting state (every sample slow) tell apart.
+
+    python docs/lab/scripts/keras_block_positions.py [ROUNDS]
+"""
+import statistics
+import sys
+import time
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+import measure_vs_loop as M  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+BLOCK_S, SAMPLE_S, BLOCKS = 0.25, 0.01, 6
+model, (xn, yn), loops, sync, modes = M.keras_model()
+x, y = tf.constant(xn), tf.constant(yn)
+g = tf.function(lambda a, b: model.train_step((a, b)))
+twin = tf.function(lambda a, b: model.train_step((a, b)))
+xl = tf.function(lambda a, b: model.train_step((a, b)), jit_compile=True)
+for f in (g, twin, xl):
+    for _ in range(20):
+        f(x, y)
+sync(None)
+t0 = time.perf_counter()
+for _ in range(50):
+    g(x, y)
+sync(None)
+CALLS = max(1, round(SAMPLE_S / ((time.perf_counter() - t0) / 50)))
+
+
+def block(f):
+    """[seconds per call of each sample] of one block of ``f``."""
+    f(x, y)  # the untimed call after a switch
+    out, end = [], time.perf_counter() + BLOCK_S
+    while time.perf_counter() < end:
+        s = time.perf_counter()
+        for _ in range(CALLS):
+            f(x, y)
+        sync(None)
+        out.append((time.perf_counter() - s) / CALLS)
+    return out
+
+
+BESIDE = {"back to back": None, "beside xla": lambda: block(xl),
+          "beside its twin": lambda: block(twin), "beside an idle pause": lambda: time.sleep(BLOCK_S)}
+res = {k: {"all": [], "first": [], "second": [], "rest": []} for k in BESIDE}
+for r in range(ROUNDS):
+    for k in (list(BESIDE) if r % 2 == 0 else list(BESIDE)[::-1]):
+        samples = []
+        for _ in range(BLOCKS):
+            b = block(g)
+            samples.append(b)
+            if BESIDE[k]:
+                BESIDE[k]()
+        res[k]["all"].append(statistics.median([t for b in samples for t in b]))
+        res[k]["first"].append(statistics.median([b[0] for b in samples]))
+        res[k]["second"].append(statistics.median([b[1] for b in samples]))
+        res[k]["rest"].append(statistics.median([t for b in samples for t in b[2:]]))
+print(f"{ROUNDS} rounds, {BLOCKS} graph blocks of {BLOCK_S} s a condition, {CALLS} calls a sample")
+base = res["back to back"]["all"]
+for k, v in res.items():
+    rel = [a / b for a, b in zip(v["all"], base)]
+    pos = ", ".join(f"{p} {statistics.median(v[p]) * 1e3:.3f}" for p in ("first", "second", "rest"))
+    print(f"{k:22s} {statistics.median(v['all']) * 1e3:.3f} ms; / back to back: median "
+          f"{statistics.median(rel):.3f} [{min(rel):.3f}, {max(rel):.3f}]; by position (ms): {pos}")

@@ -1,0 +1,63 @@
+"""Where the Keras graph step's time under jitbench.measure departs from a plain loop's, in four
+steps from the loop to jitbench: the protocol's own timing loop (sequential stopping, a 3-s
+budget) on a plain ``tf.function`` of the step, alone and beside its xla form; then
+``jitbench.measure(model, x, y)`` with the graph mode alone and beside xla. Each measurement
+between two plain loops of the graph step (its time: their mean), the four in turn, the order
+reversed every round.
+
+    [RATIOS_JSON=out.json] python docs/lab/scripts/keras_graph_decomposed.py [ROUNDS]
+
+``RATIOS_JSON``: every round's ratios written there too.
+"""
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+import measure_vs_loop as M  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import jitbench  # noqa: E402
+from jitbench.protocol.settings import Protocol  # noqa: E402
+from jitbench.protocol.timing import Timed, measure as protocol_measure  # noqa: E402
+
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+P = Protocol(budget=3.0)
+model, (xn, yn), loops, sync, modes = M.keras_model()
+x, y = tf.constant(xn), tf.constant(yn)
+g = tf.function(lambda a, b: model.train_step((a, b)))
+xl = tf.function(lambda a, b: model.train_step((a, b)), jit_compile=True)
+plain = {"graph": Timed("graph", lambda: g(x, y), sync), "xla": Timed("xla", lambda: xl(x, y), sync)}
+
+
+def through_protocol(names):
+    r = protocol_measure([plain[n] for n in names], P,
+                         pairs=[("xla", "graph")] if len(names) > 1 else [])
+    return statistics.median(r["graph"].samples)
+
+
+def through_measure(names):
+    out = jitbench.measure(model, xn, yn, modes=names, budget=3)
+    return next(row["median_s"] for row in out.rows if row["mode"] == "graph")
+
+
+V = {"protocol, graph alone": lambda: through_protocol(["graph"]),
+     "protocol, graph + xla": lambda: through_protocol(["graph", "xla"]),
+     "measure, graph alone": lambda: through_measure(["graph"]),
+     "measure, graph + xla": lambda: through_measure(["graph", "xla"])}
+res = {}
+for r in range(ROUNDS):
+    for k in (list(V) if r % 2 == 0 else list(V)[::-1]):
+        before = M.loop_time(lambda: g(x, y), sync)
+        v = V[k]()
+        after = M.loop_time(lambda: g(x, y), sync)
+        res.setdefault(k, []).append(v / ((before + after) / 2))
+if os.environ.get("RATIOS_JSON"):
+    with open(os.environ["RATIOS_JSON"], "w") as fh:
+        json.dump(res, fh)
+print(f"{ROUNDS} rounds; the graph step's time / the loop's")
+for k, v in res.items():
+    q = statistics.quantiles(v, n=4)
+    print(f"  {k:24s} median {statistics.median(v):.3f} IQR [{q[0]:.3f}, {q[2]:.3f}] "
+          f"range [{min(v):.3f}, {max(v):.3f}]", flush=True)

@@ -1,0 +1,73 @@
+"""The Keras graph step (alone) through jitbench's protocol (sequential stopping, 3-s budget)
+called four ways, from the plain loop to the whole of ``jitbench.measure``, each between two
+plain loops of a plain ``tf.function`` of the step (the loop's time: their mean), the order
+reversed every round: a plain ``tf.function``; the TF adapter's graph callable
+(``Adapter.build``: the call options and the device scope, built once); the ``Timed`` that
+``jitbench.measure`` samples, captured from one call of it and reused; ``jitbench.measure``
+itself.
+
+    [RATIOS_JSON=out.json] python docs/lab/scripts/keras_graph_measure_path.py [ROUNDS]
+"""
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+import measure_vs_loop as M  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import jitbench  # noqa: E402
+import jitbench.userfn.as_workload as AW  # noqa: E402
+from jitbench.protocol.settings import Protocol  # noqa: E402
+from jitbench.protocol.timing import Timed, measure as protocol_measure  # noqa: E402
+
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+P = Protocol(budget=3.0)
+model, (xn, yn), loops, sync, modes = M.keras_model()
+x, y = tf.constant(xn), tf.constant(yn)
+g = tf.function(lambda a, b: model.train_step((a, b)))
+adapter = AW.adapter_for("tf")
+built = adapter.build([lambda a, b: model.train_step((a, b))], "graph", "cpu")
+captured = {}
+real = AW.measure
+
+
+def spy(timeds, *a, **k):
+    captured.update({t.name: t for t in timeds})
+    return real(timeds, *a, **k)
+
+
+AW.measure = spy
+jitbench.measure(model, xn, yn, modes=["graph"], budget=1)
+AW.measure = real
+
+
+def through_protocol(t):
+    return statistics.median(protocol_measure([t], P)["graph"].samples)
+
+
+def through_measure():
+    out = jitbench.measure(model, xn, yn, modes=["graph"], budget=3)
+    return out.rows[0]["median_s"]
+
+
+V = {"plain tf.function": lambda: through_protocol(Timed("graph", lambda: g(x, y), sync)),
+     "adapter's callable": lambda: through_protocol(Timed("graph", lambda: built(x, y), sync)),
+     "measure's Timed": lambda: through_protocol(captured["graph"]),
+     "jitbench.measure": through_measure}
+res = {}
+for r in range(ROUNDS):
+    for k in (list(V) if r % 2 == 0 else list(V)[::-1]):
+        before = M.loop_time(lambda: g(x, y), sync)
+        v = V[k]()
+        after = M.loop_time(lambda: g(x, y), sync)
+        res.setdefault(k, []).append(v / ((before + after) / 2))
+if os.environ.get("RATIOS_JSON"):
+    with open(os.environ["RATIOS_JSON"], "w") as fh:
+        json.dump(res, fh)
+print(f"{ROUNDS} rounds; the graph step's time / the loop's")
+for k, v in res.items():
+    q = statistics.quantiles(v, n=4)
+    print(f"  {k:20s} median {statistics.median(v):.3f} IQR [{q[0]:.3f}, {q[2]:.3f}] "
+          f"range [{min(v):.3f}, {max(v):.3f}]", flush=True)

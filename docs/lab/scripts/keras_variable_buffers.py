@@ -1,0 +1,21 @@
+"""The addresses of the Keras model's 2-D variables (weights and Adam slots) after graph and xla
+steps, and their offset from a 64-byte boundary: whether a mode moves or misaligns them.
+
+    python docs/lab/scripts/keras_variable_buffers.py
+"""
+import sys
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+import measure_vs_loop as M
+import tensorflow as tf
+model, (xn, yn), loops, sync, modes = M.keras_model()
+x, y = tf.constant(xn), tf.constant(yn)
+g = tf.function(lambda a, b: model.train_step((a, b)))
+xl = tf.function(lambda a, b: model.train_step((a, b)), jit_compile=True)
+g(x, y); xl(x, y)
+vs = [v for v in model.trainable_variables + model.optimizer.variables if len(v.shape) == 2]
+def addrs():
+    return [v.value.value()._numpy().ctypes.data for v in vs]
+for label, f in (("graph", g), ("graph", g), ("xla", xl), ("xla", xl), ("graph", g), ("graph", g), ("graph", g)):
+    f(x, y)
+    a = addrs()
+    print(label, [(hex(p), p % 64) for p in a])

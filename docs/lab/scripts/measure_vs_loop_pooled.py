@@ -1,0 +1,74 @@
+"""``measure_vs_loop.py`` in several fresh processes, one after another, pooled: the ratio
+jitbench / loop per step and mode over every round of every process, with a 95% interval from a
+two-level bootstrap (processes resampled, then rounds within each), since a round's scatter and a
+process's own state both move the ratio.
+
+    [STEPS=MLP,keras] python docs/lab/scripts/measure_vs_loop_pooled.py PROCESSES ROUNDS [OUT_DIR]
+
+Each process's rounds are kept in ``OUT_DIR/process-K.json`` (default: a temporary folder); with
+``PROCESSES`` 0 the files already in ``OUT_DIR`` are pooled again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+def run(processes: int, rounds: int, out: Path) -> None:
+    for k in range(processes):
+        env = dict(os.environ, RATIOS_JSON=str(out / f"process-{k}.json"))
+        print(f"process {k + 1}/{processes}", flush=True)
+        subprocess.run([sys.executable, str(HERE / "measure_vs_loop.py"), str(rounds)],
+                       env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def pooled_interval(per_process: list[list[float]], rng, draws: int = 4000
+                    ) -> tuple[float, float]:
+    """95% interval of the median of the log ratios, processes then rounds resampled."""
+    logs = [np.log(np.asarray(p)) for p in per_process]
+    meds = np.empty(draws)
+    for i in range(draws):
+        picked = [logs[j] for j in rng.integers(0, len(logs), len(logs))]
+        meds[i] = np.median(np.concatenate([rng.choice(p, len(p)) for p in picked]))
+    lo, hi = np.quantile(meds, [0.025, 0.975])
+    return float(np.exp(lo)), float(np.exp(hi))
+
+
+def main() -> None:
+    processes, rounds = int(sys.argv[1]), int(sys.argv[2])
+    out = Path(sys.argv[3]) if len(sys.argv) > 3 else Path(tempfile.mkdtemp())
+    out.mkdir(parents=True, exist_ok=True)
+    run(processes, rounds, out)
+    files = sorted(out.glob("process-*.json"))
+    runs = [json.loads(f.read_text()) for f in files]
+    rng = np.random.default_rng(0)
+    print(f"{len(runs)} processes pooled from {out}")
+    for label in runs[0]:
+        print(f"\n{label}")
+        for mode in runs[0][label]["ratios"]:
+            per = [r[label]["ratios"][mode] for r in runs if label in r]
+            every = [x for p in per for x in p]
+            lo, hi = pooled_interval(per, rng)
+            meds = ", ".join(f"{statistics.median(p):.3f}" for p in per)
+            print(f"  {mode:6s} measure/loop median {statistics.median(every):.3f} "
+                  f"[{lo:.3f}, {hi:.3f}] over {len(every)} rounds; per process {meds}")
+        for side in ("measure", "loop"):
+            per = [r[label][f"speedup_{side}"] for r in runs if label in r]
+            every = [x for p in per for x in p]
+            lo, hi = pooled_interval(per, rng)
+            print(f"  speedup by {side:7s} median {statistics.median(every):.2f}x "
+                  f"[{lo:.2f}, {hi:.2f}], rounds above 1: {sum(x > 1 for x in every)}/{len(every)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""The Keras step through jitbench.measure in sampling settings that differ in what happens
+after a switch of mode, each between two plain loops of each mode (the loop's time: their mean),
+the settings' order reversed every round: jitbench's graph and xla times / the loop's.
+
+    python docs/lab/scripts/switch_settings_vs_loop.py [ROUNDS] [SETTING ...]
+
+Settings: the protocol's own; ``switch_calls`` 25 and 50 (about 50 and 100 ms of this step);
+``block_time`` 1 s. Settings on the command line (``name=field:value,field:value``, values
+floats or ints) replace all but the protocol's own. ``RATIOS_JSON=path``: every round's ratios
+written there too.
+"""
+import json
+import os
+import statistics
+import sys
+
+ARGV, sys.argv = sys.argv[1:], sys.argv[:1]  # measure_vs_loop reads its own at import
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+import measure_vs_loop as M  # noqa: E402
+
+import jitbench  # noqa: E402
+from jitbench.protocol.settings import Protocol  # noqa: E402
+
+ROUNDS = int(ARGV[0]) if ARGV else 6
+SETTINGS = {"default": {}, "switch 25": {"switch_calls": 25}, "switch 50": {"switch_calls": 50},
+            "block 1 s": {"block_time": 1.0}}
+if ARGV[1:]:
+    SETTINGS = {"default": {}}
+for extra in ARGV[1:]:
+    name, fields = extra.split("=", 1)
+    SETTINGS[name] = {k: (float(v) if "." in v else int(v))
+                      for k, v in (f.split(":") for f in fields.split(","))}
+
+
+def main() -> None:
+    import tensorflow as tf
+
+    model, (xn, yn), loops, sync, modes = M.keras_model()
+    x, y = tf.constant(xn), tf.constant(yn)
+    fns = {m: tf.function(lambda a, b: model.train_step((a, b)), jit_compile=(m == "xla"))
+           for m in modes}
+    loops = {m: (lambda f=fns[m]: f(x, y)) for m in modes}
+    res, speed = {}, {}
+    names = list(SETTINGS)
+    for r in range(ROUNDS):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            before = {m: M.loop_time(loops[m], sync) for m in modes}
+            out = jitbench.measure(model, xn, yn, modes=list(modes), budget=3,
+                                   protocol=Protocol(**SETTINGS[name]))
+            after = {m: M.loop_time(loops[m], sync) for m in modes[::-1]}
+            got = {row["mode"]: row["median_s"] for row in out.rows}
+            for m in modes:
+                res.setdefault((name, m), []).append(got[m] / ((before[m] + after[m]) / 2))
+            speed.setdefault(name, []).append(got["graph"] / got["xla"])
+    if os.environ.get("RATIOS_JSON"):
+        with open(os.environ["RATIOS_JSON"], "w") as fh:
+            json.dump({f"{n} {m}": v for (n, m), v in res.items()}, fh)
+    print(f"{ROUNDS} rounds; jitbench time / loop time, median IQR (range); xla over graph")
+    for name in names:
+        parts = []
+        for m in modes:
+            rs = res[(name, m)]
+            q = statistics.quantiles(rs, n=4)
+            parts.append(f"{m} {statistics.median(rs):.3f} [{q[0]:.3f}, {q[2]:.3f}] "
+                         f"({min(rs):.2f}-{max(rs):.2f})")
+        print(f"  {name:10s} " + "; ".join(parts)
+              + f"; speedup {statistics.median(speed[name]):.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
