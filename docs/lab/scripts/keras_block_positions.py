@@ -13,24 +13,12 @@ import time
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 import measure_vs_loop as M  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 BLOCK_S, SAMPLE_S, BLOCKS = 0.25, 0.01, 6
-model, (xn, yn), loops, sync, modes = M.keras_model()
-x, y = tf.constant(xn), tf.constant(yn)
-g = tf.function(lambda a, b: model.train_step((a, b)))
-twin = tf.function(lambda a, b: model.train_step((a, b)))
-xl = tf.function(lambda a, b: model.train_step((a, b)), jit_compile=True)
-for f in (g, twin, xl):
-    for _ in range(20):
-        f(x, y)
-sync(None)
-t0 = time.perf_counter()
-for _ in range(50):
-    g(x, y)
-sync(None)
-CALLS = max(1, round(SAMPLE_S / ((time.perf_counter() - t0) / 50)))
+model, _, (x, y), fns, sync = M.keras_functions()
+g, twin, xl = fns["graph"], fns["twin"], fns["xla"]
+CALLS = M.calls_per_sample(lambda: g(x, y), sync, SAMPLE_S)
 
 
 def block(f):
@@ -47,7 +35,8 @@ def block(f):
 
 
 BESIDE = {"back to back": None, "beside xla": lambda: block(xl),
-          "beside its twin": lambda: block(twin), "beside an idle pause": lambda: time.sleep(BLOCK_S)}
+          "beside its twin": lambda: block(twin),
+          "beside an idle pause": lambda: time.sleep(BLOCK_S)}
 res = {k: {"all": [], "first": [], "second": [], "rest": []} for k in BESIDE}
 for r in range(ROUNDS):
     for k in (list(BESIDE) if r % 2 == 0 else list(BESIDE)[::-1]):

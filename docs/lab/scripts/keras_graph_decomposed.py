@@ -9,14 +9,11 @@ reversed every round.
 
 ``RATIOS_JSON``: every round's ratios written there too.
 """
-import json
-import os
 import statistics
 import sys
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 import measure_vs_loop as M  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 import jitbench  # noqa: E402
 from jitbench.protocol.settings import Protocol  # noqa: E402
@@ -24,11 +21,10 @@ from jitbench.protocol.timing import Timed, measure as protocol_measure  # noqa:
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 P = Protocol(budget=3.0)
-model, (xn, yn), loops, sync, modes = M.keras_model()
-x, y = tf.constant(xn), tf.constant(yn)
-g = tf.function(lambda a, b: model.train_step((a, b)))
-xl = tf.function(lambda a, b: model.train_step((a, b)), jit_compile=True)
-plain = {"graph": Timed("graph", lambda: g(x, y), sync), "xla": Timed("xla", lambda: xl(x, y), sync)}
+model, (xn, yn), (x, y), fns, sync = M.keras_functions()
+g, xl = fns["graph"], fns["xla"]
+plain = {"graph": Timed("graph", lambda: g(x, y), sync),
+         "xla": Timed("xla", lambda: xl(x, y), sync)}
 
 
 def through_protocol(names):
@@ -46,18 +42,6 @@ V = {"protocol, graph alone": lambda: through_protocol(["graph"]),
      "protocol, graph + xla": lambda: through_protocol(["graph", "xla"]),
      "measure, graph alone": lambda: through_measure(["graph"]),
      "measure, graph + xla": lambda: through_measure(["graph", "xla"])}
-res = {}
-for r in range(ROUNDS):
-    for k in (list(V) if r % 2 == 0 else list(V)[::-1]):
-        before = M.loop_time(lambda: g(x, y), sync)
-        v = V[k]()
-        after = M.loop_time(lambda: g(x, y), sync)
-        res.setdefault(k, []).append(v / ((before + after) / 2))
-if os.environ.get("RATIOS_JSON"):
-    with open(os.environ["RATIOS_JSON"], "w") as fh:
-        json.dump(res, fh)
+res = M.between_loops(V, ROUNDS, lambda: g(x, y), sync)
 print(f"{ROUNDS} rounds; the graph step's time / the loop's")
-for k, v in res.items():
-    q = statistics.quantiles(v, n=4)
-    print(f"  {k:24s} median {statistics.median(v):.3f} IQR [{q[0]:.3f}, {q[2]:.3f}] "
-          f"range [{min(v):.3f}, {max(v):.3f}]", flush=True)
+M.print_ratios(res)

@@ -8,14 +8,11 @@ itself.
 
     [RATIOS_JSON=out.json] python docs/lab/scripts/keras_graph_measure_path.py [ROUNDS]
 """
-import json
-import os
 import statistics
 import sys
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 import measure_vs_loop as M  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 import jitbench  # noqa: E402
 import jitbench.userfn.as_workload as AW  # noqa: E402
@@ -24,9 +21,8 @@ from jitbench.protocol.timing import Timed, measure as protocol_measure  # noqa:
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 P = Protocol(budget=3.0)
-model, (xn, yn), loops, sync, modes = M.keras_model()
-x, y = tf.constant(xn), tf.constant(yn)
-g = tf.function(lambda a, b: model.train_step((a, b)))
+model, (xn, yn), (x, y), fns, sync = M.keras_functions()
+g = fns["graph"]
 adapter = AW.adapter_for("tf")
 built = adapter.build([lambda a, b: model.train_step((a, b))], "graph", "cpu")
 captured = {}
@@ -56,18 +52,6 @@ V = {"plain tf.function": lambda: through_protocol(Timed("graph", lambda: g(x, y
      "adapter's callable": lambda: through_protocol(Timed("graph", lambda: built(x, y), sync)),
      "measure's Timed": lambda: through_protocol(captured["graph"]),
      "jitbench.measure": through_measure}
-res = {}
-for r in range(ROUNDS):
-    for k in (list(V) if r % 2 == 0 else list(V)[::-1]):
-        before = M.loop_time(lambda: g(x, y), sync)
-        v = V[k]()
-        after = M.loop_time(lambda: g(x, y), sync)
-        res.setdefault(k, []).append(v / ((before + after) / 2))
-if os.environ.get("RATIOS_JSON"):
-    with open(os.environ["RATIOS_JSON"], "w") as fh:
-        json.dump(res, fh)
+res = M.between_loops(V, ROUNDS, lambda: g(x, y), sync)
 print(f"{ROUNDS} rounds; the graph step's time / the loop's")
-for k, v in res.items():
-    q = statistics.quantiles(v, n=4)
-    print(f"  {k:20s} median {statistics.median(v):.3f} IQR [{q[0]:.3f}, {q[2]:.3f}] "
-          f"range [{min(v):.3f}, {max(v):.3f}]", flush=True)
+M.print_ratios(res, 20)

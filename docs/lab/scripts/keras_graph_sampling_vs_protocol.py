@@ -13,22 +13,15 @@ import time
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 import measure_vs_loop as M  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 from jitbench.protocol.settings import Protocol  # noqa: E402
 from jitbench.protocol.timing import Timed, measure as protocol_measure  # noqa: E402
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
 BUDGET, BLOCK_S, SAMPLE_S = 3.0, 0.25, 0.01
-model, (xn, yn), loops, sync, modes = M.keras_model()
-x, y = tf.constant(xn), tf.constant(yn)
-g = tf.function(lambda a, b: model.train_step((a, b)))
-M.loop_time(lambda: g(x, y), sync)
-t0 = time.perf_counter()
-for _ in range(50):
-    g(x, y)
-sync(None)
-CALLS = max(1, round(SAMPLE_S / ((time.perf_counter() - t0) / 50)))
+model, _, (x, y), fns, sync = M.keras_functions()
+g = fns["graph"]
+CALLS = M.calls_per_sample(lambda: g(x, y), sync, SAMPLE_S)
 
 
 def protocol():
@@ -65,15 +58,6 @@ def unsynced():
 
 V = {"protocol": protocol, "by hand, synced samples": by_hand,
      "back to back, unsynced": unsynced}
-res = {}
-for r in range(ROUNDS):
-    for k in (list(V) if r % 2 == 0 else list(V)[::-1]):
-        before = M.loop_time(lambda: g(x, y), sync)
-        v = V[k]()
-        after = M.loop_time(lambda: g(x, y), sync)
-        res.setdefault(k, []).append(v / ((before + after) / 2))
+res = M.between_loops(V, ROUNDS, lambda: g(x, y), sync)
 print(f"{ROUNDS} rounds, {CALLS} calls a sample; the graph step's time / the loop's")
-for k, v in res.items():
-    q = statistics.quantiles(v, n=4)
-    print(f"  {k:24s} median {statistics.median(v):.3f} IQR [{q[0]:.3f}, {q[2]:.3f}] "
-          f"range [{min(v):.3f}, {max(v):.3f}]", flush=True)
+M.print_ratios(res)

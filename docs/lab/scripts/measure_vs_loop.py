@@ -117,6 +117,55 @@ def keras_model():
         ["graph", "xla"]
 
 
+def keras_functions():
+    """The Keras step of :func:`keras_model` for the scripts that take its graph mode apart:
+    (model, its batch as numpy, as tensors, ``tf.function``s of its train step: ``graph``, a
+    second graph one (``twin``) and ``xla``, each called ``WARM`` times, the sync)."""
+    import tensorflow as tf
+
+    model, (xn, yn), _, sync, _ = keras_model()
+    x, y = tf.constant(xn), tf.constant(yn)
+    fns = {name: tf.function(lambda a, b: model.train_step((a, b)), jit_compile=(name == "xla"))
+           for name in ("graph", "twin", "xla")}
+    for f in fns.values():
+        for _ in range(WARM):
+            f(x, y)
+    sync(None)
+    return model, (xn, yn), (x, y), fns, sync
+
+
+def calls_per_sample(call, sync, sample_s: float = 0.01) -> int:
+    """Whole calls of ``call`` that last ``sample_s`` (from 50 calls back to back)."""
+    start = time.perf_counter()
+    for _ in range(50):
+        call()
+    sync(None)
+    return max(1, round(sample_s / ((time.perf_counter() - start) / 50)))
+
+
+def between_loops(variants: dict, rounds: int, call, sync) -> dict[str, list[float]]:
+    """{name: [its time / the loop's, per round]}: each variant (a function returning seconds
+    per call) between two plain loops of ``call`` (the loop's time: their mean), the variants
+    in turn, the order reversed every round."""
+    res: dict[str, list[float]] = {}
+    for r in range(rounds):
+        for name in (list(variants) if r % 2 == 0 else list(variants)[::-1]):
+            before = loop_time(call, sync)
+            got = variants[name]()
+            after = loop_time(call, sync)
+            res.setdefault(name, []).append(got / ((before + after) / 2))
+    if os.environ.get("RATIOS_JSON"):
+        Path(os.environ["RATIOS_JSON"]).write_text(json.dumps(res))
+    return res
+
+
+def print_ratios(res: dict[str, list[float]], width: int = 24) -> None:
+    for name, v in res.items():
+        q = statistics.quantiles(v, n=4)
+        print(f"  {name:{width}s} median {statistics.median(v):.3f} IQR [{q[0]:.3f}, "
+              f"{q[2]:.3f}] range [{min(v):.3f}, {max(v):.3f}]", flush=True)
+
+
 def transformer_train():
     import jax
     from jitbench.suites import transformer
