@@ -7,13 +7,8 @@ runs on (CPU seconds by thread name over 1 s of calls; * the caller).
 import os, sys, time
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 import measure_vs_loop as M
-import tensorflow as tf
-model, (xn, yn), loops, sync, modes = M.keras_model()
-x, y = tf.constant(xn), tf.constant(yn)
-g = tf.function(lambda a, b: model.train_step((a, b)))
-xl = tf.function(lambda a, b: model.train_step((a, b)), jit_compile=True)
-for f in (g, xl):
-    for _ in range(30): f(x, y)
+model, _, (x, y), fns, sync = M.keras_functions()
+g, xl = fns["graph"], fns["xla"]
 tick = os.sysconf("SC_CLK_TCK")
 def threads():
     out = {}

@@ -6,12 +6,8 @@ steps, and their offset from a 64-byte boundary: whether a mode moves or misalig
 import sys
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 import measure_vs_loop as M
-import tensorflow as tf
-model, (xn, yn), loops, sync, modes = M.keras_model()
-x, y = tf.constant(xn), tf.constant(yn)
-g = tf.function(lambda a, b: model.train_step((a, b)))
-xl = tf.function(lambda a, b: model.train_step((a, b)), jit_compile=True)
-g(x, y); xl(x, y)
+model, _, (x, y), fns, sync = M.keras_functions()
+g, xl = fns["graph"], fns["xla"]
 vs = [v for v in model.trainable_variables + model.optimizer.variables if len(v.shape) == 2]
 def addrs():
     return [v.value.value()._numpy().ctypes.data for v in vs]
