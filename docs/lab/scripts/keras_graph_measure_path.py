@@ -6,8 +6,12 @@ reversed every round: a plain ``tf.function``; the TF adapter's graph callable
 ``jitbench.measure`` samples, captured from one call of it and reused; ``jitbench.measure``
 itself.
 
-    [RATIOS_JSON=out.json] python docs/lab/scripts/keras_graph_measure_path.py [ROUNDS]
+    [RATIOS_JSON=out.json] [ONLY=plain,Timed,jitbench] \
+        python docs/lab/scripts/keras_graph_measure_path.py [ROUNDS]
+
+``ONLY``: comma-separated words; a way whose name has none of them is left out.
 """
+import os
 import statistics
 import sys
 
@@ -52,6 +56,8 @@ V = {"plain tf.function": lambda: through_protocol(Timed("graph", lambda: g(x, y
      "adapter's callable": lambda: through_protocol(Timed("graph", lambda: built(x, y), sync)),
      "measure's Timed": lambda: through_protocol(captured["graph"]),
      "jitbench.measure": through_measure}
+if os.environ.get("ONLY"):
+    V = {k: v for k, v in V.items() if any(w in k for w in os.environ["ONLY"].split(","))}
 res = M.between_loops(V, ROUNDS, lambda: g(x, y), sync)
 print(f"{ROUNDS} rounds; the graph step's time / the loop's")
 M.print_ratios(res, 20)
