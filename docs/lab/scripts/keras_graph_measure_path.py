@@ -2,7 +2,8 @@
 called four ways, from the plain loop to the whole of ``jitbench.measure``, each between two
 plain loops of a plain ``tf.function`` of the step (the loop's time: their mean), the order
 reversed every round: a plain ``tf.function``; the TF adapter's graph callable
-(``Adapter.build``: the call options and the device scope, built once); the ``Timed`` that
+(``Adapter.build``: the call options and the device scope), built once, or afresh for each
+measurement (a new ``tf.function``, traced and warmed up by the protocol); the ``Timed`` that
 ``jitbench.measure`` samples, captured from one call of it and reused; ``jitbench.measure``
 itself.
 
@@ -43,6 +44,11 @@ jitbench.measure(model, xn, yn, modes=["graph"], budget=1)
 AW.measure = real
 
 
+def fresh():
+    f = adapter.build([lambda a, b: model.train_step((a, b))], "graph", "cpu")
+    return Timed("graph", lambda: f(x, y), sync)
+
+
 def through_protocol(t):
     return statistics.median(protocol_measure([t], P)["graph"].samples)
 
@@ -54,6 +60,7 @@ def through_measure():
 
 V = {"plain tf.function": lambda: through_protocol(Timed("graph", lambda: g(x, y), sync)),
      "adapter's callable": lambda: through_protocol(Timed("graph", lambda: built(x, y), sync)),
+     "adapter's callable, fresh": lambda: through_protocol(fresh()),
      "measure's Timed": lambda: through_protocol(captured["graph"]),
      "jitbench.measure": through_measure}
 if os.environ.get("ONLY"):
