@@ -3,7 +3,8 @@ called four ways, from the plain loop to the whole of ``jitbench.measure``, each
 plain loops of a plain ``tf.function`` of the step (the loop's time: their mean), the order
 reversed every round: a plain ``tf.function``; the TF adapter's graph callable
 (``Adapter.build``: the call options and the device scope), built once, or afresh for each
-measurement (a new ``tf.function``, traced and warmed up by the protocol); the ``Timed`` that
+measurement (a new ``tf.function``, traced and warmed up by the protocol, or first called for
+1 s); the ``Timed`` that
 ``jitbench.measure`` samples, captured from one call of it and reused; ``jitbench.measure``
 itself.
 
@@ -15,6 +16,7 @@ itself.
 import os
 import statistics
 import sys
+import time
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 import measure_vs_loop as M  # noqa: E402
@@ -44,8 +46,12 @@ jitbench.measure(model, xn, yn, modes=["graph"], budget=1)
 AW.measure = real
 
 
-def fresh():
+def fresh(calls_for: float = 0.0):
+    """A new callable; with ``calls_for``, called back to back that long before it is timed."""
     f = adapter.build([lambda a, b: model.train_step((a, b))], "graph", "cpu")
+    end = time.perf_counter() + calls_for
+    while time.perf_counter() < end:
+        f(x, y)
     return Timed("graph", lambda: f(x, y), sync)
 
 
@@ -61,10 +67,11 @@ def through_measure():
 V = {"plain tf.function": lambda: through_protocol(Timed("graph", lambda: g(x, y), sync)),
      "adapter's callable": lambda: through_protocol(Timed("graph", lambda: built(x, y), sync)),
      "adapter's callable, fresh": lambda: through_protocol(fresh()),
+     "adapter's callable, fresh, 1 s of calls first": lambda: through_protocol(fresh(1.0)),
      "measure's Timed": lambda: through_protocol(captured["graph"]),
      "jitbench.measure": through_measure}
 if os.environ.get("ONLY"):
     V = {k: v for k, v in V.items() if any(w in k for w in os.environ["ONLY"].split(","))}
 res = M.between_loops(V, ROUNDS, lambda: g(x, y), sync)
 print(f"{ROUNDS} rounds; the graph step's time / the loop's")
-M.print_ratios(res, 20)
+M.print_ratios(res, 44)
