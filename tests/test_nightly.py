@@ -293,20 +293,6 @@ def test_a_night_is_judged_only_against_runs_measured_under_its_protocol():
 
 
 @pytest.mark.unit
-def test_a_night_recorded_before_the_lead_in_existed_stays_in_the_history():
-    """The nightly makes no lead-in (``RECORDED``), as its histories were recorded: a night
-    recorded before the field existed and a night that records 0 measure alike; a lead-in
-    would start a new history."""
-    from jitbench.protocol.settings import RECORDED
-
-    old = {"precision": 0.05, "switch_calls": 1, "sample_min_time": 0.001}
-    metas = {"old": {"protocol": old}, "new": {"protocol": dict(old, **RECORDED)},
-             "led": {"protocol": dict(old, lead_in_time=1.0)}}
-    assert comparable(metas, ["old", "new"]) == ["old", "new"]
-    assert comparable(metas, ["old", "new", "led"]) == ["led"]
-
-
-@pytest.mark.unit
 def test_the_gpu_sample_length_splits_gpu_histories_only():
     """A sample on a GPU lasts longer than before: GPU nights measured with it start a new
     history, CPU nights (whatever their protocol records of it) go on with theirs."""

@@ -20,9 +20,7 @@ pytestmark = pytest.mark.unit  # no child process, no framework import
 
 
 def Fixed(**kw) -> Protocol:  # noqa: N802 -- reads as the Protocol it makes
-    """The fixed protocol (``--precision off``): these tests count its samples exactly, so
-    without a lead-in unless they ask for one."""
-    kw.setdefault("lead_in_time", 0.0)
+    """The fixed protocol (``--precision off``): these tests count its samples exactly."""
     return Protocol(precision=None, **kw)
 
 
@@ -179,45 +177,6 @@ def test_block_scheme_takes_samples_in_runs_with_untimed_calls_after_each_switch
     # b was warmed up last: a's first turn is a switch (1 untimed call), then 2 samples, ...
     assert timed == ["a", "a", "a", "b", "b", "b", "a", "a", "a", "b", "b", "b"]
     assert all(len(r.samples) == 4 for r in results.values())
-
-
-def test_the_lead_in_calls_every_mode_in_turns_before_the_first_sample():
-    # the fake clock reads +1: a 2.5-s turn is 3 calls, and 10 s of lead-in two rounds of turns
-    timed, results = _timed_log("block", block_samples=2, switch_calls=1, lead_in_time=10,
-                                block_time=2.5)
-    lead_in = ["a"] * 3 + ["b"] * 3
-    # ...ending on b, so a's first timed turn still starts with its untimed switch call
-    assert timed == lead_in * 2 + ["a", "a", "a", "b", "b", "b"] * 2
-    assert all(r.lead_in_calls == 6 and len(r.samples) == 4 for r in results.values())
-
-
-def test_without_a_lead_in_the_samples_follow_the_warm_up_at_once():
-    timed, results = _timed_log("block", block_samples=2, switch_calls=1, lead_in_time=0)
-    assert timed[:3] == ["a", "a", "a"] and results["a"].lead_in_calls == 0
-    # by default 1 s, at most a third of the sampling time (the fixed protocol's: min_time)
-    assert Protocol().lead_in == 1.0 and Protocol(budget=1.5).lead_in == 0.5
-    assert Fixed(min_time=0.6, lead_in_time=1.0).lead_in == pytest.approx(0.2)
-
-
-def test_a_lead_in_counts_its_compiles_with_the_warm_up_and_keeps_a_failure_as_a_result():
-    clock = FakeClock()
-    counter = {"compiles": 0}
-    p = Fixed(min_time=3.0, min_samples=2, max_samples=2, max_loops=1, alone_samples=0,
-              synced_time=0, early_calls=1, warmup_min_calls=1, lead_in_time=1,
-              block_time=1.5)
-    calls = itertools.count(1)
-
-    def fails_third():  # the first call and the warm-up's pass; the lead-in's raises
-        if next(calls) == 3:
-            raise RuntimeError("out of memory")
-
-    good = make_mode("good", clock, compiles_on={3}, counter=counter)  # its lead-in's 1st
-    results = measure([Timed("bad", fails_third, lambda o: None), good], p,
-                      counters=lambda: dict(counter), clock=clock)
-    assert isinstance(results["bad"].error, RuntimeError)
-    assert results["bad"].error_phase == "lead_in" and not results["bad"].samples
-    assert results["good"].counters_warmup["compiles"] == 1
-    assert results["good"].lead_in_calls == 2 and len(results["good"].samples) == 2
 
 
 def test_random_scheme_shuffles_each_round_with_its_seed_and_keeps_every_mode():

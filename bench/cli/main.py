@@ -61,7 +61,7 @@ def cmd_nightly(args) -> int:
     from jitbench.cli.args import night_profile
     from jitbench.nightly.night import nightly
     from jitbench.results.files import SUMMARY_NAME
-    from jitbench.protocol.settings import RECORDED, Protocol
+    from jitbench.protocol.settings import RECORDED_SAMPLE_MIN_TIME, Protocol
 
     if args.evaluate or args.corpus or args.change_corpus:
         return _nightly_corpus(args)
@@ -79,11 +79,10 @@ def cmd_nightly(args) -> int:
     thresholds = Thresholds(steady=args.threshold / 100, compile=args.compile_threshold / 100,
                             machine=None if args.machine_check is None
                             else args.machine_check / 100)
-    # sequential stopping until each ratio is known to +-precision (what a night compares),
-    # sampled as the histories were recorded (RECORDED: 1-ms samples, no lead-in)
+    # sequential stopping until each ratio is known to +-precision (what a night compares)
     precision = None if args.precision == "off" else args.precision
     protocol = Protocol(min_time=args.min_time, precision=precision, budget=args.budget,
-                        stop_when="precise", **RECORDED)
+                        stop_when="precise", sample_min_time=RECORDED_SAMPLE_MIN_TIME)
     if args.shard:
         return _shard_night(args, cases, thresholds, protocol)
     result = nightly(cases, args.results, args.reports, protocol=protocol,

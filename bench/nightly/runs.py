@@ -42,7 +42,7 @@ def comparable(metas: dict[str, dict[str, Any]], order: list[str]) -> list[str]:
 _BEFORE = {"precision": None, "budget": None, "tolerance": None, "confidence": None,
            "build_sigma": None, "block_time": None, "sample_min_time": None,
            "gpu_sample_min_time": None,
-           "stop_when": "verdict", "lead_in_time": 0.0}
+           "stop_when": "verdict"}
 # fields that only govern what comes after the timed samples (the synced calls, the
 # interference check)
 _AFTER_SAMPLES = ("interference_check", "alone_samples", "alone_max_time",

@@ -37,7 +37,6 @@ class ModeResult:
     warmup_calls: int = 0
     warmup_s: float = 0.0
     settled: bool = False
-    lead_in_calls: int = 0  # untimed calls in the lead-in (``Protocol.lead_in_time``)
     loops: int = 1
     overhead_s: float = 0.0
     samples: list[float] = dataclasses.field(default_factory=list)  # seconds per call

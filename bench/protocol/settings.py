@@ -30,9 +30,6 @@ AA_CONTROL = ("first", "every", "off")  # which groups of a worker carry the A/A
 # corpus were recorded with: a night compares only runs under its own protocol, so these keep
 # it where `jitbench run` samples 10 ms (Protocol.sample_min_time)
 RECORDED_SAMPLE_MIN_TIME = 0.001
-# what the nightly and the change night's A/B set to measure as their histories and corpus were
-# recorded: 1-ms samples, and no lead-in (Protocol.lead_in_time)
-RECORDED = {"sample_min_time": RECORDED_SAMPLE_MIN_TIME, "lead_in_time": 0.0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,13 +42,6 @@ class Protocol:
     warmup_min_calls: int = 3  # consecutive compile-free calls needed
     warmup_max_time: float = 5.0
     settle_tolerance: float = 0.25  # last warm-up call within 25% of the median of the last few
-    # lead-in: after every mode of a group is built and warmed up, untimed calls of the modes
-    # in turn for this long (a garbage collection first) before the first timed sample, never
-    # longer than a third of the group's sampling time (``lead_in``). A process runs slow for
-    # 0.5-2 s after a build; without it a Keras step's graph mode, sampled in the wake of its
-    # xla build, read ~9% above a plain loop of it (docs/lab/what-users-jit.md, "A lead-in
-    # after the builds"). The nightly and the change night's A/B make none (``RECORDED``)
-    lead_in_time: float = 1.0
     target_overhead: float = 0.01  # timer + sync overhead per sample, as a fraction
     max_loops: int = 10_000
     # with sequential stopping, a sample also lasts about this long at least: JAX dispatches
@@ -120,13 +110,6 @@ class Protocol:
     synced_max_rounds: int = 200
 
     @property
-    def lead_in(self) -> float:
-        """Seconds of lead-in a group makes: ``lead_in_time``, at most a third of its sampling
-        time (``budget``; with the fixed protocol, ``min_time``)."""
-        sampling = self.budget if self.precision is not None else self.min_time
-        return max(0.0, min(self.lead_in_time, sampling / 3))
-
-    @property
     def switches(self) -> int:
         """Untimed calls after each switch of mode (``switch_calls``, or its default)."""
         if self.switch_calls is not None:
@@ -159,8 +142,6 @@ class Protocol:
                                    ("interference_check", self.interference_check,
                                     ("first", "every"))):
             check_choice(what, value, tuple(valid), ValueError)
-        if not self.lead_in_time >= 0:
-            raise ValueError(f"lead_in_time must be >= 0 s; got {self.lead_in_time!r}")
         if self.block_samples < 1 or self.switches < 0 or self.alone_samples < 0:
             raise ValueError(f"block_samples must be >= 1, switch_calls and alone_samples "
                              f">= 0; got {self.block_samples}, {self.switch_calls}, "

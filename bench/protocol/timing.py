@@ -10,10 +10,6 @@ For each mode of one case group:
 4. **calibration**: calls per sample (``loops``) so timer + sync overhead stays below
    ``target_overhead`` of a sample, and (sequential stopping) so a sample lasts
    ``sample_min_time``: back-to-back calls, pipelined as in a user's loop;
-4b. **lead-in** (``Protocol.lead_in``: 1 s, at most a third of the sampling time): once
-   every mode is built and warmed up, a garbage collection, then untimed calls of the modes in
-   turn, a turn ``block_time`` long, for that long: the process runs slow for a while after a
-   build, and without it the first blocks sampled in the wake of the last mode's build;
 5. **timed samples**, modes interleaved (``Protocol.interleave``, :data:`INTERLEAVE_SCHEMES`),
    each sample ``loops`` calls then one sync; a sample during which anything compiled is set
    apart, not mixed into the statistics;
@@ -33,7 +29,6 @@ exactly with a fake clock (tests/test_timing.py).
 
 from __future__ import annotations
 
-import gc
 import math
 import statistics
 import time
@@ -126,38 +121,6 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
     return r
 
 
-def lead_in(modes: Sequence[Timed], results: dict[str, ModeResult], p: Protocol,
-            counters: Counters, clock: Callable[[], float], notes: Notes | None = None) -> None:
-    """Phase 4b: a garbage collection, then turns of untimed calls of the modes that warmed up
-    (each turn ``p.block_time`` long, one call at least) until
-    ``p.lead_in`` seconds have passed, in the order of the first round, so the mode that ends it
-    is the one :func:`~jitbench.protocol.rounds.run_rounds` takes for the last warmed up.
-    Compiles are counted with the warm-up's; a mode that raises here is done with its error."""
-    live = [t for t in modes if results[t.name].ok]
-    if p.lead_in <= 0 or not live:
-        return
-    gc.collect()
-    start = clock()
-    while live:
-        for t in live:
-            r = results[t.name]
-            turn = clock()
-            try:
-                while True:
-                    before = dict(counters())
-                    t.sync(t.call())
-                    counter_add(r.counters_warmup, counter_diff(counters(), before))
-                    r.note(notes)
-                    r.lead_in_calls += 1
-                    if clock() - turn >= p.block_time:
-                        break
-            except Exception as exc:  # a failing mode is a result, the other modes go on
-                r.error, r.error_phase = exc, "lead_in"
-        live = [t for t in live if results[t.name].ok]
-        if clock() - start >= p.lead_in:
-            break
-
-
 def _compiles_every_call(compiled: Sequence[float], n: int) -> bool:
     """The last ``n`` (at least 2) calls each compiled, as many times each: a mode that
     compiles on every call (JAX op-by-op through a ``scan`` it traces again each time)."""
@@ -198,7 +161,6 @@ def measure(modes: list[Timed], protocol: Protocol = Protocol(),
     (the A/A control); ``others``: pairs judged once from the same blocks when sampling ends
     (a JIT mode against a JIT-off mode other than its nearest)."""
     results = {t.name: first_and_warmup(t, protocol, counters, clock, notes) for t in modes}
-    lead_in(modes, results, protocol, counters, clock, notes)
     if protocol.precision is None or not pairs:  # nothing to judge: the fixed protocol
         stop: Stopping = FixedStop(protocol, results)
     else:

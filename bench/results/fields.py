@@ -170,8 +170,6 @@ OTHER_FIELDS: dict[str, str] = {
     "warmup_calls": "calls made to warm up after the first",
     "warmup_s": "seconds spent warming up",
     "settled": "whether warm-up ended because times settled (not on its time limit)",
-    "lead_in_calls": "untimed calls of the mode in the group's lead-in, after every mode was "
-                     "built and warmed up and before the first sample (0: no lead-in)",
     "loops": "calls per timed sample (short calls are batched)",
     "sync_overhead_s": "the cost of one device sync, measured [s]",
     "cpu_steal_pct": "CPU steal while the group ran [%]",

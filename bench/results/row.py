@@ -91,7 +91,7 @@ def timing_fields(result) -> dict[str, Any]:
     samples)."""
     fields = {"first_call_s": result.first_call_s, "early_calls_s": result.early_calls_s,
               "warmup_calls": result.warmup_calls, "warmup_s": result.warmup_s,
-              "settled": result.settled, "lead_in_calls": result.lead_in_calls}
+              "settled": result.settled}
     if result.later_notes:  # it compiled again after the first call: the framework's why
         fields["recompile_reasons"] = result.later_notes[:5]
     return fields

@@ -37,7 +37,7 @@ from jitbench import launch
 from jitbench.analysis import ab_verdicts
 from jitbench.define.workload import Case, group_cases
 from jitbench.errors import UserError
-from jitbench.protocol.settings import RECORDED, Protocol
+from jitbench.protocol.settings import RECORDED_SAMPLE_MIN_TIME, Protocol
 from jitbench.results.record import RunRecord
 from jitbench.run.fresh_processes import run_rounds
 from jitbench.run.options import PAIRINGS, RunOptions, usable_cores
@@ -52,7 +52,7 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # (10 ms on a GPU), as the change-night corpus was recorded: both arms sample alike, so what a
 # sample's sync adds to a time cancels in time B / A
 PROTOCOL = Protocol(budget=0.3, aa_control="off", alone_samples=0, synced_time=0.05,
-                    synced_min_rounds=3, **RECORDED)
+                    synced_min_rounds=3, sample_min_time=RECORDED_SAMPLE_MIN_TIME)
 PROBE_TIMEOUT_S = 120.0
 
 

@@ -101,8 +101,6 @@ class RunOptions:
         ``case_timeout`` overrides the recorded one."""
         known = {f.name for f in dataclasses.fields(Protocol)}
         recorded = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
-        # a run recorded before the lead-in existed made none: resumed, it measures as it did
-        recorded = {"lead_in_time": 0.0, **recorded}
         protocol = Protocol(**{k: v for k, v in recorded.items() if k in known})
         insight = meta.get("insight") if isinstance(meta.get("insight"), dict) else {}
         cache = meta.get("compile_cache")

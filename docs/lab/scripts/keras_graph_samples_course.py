@@ -4,10 +4,9 @@
 quarters; each quarter's median, the synced calls' and the interference check's blocks alone
 (the last thing the protocol does) over the loop's time (the mean of the two loops).
 
-    [BUDGET=6] [LEAD_IN=0] [RATIOS_JSON=out.json] \
+    [BUDGET=6] [RATIOS_JSON=out.json] \
         python docs/lab/scripts/keras_graph_samples_course.py [ROUNDS]
 """
-import dataclasses
 import json
 import os
 import statistics
@@ -23,8 +22,6 @@ from jitbench.protocol.settings import Protocol  # noqa: E402
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 6
 BUDGET = float(os.environ.get("BUDGET", "6"))
 P = Protocol(budget=BUDGET)
-if "lead_in_time" in {f.name for f in dataclasses.fields(Protocol)}:
-    P = dataclasses.replace(P, lead_in_time=float(os.environ.get("LEAD_IN", "0")))
 model, (xn, yn), (x, y), fns, sync = M.keras_functions()
 loops = {m: (lambda f=fns[m]: f(x, y)) for m in ("graph", "xla")}
 parts = ["q1", "q2", "q3", "q4", "synced", "alone"]
@@ -47,8 +44,7 @@ for r in range(ROUNDS):
     print(f"round {r + 1}: graph samples {len(out.rows[0]['samples'])}", flush=True)
 if os.environ.get("RATIOS_JSON"):
     Path(os.environ["RATIOS_JSON"]).write_text(json.dumps(res))
-print(f"{ROUNDS} rounds, budget {BUDGET:g} s, lead-in {P.__dict__.get('lead_in_time', 0)} s; "
-      f"time / the loop's")
+print(f"{ROUNDS} rounds, budget {BUDGET:g} s; time / the loop's")
 for m, by in res.items():
     print(m)
     M.print_ratios({p: v for p, v in by.items() if v}, 8)

@@ -11,7 +11,7 @@ The Keras loop calls ``tf.function(lambda x, y: model.train_step((x, y)))`` with
 arguments, as ``fit`` passes it and as jitbench calls the step (a closure over constant
 tensors is another program).
 
-    [LOOP_S=3] [STEPS=MLP,keras] [LEAD_IN=0,1] [RATIOS_JSON=out.json] \
+    [LOOP_S=3] [STEPS=MLP,keras] [RATIOS_JSON=out.json] \
         python docs/lab/scripts/measure_vs_loop.py [ROUNDS] [SAMPLE_MIN_TIME]
 
 ``SAMPLE_MIN_TIME``: the protocol's shortest sample in seconds (default: the protocol's own).
@@ -21,7 +21,6 @@ files of several processes).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import statistics
@@ -38,10 +37,6 @@ ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 PROTOCOL = (Protocol(sample_min_time=float(sys.argv[2])) if len(sys.argv) > 2 else Protocol())
 CALLS, WARM = 200, 20
 LOOP_S = float(os.environ.get("LOOP_S", "0.3"))  # a loop lasts this long at least
-# LEAD_IN=0,1: each round measures once per lead-in time (Protocol.lead_in_time, seconds), the
-# order reversed every round, each between its own two loops; unset: the protocol's own
-LEAD_IN = [float(v) for v in os.environ["LEAD_IN"].split(",")] if os.environ.get("LEAD_IN") \
-    else [None]
 STEPS = os.environ.get("STEPS", "")  # comma-separated words; a step whose label has none is left out
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "user_code"))
 
@@ -194,35 +189,29 @@ def main() -> None:
         if STEPS and not any(w in label for w in STEPS.split(",")):
             continue
         fn, args, loops, sync, modes = make()
-        runs = {lead: ({m: [] for m in modes}, [], []) for lead in LEAD_IN}
+        ratios = {m: [] for m in modes}
+        harness_v, loop_v = [], []
         for r in range(ROUNDS):
-            for lead in (LEAD_IN if r % 2 == 0 else LEAD_IN[::-1]):
-                ratios, harness_v, loop_v = runs[lead]
-                protocol = (PROTOCOL if lead is None
-                            else dataclasses.replace(PROTOCOL, lead_in_time=lead))
-                before = {m: loop_time(loops[m], sync) for m in modes}
-                res = jitbench.measure(fn, *args, modes=modes, budget=3, protocol=protocol)
-                got = {row["mode"]: row["median_s"] for row in res.rows}
-                after = {m: loop_time(loops[m], sync) for m in modes[::-1]}
-                loop = {m: (before[m] + after[m]) / 2 for m in modes}
-                for m in modes:
-                    ratios[m].append(got[m] / loop[m])
-                harness_v.append(got[modes[0]] / got[modes[1]])
-                loop_v.append(loop[modes[0]] / loop[modes[1]])
-        for lead, (ratios, harness_v, loop_v) in runs.items():
-            name = label if lead is None else f"{label}, lead-in {lead:g} s"
-            every[name] = {"ratios": ratios, "speedup_measure": harness_v,
-                           "speedup_loop": loop_v}
-            print(f"\n{name}")
+            before = {m: loop_time(loops[m], sync) for m in modes}
+            res = jitbench.measure(fn, *args, modes=modes, budget=3, protocol=PROTOCOL)
+            got = {row["mode"]: row["median_s"] for row in res.rows}
+            after = {m: loop_time(loops[m], sync) for m in modes[::-1]}
+            loop = {m: (before[m] + after[m]) / 2 for m in modes}
             for m in modes:
-                rs = ratios[m]
-                q = statistics.quantiles(rs, n=4)
-                print(f"  {m:6s} measure/loop median {statistics.median(rs):.3f} "
-                      f"IQR [{q[0]:.3f}, {q[2]:.3f}] range [{min(rs):.3f}, {max(rs):.3f}]")
-            print(f"  speedup {modes[1]} vs {modes[0]}: measure median "
-                  f"{statistics.median(harness_v):.2f}x [{min(harness_v):.2f}, "
-                  f"{max(harness_v):.2f}], loop median {statistics.median(loop_v):.2f}x "
-                  f"[{min(loop_v):.2f}, {max(loop_v):.2f}]")
+                ratios[m].append(got[m] / loop[m])
+            harness_v.append(got[modes[0]] / got[modes[1]])
+            loop_v.append(loop[modes[0]] / loop[modes[1]])
+        every[label] = {"ratios": ratios, "speedup_measure": harness_v, "speedup_loop": loop_v}
+        print(f"\n{label}")
+        for m in modes:
+            rs = ratios[m]
+            q = statistics.quantiles(rs, n=4)
+            print(f"  {m:6s} measure/loop median {statistics.median(rs):.3f} "
+                  f"IQR [{q[0]:.3f}, {q[2]:.3f}] range [{min(rs):.3f}, {max(rs):.3f}]")
+        print(f"  speedup {modes[1]} vs {modes[0]}: measure median "
+              f"{statistics.median(harness_v):.2f}x [{min(harness_v):.2f}, {max(harness_v):.2f}]"
+              f", loop median {statistics.median(loop_v):.2f}x [{min(loop_v):.2f}, "
+              f"{max(loop_v):.2f}]")
     if os.environ.get("RATIOS_JSON"):
         Path(os.environ["RATIOS_JSON"]).write_text(json.dumps(every))
 

@@ -3,12 +3,10 @@ jitbench / loop per step and mode over every round of every process, with a 95% 
 two-level bootstrap (processes resampled, then rounds within each), since a round's scatter and a
 process's own state both move the ratio.
 
-    [STEPS=MLP,keras] [LEAD_IN=0,1] python docs/lab/scripts/measure_vs_loop_pooled.py \
-        PROCESSES ROUNDS [OUT_DIR]
+    [STEPS=MLP,keras] python docs/lab/scripts/measure_vs_loop_pooled.py PROCESSES ROUNDS [OUT_DIR]
 
 Each process's rounds are kept in ``OUT_DIR/process-K.json`` (default: a temporary folder); with
-``PROCESSES`` 0 the files already in ``OUT_DIR`` are pooled again. With ``LEAD_IN``, each
-lead-in time's ratios are also divided by the first one's, round by round, and pooled.
+``PROCESSES`` 0 the files already in ``OUT_DIR`` are pooled again.
 """
 
 from __future__ import annotations
@@ -70,23 +68,6 @@ def main() -> None:
             lo, hi = pooled_interval(per, rng)
             print(f"  speedup by {side:7s} median {statistics.median(every):.2f}x "
                   f"[{lo:.2f}, {hi:.2f}], rounds above 1: {sum(x > 1 for x in every)}/{len(every)}")
-    paired(runs, rng)
-
-
-def paired(runs: list[dict], rng) -> None:
-    """With ``LEAD_IN``: each lead-in's measure/loop over the first one's, paired by round."""
-    step_of = {label: label.partition(", lead-in ")[0] for label in runs[0] if ", lead-in " in label}
-    for step in dict.fromkeys(step_of.values()):
-        first, *others = [label for label, s in step_of.items() if s == step]
-        for label in others:
-            print(f"\n{label} / {first.rpartition(', ')[2]}, paired by round")
-            for mode in runs[0][label]["ratios"]:
-                per = [[a / b for a, b in zip(r[label]["ratios"][mode], r[first]["ratios"][mode])]
-                       for r in runs]
-                lo, hi = pooled_interval(per, rng)
-                every = [x for p in per for x in p]
-                print(f"  {mode:6s} median {statistics.median(every):.3f} [{lo:.3f}, {hi:.3f}], "
-                      f"below 1 in {sum(x < 1 for x in every)}/{len(every)} rounds")
 
 
 if __name__ == "__main__":
