@@ -18,7 +18,6 @@ import time
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 import measure_vs_loop as M  # noqa: E402
 
-import jitbench.userfn.as_workload as AW  # noqa: E402
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 4.0
@@ -26,7 +25,6 @@ WINDOW = 40
 EDGES = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 model, _, (x, y), fns, sync = M.keras_functions()
 g = fns["graph"]
-adapter = AW.adapter_for("tf")
 
 
 def machine_busy() -> float:
@@ -37,7 +35,7 @@ def machine_busy() -> float:
 
 
 def build():
-    f = adapter.build([lambda a, b: model.train_step((a, b))], "graph", "cpu")
+    f = M.step_callable(model, "graph")
     f(x, y)
     sync(None)
 

@@ -12,16 +12,13 @@ loops of a plain ``tf.function`` of the step, the ways in turn, the order revers
     [RATIOS_JSON=out.json] [ONLY=reused,fresh] \
         python docs/lab/scripts/keras_calls_before_interleaving.py [ROUNDS]
 """
-import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measure_vs_loop as M  # noqa: E402
 
-import jitbench.userfn.as_workload as AW  # noqa: E402
 from jitbench.define.modes import verdict_pairs  # noqa: E402
 from jitbench.protocol.settings import Protocol  # noqa: E402
 from jitbench.protocol.timing import Timed, measure as protocol_measure  # noqa: E402
@@ -30,25 +27,18 @@ ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 P = Protocol(budget=3.0)
 MODES = ["graph", "xla"]
 model, _, (x, y), fns, sync = M.keras_functions()
-adapter = AW.adapter_for("tf")
 
 
 def build() -> dict:
-    return {m: adapter.build([lambda a, b: model.train_step((a, b))], m, "cpu") for m in MODES}
-
-
-def call_for(f, seconds: float) -> None:
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        f(x, y)
-    sync(None)
+    return {m: M.step_callable(model, m) for m in MODES}
 
 
 def graph_time(built: dict, first: tuple[str, ...] = ()) -> float:
     for m in MODES:  # both traced before any is called at length, as the protocol's first calls
         built[m](x, y)
     for m in first:
-        call_for(built[m], 3.0)
+        M.call_for(lambda f=built[m]: f(x, y), 3.0)
+        sync(None)
     timed = [Timed(m, lambda f=built[m]: f(x, y), sync) for m in MODES]
     res = protocol_measure(timed, P, pairs=verdict_pairs("tf", MODES))
     return statistics.median(res["graph"].samples)
@@ -59,8 +49,6 @@ V = {"fresh": lambda: graph_time(build()),
      "fresh, 3 s graph then 3 s xla": lambda: graph_time(build(), ("graph", "xla")),
      "fresh, 3 s xla then 3 s graph": lambda: graph_time(build(), ("xla", "graph")),
      "reused": lambda: graph_time(reused)}
-if os.environ.get("ONLY"):
-    V = {k: v for k, v in V.items() if any(w in k for w in os.environ["ONLY"].split(","))}
-res = M.between_loops(V, ROUNDS, lambda: fns["graph"](x, y), sync)
+res = M.between_loops(M.only(V), ROUNDS, lambda: fns["graph"](x, y), sync)
 print(f"{ROUNDS} rounds; the graph step's time, interleaved with xla / the loop's")
 M.print_ratios(res, 32)

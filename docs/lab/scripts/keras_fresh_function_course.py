@@ -14,16 +14,13 @@ sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 import measure_vs_loop as M  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-import jitbench.userfn.as_workload as AW  # noqa: E402
 
 BUILDS = int(sys.argv[1]) if len(sys.argv) > 1 else 6
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 8.0
 WINDOW, OLD_CALLS = 40, 3000
 EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 model, _, (x, y), fns, sync = M.keras_functions()
-adapter = AW.adapter_for("tf")
-old = {"adapter's callable": adapter.build([lambda a, b: model.train_step((a, b))], "graph",
-                                           "cpu"),
+old = {"adapter's callable": M.step_callable(model, "graph"),
        "plain tf.function": fns["graph"]}
 for f in old.values():
     for _ in range(OLD_CALLS):
@@ -33,7 +30,7 @@ sync(None)
 
 def build(kind):
     if kind == "adapter's callable":
-        return adapter.build([lambda a, b: model.train_step((a, b))], "graph", "cpu")
+        return M.step_callable(model, "graph")
     return tf.function(lambda a, b: model.train_step((a, b)))
 
 

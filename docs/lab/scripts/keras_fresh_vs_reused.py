@@ -14,7 +14,6 @@ time: their mean), the ways in turn, the order reversed every round:
         python docs/lab/scripts/keras_fresh_vs_reused.py [ROUNDS]
 """
 import gc
-import os
 import statistics
 import sys
 import time
@@ -23,18 +22,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measure_vs_loop as M  # noqa: E402
 
-import jitbench.userfn.as_workload as AW  # noqa: E402
 from jitbench.protocol.settings import Protocol  # noqa: E402
 from jitbench.protocol.timing import Timed, measure as protocol_measure  # noqa: E402
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 P = Protocol(budget=3.0)
 model, _, (x, y), fns, sync = M.keras_functions()
-adapter = AW.adapter_for("tf")
 
 
 def build():
-    return adapter.build([lambda a, b: model.train_step((a, b))], "graph", "cpu")
+    return M.step_callable(model, "graph")
 
 
 reused = build()
@@ -49,9 +46,7 @@ def timed(f):
 
 def fresh(calls_s: float = 0.0, idle_s: float = 0.0):
     f = build()
-    end = time.perf_counter() + calls_s
-    while time.perf_counter() < end:
-        f(x, y)
+    M.call_for(lambda: f(x, y), calls_s)
     if idle_s:
         gc.collect()
         time.sleep(idle_s)
@@ -69,8 +64,6 @@ V = {"reused": lambda: timed(reused),
      "fresh, 3 s of calls first": lambda: fresh(calls_s=3.0),
      "fresh, 3 s idle first": lambda: fresh(idle_s=3.0),
      "reused, right after a fresh one's build": reused_after_build}
-if os.environ.get("ONLY"):
-    V = {k: v for k, v in V.items() if any(w in k for w in os.environ["ONLY"].split(","))}
-res = M.between_loops(V, ROUNDS, lambda: fns["graph"](x, y), sync)
+res = M.between_loops(M.only(V), ROUNDS, lambda: fns["graph"](x, y), sync)
 print(f"{ROUNDS} rounds; the graph step's time / the loop's")
 M.print_ratios(res, 44)

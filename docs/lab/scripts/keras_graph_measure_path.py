@@ -13,10 +13,8 @@ itself.
 
 ``ONLY``: comma-separated words; a way whose name has none of them is left out.
 """
-import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 import measure_vs_loop as M  # noqa: E402
@@ -30,8 +28,7 @@ ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 P = Protocol(budget=3.0)
 model, (xn, yn), (x, y), fns, sync = M.keras_functions()
 g = fns["graph"]
-adapter = AW.adapter_for("tf")
-built = adapter.build([lambda a, b: model.train_step((a, b))], "graph", "cpu")
+built = M.step_callable(model, "graph")
 captured = {}
 real = AW.measure
 
@@ -48,10 +45,8 @@ AW.measure = real
 
 def fresh(calls_for: float = 0.0):
     """A new callable; with ``calls_for``, called back to back that long before it is timed."""
-    f = adapter.build([lambda a, b: model.train_step((a, b))], "graph", "cpu")
-    end = time.perf_counter() + calls_for
-    while time.perf_counter() < end:
-        f(x, y)
+    f = M.step_callable(model, "graph")
+    M.call_for(lambda: f(x, y), calls_for)
     return Timed("graph", lambda: f(x, y), sync)
 
 
@@ -70,8 +65,6 @@ V = {"plain tf.function": lambda: through_protocol(Timed("graph", lambda: g(x, y
      "adapter's callable, fresh, 1 s of calls first": lambda: through_protocol(fresh(1.0)),
      "measure's Timed": lambda: through_protocol(captured["graph"]),
      "jitbench.measure": through_measure}
-if os.environ.get("ONLY"):
-    V = {k: v for k, v in V.items() if any(w in k for w in os.environ["ONLY"].split(","))}
-res = M.between_loops(V, ROUNDS, lambda: g(x, y), sync)
+res = M.between_loops(M.only(V), ROUNDS, lambda: g(x, y), sync)
 print(f"{ROUNDS} rounds; the graph step's time / the loop's")
 M.print_ratios(res, 44)

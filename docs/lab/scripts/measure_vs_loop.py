@@ -134,6 +134,27 @@ def keras_functions():
     return model, (xn, yn), (x, y), fns, sync
 
 
+def step_callable(model, mode: str):
+    """The TF adapter's callable of the Keras step in ``mode``, as ``jitbench.measure`` builds
+    it (the call options and the device scope), called with the batch ``(x, y)``."""
+    from jitbench.userfn.as_workload import adapter_for
+
+    return adapter_for("tf").build([lambda a, b: model.train_step((a, b))], mode, "cpu")
+
+
+def call_for(call, seconds: float) -> None:
+    """``call()`` back to back for ``seconds`` (no sync at the end)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        call()
+
+
+def only(ways: dict) -> dict:
+    """The ways whose name holds one of the comma-separated words of ``ONLY`` (all if unset)."""
+    words = os.environ.get("ONLY", "")
+    return {k: v for k, v in ways.items() if not words or any(w in k for w in words.split(","))}
+
+
 def calls_per_sample(call, sync, sample_s: float = 0.01) -> int:
     """Whole calls of ``call`` that last ``sample_s`` (from 50 calls back to back)."""
     start = time.perf_counter()
