@@ -12,8 +12,9 @@ arguments, as ``fit`` passes it and as jitbench calls the step (a closure over c
 tensors is another program).
 
     [LOOP_S=3] [STEPS=MLP,keras] [RATIOS_JSON=out.json] \
-        python docs/lab/scripts/measure_vs_loop.py [ROUNDS] [SAMPLE_MIN_TIME]
+        [KERAS_HIDDEN=64] python docs/lab/scripts/measure_vs_loop.py [ROUNDS] [SAMPLE_MIN_TIME]
 
+``KERAS_HIDDEN``: the Keras model's hidden layer widths, dash-separated (default 64: 784-64-10).
 ``SAMPLE_MIN_TIME``: the protocol's shortest sample in seconds (default: the protocol's own).
 ``RATIOS_JSON``: also write every round's ratios there (``measure_vs_loop_pooled.py`` pools the
 files of several processes).
@@ -38,6 +39,7 @@ PROTOCOL = (Protocol(sample_min_time=float(sys.argv[2])) if len(sys.argv) > 2 el
 CALLS, WARM = 200, 20
 LOOP_S = float(os.environ.get("LOOP_S", "0.3"))  # a loop lasts this long at least
 STEPS = os.environ.get("STEPS", "")  # comma-separated words; a step whose label has none is left out
+KERAS_HIDDEN = os.environ.get("KERAS_HIDDEN", "64")  # the Keras MLP's hidden widths, "1024-1024"
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "user_code"))
 
 
@@ -103,8 +105,10 @@ def keras_model():
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((784,)), keras.layers.Dense(64, activation="relu"),
-                              keras.layers.Dense(10)])
+    hidden = [int(h) for h in KERAS_HIDDEN.split("-")]
+    model = keras.Sequential([keras.Input((784,))]
+                             + [keras.layers.Dense(h, activation="relu") for h in hidden]
+                             + [keras.layers.Dense(10)])
     model.compile(optimizer="adam",
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     rng = np.random.default_rng(0)
@@ -205,7 +209,7 @@ def main() -> None:
           f"{PROTOCOL.sample_min_time:g} s")
     every = {}
     for label, make in (("jax MLP update 784-64-10", jax_mlp), ("flax linen step", linen),
-                        ("keras train_step", keras_model),
+                        (f"keras train_step 784-{KERAS_HIDDEN}-10", keras_model),
                         ("transformer block train step B2-T32-D64-H4", transformer_train)):
         if STEPS and not any(w in label for w in STEPS.split(",")):
             continue

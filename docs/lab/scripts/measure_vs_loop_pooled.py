@@ -49,6 +49,11 @@ def main() -> None:
     out = Path(sys.argv[3]) if len(sys.argv) > 3 else Path(tempfile.mkdtemp())
     out.mkdir(parents=True, exist_ok=True)
     run(processes, rounds, out)
+    report(out)
+
+
+def report(out: Path) -> None:
+    """Pool the ``process-*.json`` files in ``out`` and print each step's ratios."""
     files = sorted(out.glob("process-*.json"))
     runs = [json.loads(f.read_text()) for f in files]
     rng = np.random.default_rng(0)
@@ -68,6 +73,13 @@ def main() -> None:
             lo, hi = pooled_interval(per, rng)
             print(f"  speedup by {side:7s} median {statistics.median(every):.2f}x "
                   f"[{lo:.2f}, {hi:.2f}], rounds above 1: {sum(x > 1 for x in every)}/{len(every)}")
+        # the two speedups of one round share its drift: their ratio is the sharper comparison
+        per = [[a / b for a, b in zip(r[label]["speedup_measure"], r[label]["speedup_loop"])]
+               for r in runs if label in r]
+        every = [x for p in per for x in p]
+        lo, hi = pooled_interval(per, rng)
+        print(f"  speedup jitbench / loop, paired by round: {statistics.median(every):.3f} "
+              f"[{lo:.3f}, {hi:.3f}], above 1 in {sum(x > 1 for x in every)}/{len(every)}")
 
 
 if __name__ == "__main__":

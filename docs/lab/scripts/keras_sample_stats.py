@@ -1,0 +1,39 @@
+"""The Keras step's samples under ``jitbench.measure`` against the loop: its ``median_s`` and
+the samples' mean, lower quartile and minimum, each over the loop's time per call (a plain loop
+of each mode before and after the measurement, their mean), and the number of samples.
+A loop's time is a mean over its calls; a gap in the median that the mean does not share
+would be the statistic, not the step.
+
+    [ROUNDS=8] [RATIOS_JSON=out.json] python docs/lab/scripts/keras_sample_stats.py
+"""
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import measure_vs_loop as M  # noqa: E402
+
+import jitbench  # noqa: E402
+
+model, args, loops, sync, modes = M.keras_model()
+out: dict[str, list[float]] = {}
+for r in range(int(os.environ.get("ROUNDS", "8"))):
+    before = {m: M.loop_time(loops[m], sync) for m in modes}
+    res = jitbench.measure(model, *args, modes=modes, budget=3)
+    after = {m: M.loop_time(loops[m], sync) for m in modes[::-1]}
+    for row in res.rows:
+        m = row["mode"]
+        loop = (before[m] + after[m]) / 2
+        s = np.asarray(row["samples"])
+        for k, v in (("median", row["median_s"]), ("mean", s.mean()),
+                     ("q25", np.quantile(s, 0.25)), ("min", s.min())):
+            out.setdefault(f"{m} {k}", []).append(float(v) / loop)
+        out.setdefault(f"{m} samples", []).append(len(s))
+for k, v in out.items():
+    print(f"{k:14s} median {statistics.median(v):.3f} range [{min(v):.3f}, {max(v):.3f}]")
+if os.environ.get("RATIOS_JSON"):
+    Path(os.environ["RATIOS_JSON"]).write_text(json.dumps(out))
