@@ -27,12 +27,11 @@ loops = {m: (lambda f=fns[m]: f(x, y)) for m in ("graph", "xla")}
 parts = ["q1", "q2", "q3", "q4", "synced", "alone"]
 res: dict[str, dict[str, list[float]]] = {m: {p: [] for p in parts} for m in loops}
 for r in range(ROUNDS):
-    before = {m: M.loop_time(loops[m], sync) for m in loops}
-    out = jitbench.measure(model, xn, yn, modes=["graph", "xla"], protocol=P)
-    after = {m: M.loop_time(loops[m], sync) for m in list(loops)[::-1]}
+    out, loops_s = M.between_mode_loops(
+        loops, sync, lambda: jitbench.measure(model, xn, yn, modes=["graph", "xla"], protocol=P))
     for row in out.rows:
         m = row["mode"]
-        loop = (before[m] + after[m]) / 2
+        loop = loops_s[m]
         s = row["samples"]
         k = len(s) // 4
         for i in range(4):

@@ -22,12 +22,11 @@ import jitbench  # noqa: E402
 model, args, loops, sync, modes = M.keras_model()
 out: dict[str, list[float]] = {}
 for r in range(int(os.environ.get("ROUNDS", "8"))):
-    before = {m: M.loop_time(loops[m], sync) for m in modes}
-    res = jitbench.measure(model, *args, modes=modes, budget=3)
-    after = {m: M.loop_time(loops[m], sync) for m in modes[::-1]}
+    res, loops_s = M.between_mode_loops(
+        loops, sync, lambda: jitbench.measure(model, *args, modes=modes, budget=3))
     for row in res.rows:
         m = row["mode"]
-        loop = (before[m] + after[m]) / 2
+        loop = loops_s[m]
         s = np.asarray(row["samples"])
         for k, v in (("median", row["median_s"]), ("mean", s.mean()),
                      ("q25", np.quantile(s, 0.25)), ("min", s.min())):

@@ -63,6 +63,16 @@ def loop_time(call, sync, calls=CALLS) -> float:
     return (per * calls + time.perf_counter() - start) / (calls + more)
 
 
+def between_mode_loops(loops: dict, sync, measure):
+    """``(measure(), {mode: the loop's seconds per call})``: a plain loop of each mode before
+    the measurement and again after it in reverse order, each mode's loop time the mean of its
+    two, so the host's drift over the measurement cancels to first order."""
+    before = {m: loop_time(loops[m], sync) for m in loops}
+    got = measure()
+    after = {m: loop_time(loops[m], sync) for m in list(loops)[::-1]}
+    return got, {m: (before[m] + after[m]) / 2 for m in loops}
+
+
 def jax_mlp():
     import jax
     import jax.numpy as jnp
@@ -217,11 +227,10 @@ def main() -> None:
         ratios = {m: [] for m in modes}
         harness_v, loop_v = [], []
         for r in range(ROUNDS):
-            before = {m: loop_time(loops[m], sync) for m in modes}
-            res = jitbench.measure(fn, *args, modes=modes, budget=3, protocol=PROTOCOL)
+            res, loop = between_mode_loops(
+                {m: loops[m] for m in modes}, sync,
+                lambda: jitbench.measure(fn, *args, modes=modes, budget=3, protocol=PROTOCOL))
             got = {row["mode"]: row["median_s"] for row in res.rows}
-            after = {m: loop_time(loops[m], sync) for m in modes[::-1]}
-            loop = {m: (before[m] + after[m]) / 2 for m in modes}
             for m in modes:
                 ratios[m].append(got[m] / loop[m])
             harness_v.append(got[modes[0]] / got[modes[1]])

@@ -44,13 +44,12 @@ def main() -> None:
     names = list(SETTINGS)
     for r in range(ROUNDS):
         for name in (names if r % 2 == 0 else names[::-1]):
-            before = {m: M.loop_time(loops[m], sync) for m in modes}
-            out = jitbench.measure(model, xn, yn, modes=list(modes), budget=3,
-                                   protocol=Protocol(**SETTINGS[name]))
-            after = {m: M.loop_time(loops[m], sync) for m in modes[::-1]}
+            out, loop = M.between_mode_loops(
+                loops, sync, lambda: jitbench.measure(model, xn, yn, modes=list(modes), budget=3,
+                                                      protocol=Protocol(**SETTINGS[name])))
             got = {row["mode"]: row["median_s"] for row in out.rows}
             for m in modes:
-                res.setdefault((name, m), []).append(got[m] / ((before[m] + after[m]) / 2))
+                res.setdefault((name, m), []).append(got[m] / loop[m])
             speed.setdefault(name, []).append(got["graph"] / got["xla"])
     if os.environ.get("RATIOS_JSON"):
         with open(os.environ["RATIOS_JSON"], "w") as fh:
