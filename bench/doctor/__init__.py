@@ -9,8 +9,9 @@ to do about it:
 - :mod:`jitbench.doctor.tiny`: a tiny real run per installed framework and device, through
   the same workers and protocol as ``jitbench run``: the devices each framework sees, every
   row ``ok`` at the precision the device uses, the A/A control not called faster or slower,
-  synced calls no faster than pipelined ones (the sync waits), and each JIT mode's compiled
-  memory plausible.
+  synced calls no faster than pipelined ones (the sync waits; a run that reads them far faster
+  is run again, and the check fails only when every fresh run does), and each JIT mode's
+  compiled memory plausible.
 """
 
 from __future__ import annotations
