@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
                    help="devices to check, comma list of cpu, gpu (default: cpu)")
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
     p.add_argument("--keep", metavar="DIR",
-                   help="keep the tiny run's folder under DIR (default: a temporary folder)")
+                   help="keep the tiny runs' folders under DIR (default: a temporary folder)")
 
 
 def cmd(args: argparse.Namespace) -> int:
