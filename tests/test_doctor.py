@@ -80,8 +80,14 @@ def test_a_fast_synced_call_is_measured_again_in_fresh_runs_before_the_sync_chec
     asked.clear()
     broken = confirmed_sync_check("jax on cpu", [_row("eager", 2e-5)], again([2e-5, 3e-5, 1e-5]))
     assert asked == [2, 3] and len(asked) == SYNC_RUNS - 1
-    assert broken.verdict == "fail" and broken.detail.endswith("(in each of 3 runs)")
+    assert broken.verdict == "fail" and broken.detail.endswith("(in 3 of 3 runs)")
     assert "eager: synced 3e-05 s" in broken.detail
+
+    asked.clear()
+    crashed = confirmed_sync_check("jax on cpu", [_row("eager", 2e-5)],
+                                   lambda n: asked.append(n) or [{"mode": "eager"}])
+    assert asked == [2, 3] and crashed.verdict == "fail"
+    assert crashed.detail.endswith("eager: synced 2e-05 s < pipelined 0.00032 s (in 1 of 3 runs)")
 
     asked.clear()
     fine = confirmed_sync_check("jax on cpu", [_row("eager", 3e-4)], again([]))
