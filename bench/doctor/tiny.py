@@ -35,8 +35,7 @@ def checks(devices: list[str], out_root: Path) -> tuple[list[Check], Path | None
                            framework=tuple(frameworks), device=tuple(devices)))
     smallest = cases[0].size
     cases = [c for c in cases if c.size == smallest]
-    run_dir = runner.run(cases, out_root, protocol=Protocol(budget=BUDGET_S),
-                         command=["jitbench", "doctor"], run_id="doctor")
+    run_dir = _tiny_run(cases, out_root, "doctor")
     rows = read_rows(run_dir / "results.jsonl")
     meta = load_meta(run_dir)
     versions = meta.get("frameworks") or {}
@@ -52,13 +51,17 @@ def checks(devices: list[str], out_root: Path) -> tuple[list[Check], Path | None
 
             def again(n: int, fw=fw, device=device) -> list[dict[str, Any]]:
                 group = [c for c in cases if c.framework == fw and c.device == device]
-                folder = runner.run(group, out_root, protocol=Protocol(budget=BUDGET_S),
-                                    command=["jitbench", "doctor"],
-                                    run_id=f"doctor-{fw}-{device}-{n}")
+                folder = _tiny_run(group, out_root, f"doctor-{fw}-{device}-{n}")
                 return read_rows(folder / "results.jsonl")
 
             out += _group_checks(fw, device, mine, again)
     return out, run_dir
+
+
+def _tiny_run(cases, out_root: Path, run_id: str) -> Path:
+    """The run folder of ``cases`` measured at the doctor's budget under ``out_root/run_id``."""
+    return runner.run(cases, out_root, protocol=Protocol(budget=BUDGET_S),
+                      command=["jitbench", "doctor"], run_id=run_id)
 
 
 def _group_checks(fw: str, device: str, rows: list[dict[str, Any]],
@@ -96,10 +99,14 @@ def _group_checks(fw: str, device: str, rows: list[dict[str, Any]],
     return out
 
 
+def _measured(row: dict[str, Any]) -> bool:
+    return bool(row.get("synced_median_s") and row.get("median_s"))
+
+
 def suspects(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows whose synced call took under :data:`SYNC_FLOOR` of their pipelined one."""
-    return [r for r in rows if r.get("synced_median_s") and r.get("median_s")
-            and r["synced_median_s"] < SYNC_FLOOR * r["median_s"]]
+    return [r for r in rows
+            if _measured(r) and r["synced_median_s"] < SYNC_FLOOR * r["median_s"]]
 
 
 def _read(rows: list[dict[str, Any]]) -> str:
@@ -109,8 +116,7 @@ def _read(rows: list[dict[str, Any]]) -> str:
 
 def _clears(rows: list[dict[str, Any]]) -> bool:
     """A run that measured a synced and a pipelined call of some mode and read none suspect."""
-    return any(r.get("synced_median_s") and r.get("median_s") for r in rows) \
-        and not suspects(rows)
+    return any(map(_measured, rows)) and not suspects(rows)
 
 
 def sync_check(where: str, runs: list[list[dict[str, Any]]]) -> Check:
