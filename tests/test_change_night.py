@@ -114,14 +114,14 @@ def test_the_last_good_night_skips_a_night_that_regressed(tmp_path):
     assert change.last_good(tmp_path, ["n1", "n2"]) == "n1"
     assert change.last_good(tmp_path, ["n1"]) is None
     # a night whose judgement never finished (the nightly crashed) is no reference either;
-    # a night never judged (measured by `jitbench run`, no summary) is
+    # nor is a run no night judged (a `jitbench run` into the results folder, no summary)
     from jitbench.results.files import PENDING, write_summary
 
     write_summary(tmp_path / "n3", {"latest_run": "n3", PENDING: "..."})
     (tmp_path / "n4").mkdir()
     (tmp_path / "n4" / "meta.json").write_text(json.dumps({"status": "complete"}))
     assert change.last_good(tmp_path, ["n1", "n2", "n3", "n4"]) == "n1"
-    assert change.last_good(tmp_path, ["n1", "n2", "n3", "n4", "n5"]) == "n4"
+    assert change.last_good(tmp_path, ["n1", "n2", "n3", "n4", "n5"]) == "n1"
 
 
 def _night(tmp_path, suite_file, run_id, *extra):

@@ -69,14 +69,15 @@ def interval(units: Sequence[float], alpha: float) -> tuple[float, float, float]
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
-def pair_units(df: pd.DataFrame) -> pd.DataFrame:
+def pair_units(df: pd.DataFrame, value: str = "median_s") -> pd.DataFrame:
     """One row per case and round where both arms measured the case ``ok``: ``log_ratio``
-    = log(median time B / median time A), rounds in order."""
+    = log(B / A) of ``value`` (the median time; ``first_call_s``: the first call's), rounds
+    in order."""
     cols = ["case_id", "ab_round", "log_ratio"]
-    if df.empty or "ab_arm" not in df.columns:
+    if df.empty or "ab_arm" not in df.columns or value not in df.columns:
         return pd.DataFrame(columns=cols)
-    ok = df[(df["status"] == "ok") & (df["median_s"] > 0)]
-    wide = ok.pivot_table(index=["case_id", "ab_round"], columns="ab_arm", values="median_s",
+    ok = df[(df["status"] == "ok") & (pd.to_numeric(df[value], errors="coerce") > 0)]
+    wide = ok.pivot_table(index=["case_id", "ab_round"], columns="ab_arm", values=value,
                           aggfunc="first")
     if not {"a", "b"} <= set(wide.columns):
         return pd.DataFrame(columns=cols)

@@ -38,7 +38,7 @@ from typing import Any, Sequence
 
 from jitbench.define.workload import FILES_VAR, Case, group_cases
 from jitbench.errors import UserError
-from jitbench.results.files import load_acceptance, load_meta, load_summary
+from jitbench.results.files import load_meta
 
 # which framework's cases a package or a variable can touch (None: every case)
 _PACKAGE_FRAMEWORK = {"tensorflow": "tf", "tf_cuda_version": "tf", "tf_cudnn_version": "tf",
@@ -156,27 +156,18 @@ def touched(cases: Sequence[Case], changes: Sequence[Change]) -> tuple[list[Case
 
 
 def is_good(run_dir: Path) -> bool:
-    """Whether a night can be the reference: it completed, and its summary neither confirmed
-    a regression nor left a touched case undecided nor says its judgement never finished (a
-    night never judged, e.g. measured by ``jitbench run``, is good), or a team accepted it
-    (``jitbench nightly --accept``)."""
-    from jitbench.results.files import PENDING
+    """Whether a night can be the reference (``jitbench.nightly.state.state``)."""
+    from jitbench.nightly.state import is_good as good
 
-    if load_acceptance(run_dir):
-        return True
-    if (load_meta(run_dir).get("status") or "complete") != "complete":
-        return False
-    said = load_summary(run_dir)
-    return not (said.get("regression") or said.get("undecided") or said.get(PENDING))
+    return good(run_dir)
 
 
 def last_good(results_root: Path, judged: Sequence[str]) -> str | None:
     """The latest night before tonight (``judged[-1]``) among ``judged`` that can be the
-    reference (:func:`is_good`)."""
-    for run_id in reversed(list(judged[:-1])):
-        if is_good(Path(results_root) / run_id):
-            return run_id
-    return None
+    reference (``jitbench.nightly.state.last_good``)."""
+    from jitbench.nightly.state import last_good as good
+
+    return good(results_root, judged)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,12 +179,14 @@ class Plan:
     arm_a: Any = None  # jitbench.run.ab_arms.Arm
     arm_b: Any = None
     blocked: str | None = None
+    # the nights after the reference that could not be it (jitbench.nightly.state.last_good)
+    skipped: tuple[dict[str, Any], ...] = ()
 
     def facts(self) -> dict[str, Any]:
         return {"reference": self.reference, "changes": [c.text() for c in self.changes],
                 "arm_a": self.arm_a.describe() if self.arm_a else None,
                 "arm_b": self.arm_b.describe() if self.arm_b else None,
-                "blocked": self.blocked}
+                "blocked": self.blocked, "skipped": list(self.skipped)}
 
 
 def arms(old_dir: Path, old: dict[str, Any], new: dict[str, Any],
@@ -250,15 +243,19 @@ def plan_for(results_root: Path, judged: Sequence[str], metas: dict[str, dict[st
              ) -> Plan | None:
     """Tonight's (``judged[-1]``) plan against the last good night (no ``changes``: nothing
     changed); None when there is no earlier good night."""
+    from jitbench.nightly.state import last_good as good_night
+
     if len(judged) < 2:
         return None
-    good = last_good(results_root, judged)
+    good, skipped = good_night(results_root, judged)
     if good is None:
         return None
     changes = what_changed(metas[good], metas[judged[-1]])
     if not changes:
-        return Plan(good, ())
-    return arms(Path(results_root) / good, metas[good], metas[judged[-1]], changes)
+        return Plan(good, (), skipped=tuple(skipped))
+    return dataclasses.replace(
+        arms(Path(results_root) / good, metas[good], metas[judged[-1]], changes),
+        skipped=tuple(skipped))
 
 
 # ------------------------------------------------ --confirm-ab: an alert's group, side by side

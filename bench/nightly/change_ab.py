@@ -93,34 +93,81 @@ def _interval_text(ratio: float, lo: float, hi: float, pairs: int, threshold: fl
                else f"a step of the {t:.0f}% threshold ruled out") + ")")
 
 
-def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float
-           ) -> dict[str, Any]:
+def _statuses(text: Any) -> dict[str, int]:
+    """An arm's ``status_a``/``status_b`` ("ok 12, mismatch 1") as counts."""
+    out: dict[str, int] = {}
+    for part in str(text or "").split(","):
+        words = part.split()
+        if len(words) == 2 and words[1].isdigit():
+            out[words[0]] = int(words[1])
+    return out
+
+
+def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
+           compile_threshold: float | None = None, first_units=None) -> dict[str, Any]:
     """Each touched case's verdict against the threshold
     (``jitbench.analysis.ab_verdicts.against_threshold``) and the pooled verdict of the JIT
     modes' touched cases: ``fails`` (records: the night fails), ``smaller`` (records: slower
     by less than the threshold, named), ``undecided`` (case ids: the step not ruled out,
-    nothing decided), ``verdicts`` (counts), ``pooled``."""
+    nothing decided, or never measured), ``not_measurable`` (records: a case neither arm
+    could run here, with the reason), ``verdicts`` (counts), ``pooled``.
+
+    Beyond the time per call: a case ``ok`` in A that fails or mismatches in B fails the
+    night; one that compiles more often in B than in A fails it (a compile count is software,
+    never the machine's); and with ``compile_threshold`` and ``first_units`` (the pairs' log
+    ratios of the first call, :func:`jitbench.analysis.ab_verdicts.pair_units`), a first call
+    (trace and compile) slower in B by a step of that threshold fails it too."""
     from jitbench.analysis import ab_verdicts
 
     changed = "; ".join(c.text() for c in plan.changes)
-    out: dict[str, Any] = {"fails": [], "smaller": [], "undecided": [], "verdicts": {}}
+    out: dict[str, Any] = {"fails": [], "smaller": [], "undecided": [], "verdicts": {},
+                           "not_measurable": [], "not_measured": []}
 
-    def record(r: dict[str, Any], what: str) -> dict[str, Any]:
-        ratio, lo, hi = (float(r[k]) for k in ("ratio", "ci_low", "ci_high"))
-        return {"case_id": r["case_id"], "metric": "ab_time", "workload": r.get("workload"),
+    def record(r: dict[str, Any], what: str, metric: str = "ab_time",
+               interval: tuple[float, float, float] | None = None,
+               detail: str | None = None) -> dict[str, Any]:
+        ratio, lo, hi = interval or tuple(float(r[k]) for k in ("ratio", "ci_low", "ci_high"))
+        told = detail or _interval_text(ratio, lo, hi, int(r["pairs"]), threshold)
+        return {"case_id": r["case_id"], "metric": metric, "workload": r.get("workload"),
                 "framework": r.get("framework"), "mode": r.get("mode"), "ratio": ratio,
                 "low": lo, "high": hi, "pairs": int(r["pairs"]),
-                "clears_threshold": lo >= 1 + threshold,
+                "clears_threshold": lo == lo and lo >= 1 + threshold,
                 # the history table's columns: A is the reference, B tonight
                 "reference": 1.0, "latest": ratio, "change": ratio - 1, "noise": None,
                 "q_value": None,
                 "text": (f"{what}: tonight's environment / the last good night's "
-                         f"({plan.reference}), measured side by side: "
-                         + _interval_text(ratio, lo, hi, int(r["pairs"]), threshold)
+                         f"({plan.reference}), measured side by side: {told}"
                          + "; what changed: " + changed)}
 
+    nan = float("nan")
+    by_first = ({c: list(g["log_ratio"]) for c, g in first_units.groupby("case_id")}
+                if first_units is not None and len(first_units) else {})
+    seen = set()
     for r in rows.to_dict("records"):
         if r["case_id"] not in ids:
+            continue
+        seen.add(r["case_id"])
+        a, b = _statuses(r.get("status_a")), _statuses(r.get("status_b"))
+        err_a, err_b = (e if isinstance(e, str) and e else None
+                        for e in (r.get("error_a"), r.get("error_b")))
+        bad_b = {k: n for k, n in b.items() if k not in ("ok", "skipped")}
+        if not a.get("ok") and not b.get("ok"):  # neither arm could run it here
+            out["verdicts"]["not measurable"] = out["verdicts"].get("not measurable", 0) + 1
+            out["not_measurable"].append({
+                "case_id": r["case_id"],
+                "why": f"A: {r.get('status_a') or 'no row'}; B: {r.get('status_b') or 'no row'}"
+                       + (f" ({(err_b or err_a)[:200]})" if err_b or err_a else "")})
+            continue
+        bad_a = sum(n for k, n in a.items() if k not in ("ok", "skipped"))
+        # it ran in the last good environment and fails in tonight's, in most of its processes
+        # (one crash in a dozen pairs is the host's as likely as the software's)
+        if a.get("ok") and not bad_a and sum(bad_b.values()) * 2 >= max(1, sum(b.values())):
+            out["verdicts"]["fails in B"] = out["verdicts"].get("fails in B", 0) + 1
+            status = ", ".join(f"{k} {n}" for k, n in sorted(bad_b.items()))
+            out["fails"].append(record(
+                r, "fails tonight", metric="ab_status", interval=(nan, nan, nan),
+                detail=(f"ok in A ({r.get('status_a')}), {status} in B"
+                        + (f": {err_b[:300]}" if err_b else ""))))
             continue
         out["verdicts"][r["verdict"]] = out["verdicts"].get(r["verdict"], 0) + 1
         said = ab_verdicts.against_threshold(r["verdict"], float(r["ci_high"]), threshold)
@@ -130,6 +177,25 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float
             out["smaller"].append(record(r, "slower by less than the threshold"))
         elif said == "undecided":
             out["undecided"].append(r["case_id"])
+        ca, cb = list(r.get("compiles_a") or []), list(r.get("compiles_b") or [])
+        if ca and cb and max(cb) > max(ca):
+            out["fails"].append(record(
+                r, "compiles more often", metric="ab_compiles",
+                interval=(max(cb) / max(1, max(ca)), nan, nan),
+                detail=f"compilations in the first call {ca} -> {cb}"))
+        first = by_first.get(r["case_id"]) or []
+        if compile_threshold is not None and len(first) >= 3:
+            verdict, _, ratio, lo, hi = ab_verdicts.decide_interval(
+                first, tolerance=settings.tolerance, confidence=settings.confidence,
+                max_pairs=settings.max_pairs, look_pairs=tuple(settings.look_pairs))
+            if ab_verdicts.against_threshold(verdict, hi, compile_threshold) == "fails":
+                out["fails"].append(record(
+                    r, "first call (trace and compile) slower", metric="ab_first_call",
+                    interval=(ratio, lo, hi),
+                    detail=_interval_text(ratio, lo, hi, len(first), compile_threshold)))
+    for case_id in sorted(ids - seen):  # touched, and no A/B row: never a pass
+        out["not_measured"].append(case_id)
+        out["undecided"].append(case_id)
     jit = [c for c in sorted(ids) if is_jit(c)]
     pool = ab_verdicts.pooled(units, jit, tolerance=settings.tolerance,
                               confidence=settings.confidence, max_pairs=settings.max_pairs,
@@ -156,40 +222,98 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float
 def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float, *,
             process_profile: str, time_limit: float | None, case_timeout: float = 1800.0,
             on_progress: Callable | None = None, pairs: int | None = None,
-            pairing: str = "auto") -> dict[str, Any]:
-    """The A/B of the touched case groups (``plan``'s arms) under ``night_dir/change/``, unless
-    the night holds its A/B already (a sharded night: each shard measured its own groups,
-    ``jitbench.nightly.shards.shard_night``; or the same night analysed again); the facts for
-    the summary: :func:`judged`'s over every A/B run of the night, ``slower`` (its ``fails``:
-    what fails the night), each record with its ratio, interval, pairs and a sentence
-    (``text``) that names the change. ``pairing``: :func:`pairing_for`'s choice."""
+            pairing: str = "auto", compile_threshold: float | None = None) -> dict[str, Any]:
+    """The A/B of the touched case groups (``plan``'s arms) under ``night_dir/change/``; the
+    facts for the summary: :func:`judged`'s over every finished A/B run of the night,
+    ``slower`` (its ``fails``: what fails the night), each record with its ratio, interval,
+    pairs and a sentence (``text``) that names the change. ``pairing``: :func:`pairing_for`'s
+    choice.
+
+    What the night could not run (``skipped``: a device or a framework this machine lacks) is
+    not measurable here: named with its reason, never measured, never holding the night. An
+    A/B the night holds already counts only when it finished (a sharded night's, one per
+    shard; the same night judged again); a touched case that no finished A/B measured is
+    measured now, except on a merged night (its shards' machines measured it; the judge's
+    may not be able to): there it is "not measured", undecided, never clear."""
+    from jitbench.errors import UserError
+    from jitbench.results.files import load_night
     from jitbench.run import ab_arms
 
     again, ids = touched(cases, plan.changes)
+    here = unmeasurable(night_dir, ids)
+    again = [c for c in again if c.case_id not in here]
+    ids = ids - set(here)
     facts = {**plan.facts(), "n_cases": len(again), "n_touched": len(ids), "slower": [],
              "smaller": [], "undecided": [], "pooled": None, "verdicts": {}, "run": None,
-             "threshold": threshold}
+             "threshold": threshold,
+             "not_measurable": [{"case_id": c, "why": w} for c, w in sorted(here.items())],
+             "not_measured": []}
     if not again:
         return facts
     chosen = settings(len(ids), process_profile, time_limit, pairs,
                       pairing_for(pairing, again, process_profile))
     runs = recorded(night_dir)
+    covered = _measured_ids(runs)
+    missing = [c for c in again if c.case_id in ids and c.case_id not in covered]
+    error = None
+    if missing and load_night(night_dir).get("kind") != "merged":
+        todo, _ = touched(again, [_Only({c.case_id for c in missing})])
+        try:
+            runs.append(ab_arms.run_ab(todo, night_dir / FOLDER, (plan.arm_a, plan.arm_b),
+                                       chosen, case_timeout=case_timeout,
+                                       on_progress=on_progress,
+                                       command=["jitbench", "nightly", "(change night)"],
+                                       watch=ids))
+        except UserError as exc:  # an arm that cannot run (its interpreter lacks something)
+            error = f"the side-by-side measurement could not run: {exc}"
     if not runs:
-        runs = [ab_arms.run_ab(again, night_dir / FOLDER, (plan.arm_a, plan.arm_b), chosen,
-                               case_timeout=case_timeout, on_progress=on_progress,
-                               command=["jitbench", "nightly", "(change night)"], watch=ids)]
-    return {**facts, **judge_runs(runs, plan, ids, threshold)}
+        return {**facts, "undecided": sorted(ids), "not_measured": sorted(ids),
+                "error": error}
+    return {**facts, **judge_runs(runs, plan, ids, threshold, compile_threshold),
+            "not_measurable": facts["not_measurable"], "error": error}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Only:
+    """A change that touches exactly these case ids (the groups left to measure)."""
+
+    ids: frozenset | set
+
+    def touches(self, case: Case) -> bool:
+        return case.case_id in self.ids
+
+
+def unmeasurable(night_dir: Path, ids: set[str]) -> dict[str, str]:
+    """{case id: why} of the touched cases tonight's own run could not measure on this
+    machine (every row ``skipped``: a device or a framework it lacks), with the reason."""
+    from jitbench.results.files import read_rows
+
+    rows = read_rows(Path(night_dir) / "results.jsonl")
+    said: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("case_id") in ids:
+            said.setdefault(r["case_id"], []).append(r)
+    return {c: "not measurable here: " + str(rs[0].get("error") or "skipped")[:200]
+            for c, rs in said.items() if all(r.get("status") == "skipped" for r in rs)}
+
+
+def _measured_ids(runs: Sequence[Path]) -> set[str]:
+    from jitbench.results.files import read_rows
+
+    return {r.get("case_id") for d in runs for r in read_rows(Path(d) / "results.jsonl")}
 
 
 def recorded(night_dir: Path) -> list[Path]:
-    """The A/B runs a night holds already (one per shard that measured a change)."""
+    """The A/B runs a night holds already and that finished (one per shard that measured a
+    change); one that a kill or a time limit stopped is never judged on what it reached."""
     folder = Path(night_dir) / FOLDER
-    return sorted(d for d in folder.iterdir() if (d / "results.jsonl").is_file()) \
+    return sorted(d for d in folder.iterdir() if (d / "results.jsonl").is_file()
+                  and (load_meta(d).get("status") or "complete") == "complete") \
         if folder.is_dir() else []
 
 
-def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float
-               ) -> dict[str, Any]:
+def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float,
+               compile_threshold: float | None = None) -> dict[str, Any]:
     """:func:`judged` over the A/B runs of one night (several when its shards measured their
     own groups: their pairs judged together, at the confidence of every touched case of the
     night)."""
@@ -206,11 +330,14 @@ def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float
     tables = [table(df, {**m, "ab": {**m["ab"], "settings": dataclasses.asdict(rule)}})
               for df, m in zip(frames, metas)]
     said = judged(pd.concat(tables, ignore_index=True), pd.concat(
-        [pair_units(df) for df in frames], ignore_index=True), ids, plan, rule, threshold)
+        [pair_units(df) for df in frames], ignore_index=True), ids, plan, rule, threshold,
+        compile_threshold, pd.concat([pair_units(df, "first_call_s") for df in frames],
+                                     ignore_index=True))
     abs_ = [m.get("ab") or {} for m in metas]
     return {"run": str(runs[0]), "runs": [str(d) for d in runs], "verdicts": said["verdicts"],
             "touched": sorted(ids), "slower": said["fails"], "smaller": said["smaller"],
             "undecided": said["undecided"], "pooled": said["pooled"],
+            "not_measurable": said["not_measurable"], "not_measured": said["not_measured"],
             "rounds": max((a.get("rounds") or 0) for a in abs_),
             "elapsed_s": sum(float(m.get("elapsed_s") or 0) for m in metas),
             "confidence": rule.confidence, "tolerance": rule.tolerance,

@@ -33,14 +33,14 @@ from typing import Any
 from jitbench.analysis.history import Thresholds, visibility
 from jitbench.analysis.machine import machine_state
 from jitbench.define.workload import Case
-from jitbench.nightly import change, change_ab
+from jitbench.nightly import change, change_ab, creep, state
 from jitbench.nightly import repeats as repeats_mod
 from jitbench.nightly.recheck import RECHECK_ROUNDS
 from jitbench.nightly.recheck import recheck as run_recheck
 from jitbench.nightly.reference import History, analyse
 from jitbench.nightly.repeats import night_cases
 from jitbench.nightly.summary import evaluation, profile_facts, summary
-from jitbench.results.files import PENDING, NightSummary, load_acceptance, load_meta, write_summary
+from jitbench.results.files import NightSummary, load_acceptance, load_meta, write_summary
 from jitbench.results.run_folder import new_run_id
 
 
@@ -78,14 +78,19 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     if do_run:
         from jitbench.run import runner
 
-        run_dir = runner.run(cases, results_root, run_id=run_id or new_run_id(), calibrate=True,
-                             **run_kw)
-        write_report(run_dir, reports_root / run_dir.name)
-    h = analyse(results_root, thresholds)
+        run_id = run_id or new_run_id()
+        # a night from its first moment: a kill at any phase leaves it unjudged, never good
+        night_dir = state.begin(results_root / run_id)
+        runner.run(cases, results_root, run_id=run_id, calibrate=True, **run_kw)
+        state.finished(night_dir, "run")
+        write_report(night_dir, reports_root / run_id)
+        state.finished(night_dir, "report")
+    # tonight is the run this night measured (or, judging with --no-run, the one named or the
+    # latest), whatever else started in the folder since
+    h = analyse(results_root, thresholds, latest=run_id)
     latest_dir = results_root / h.order[-1]
     # until its judgement is written, the night is no reference (a crash leaves it so)
-    write_summary(latest_dir, {"latest_run": h.order[-1],
-                               PENDING: "the night's judgement has not finished"})
+    state.pending(latest_dir)
     if process_profile is None:
         process_profile = profile_facts(h.metas[h.order[-1]])["process_profile"]
         run_kw["process_profile"] = process_profile
@@ -141,7 +146,10 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     if plan is not None and not plan.changes and result["regression"]:
         # nothing that can move the code's numbers changed: what the history saw is the
         # machine's (drift, throttling, a moved baseline), not a software regression
-        result.update(machine_steps=result["confirmed"], confirmed=[], regression=False)
+        # a compile count is the software's, never the machine's: it still fails the night
+        soft = [r for r in result["confirmed"] if r.get("metric") in SOFTWARE_METRICS]
+        result.update(machine_steps=[r for r in result["confirmed"] if r not in soft],
+                      confirmed=soft, regression=bool(soft))
     if plan is not None and plan.blocked and result["regression"]:
         # a change that could not run again: the step the history confirmed is that change's
         for rec in result["confirmed"]:
@@ -207,7 +215,8 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
                            time_limit=float(spent) if isinstance(spent, (int, float)) else None,
                            case_timeout=run_kw["case_timeout"],
                            on_progress=run_kw["on_progress"], pairs=pairs,
-                           pairing=pairing)
+                           pairing=pairing, compile_threshold=thresholds.compile)
+    state.finished(latest_dir, "ab")
     result = summary(h, thresholds, h.tests, h.tests.assign(regression=False), None)
     result["metrics"]["ab_time"] = ("time per call, tonight's environment over the last good "
                                     "night's, in fresh process pairs side by side")
@@ -225,14 +234,48 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
         f"pairs, {PAIRED.get(facts.get('pairing'), 'alternating')}): "
         f"{counts or 'nothing measured'}"
         + (f"; {facts['pooled']['text']}" if facts.get("pooled") else ""))
+    result["not_measurable"] = facts.get("not_measurable") or []
+    if result["not_measurable"]:
+        result["change_note"] += (
+            f"; {len(result['not_measurable'])} touched case(s) not measurable here (they do "
+            f"not hold the night): " + "; ".join(
+                f"{r['case_id']} ({r['why']})" for r in result["not_measurable"][:5])
+            + (f" and {len(result['not_measurable']) - 5} more"
+               if len(result["not_measurable"]) > 5 else ""))
     if facts["undecided"] and not result["regression"]:
-        result["undecided_note"] = (
-            f"UNDECIDED: {len(facts['undecided'])} touched case(s) neither slower nor the same "
-            f"after {facts.get('rounds') or 0} pairs, a step of the "
-            f"{100 * thresholds.steady:.0f}% threshold not ruled out: "
-            f"{', '.join(facts['undecided'])} (not a pass)")
+        unmeasured = set(facts.get("not_measured") or [])
+        open_ = [c for c in facts["undecided"] if c not in unmeasured]
+        result["undecided_note"] = "UNDECIDED: " + "; ".join(filter(None, (
+            f"{len(open_)} touched case(s) neither slower nor the same after "
+            f"{facts.get('rounds') or 0} pairs, a step of the {100 * thresholds.steady:.0f}% "
+            f"threshold not ruled out: {', '.join(open_)}" if open_ else None,
+            f"{len(unmeasured)} touched case(s) not measured side by side"
+            + (f" ({facts['error']})" if facts.get("error") else
+               " (no finished A/B holds them: a shard or the A/B stopped before them)")
+            + f": {', '.join(sorted(unmeasured))}" if unmeasured else None))) + " (not a pass)"
     _finish(h, results_root, reports_root, thresholds, result)
     return result
+
+
+def _incomplete(latest_dir: Path, result: dict[str, Any]) -> None:
+    """A merged night some of whose shards never reached the merge measured only part of its
+    cases: undecided (never a pass), naming the shards."""
+    from jitbench.results.files import load_night
+
+    missing = load_night(latest_dir).get("missing_shards") or []
+    if not missing:
+        return
+    result["missing_shards"] = missing
+    result["undecided"] = sorted(set(result.get("undecided") or []) | {
+        f"(shard {k})" for k in missing})
+    result["undecided_note"] = "; ".join(filter(None, (
+        result.get("undecided_note"),
+        f"UNDECIDED: shard(s) {', '.join(missing)} never reached the merge: their cases were "
+        f"not measured tonight (not a pass)")))
+
+
+# what the history measures that no state of the machine moves: a step there is software's
+SOFTWARE_METRICS = ("compiles",)
 
 
 # how a change night's pairs ran, as its note says it (``jitbench.run.options.PAIRINGS``)
@@ -246,6 +289,8 @@ def _finish(h: History, results_root: Path, reports_root: Path, thresholds: Thre
     from jitbench.report.history_page import write_history_page
 
     latest_dir = results_root / h.order[-1]
+    _incomplete(latest_dir, result)
+    creep.judge(results_root, h, thresholds.steady, result)
     # the environment the next night is measured against: tonight's unless it regressed (a CI
     # job upgrades the other of two environments, examples/nightly-gpu.yml)
     good = h.order[-1] if load_acceptance(latest_dir) or not (
@@ -254,6 +299,10 @@ def _finish(h: History, results_root: Path, reports_root: Path, thresholds: Thre
     result["last_good"] = None if good is None else {
         "run": good, "python": (h.metas[good].get("machine") or {}).get("executable")}
     result["waiting"] = h.waiting
+    # the nights after the reference that could not be it, and why (killed, unjudged, ...)
+    reference_night, skipped = state.last_good(results_root, h.judged)
+    result["unusable"] = skipped
+    result["unusable_note"] = state.unusable_note(skipped, reference_night)
     result["accepted"] = [{"run_id": r, **a} for r, a in h.accepted.items()]
     result["accepted_note"] = "; ".join(
         f"{r} accepted as the reference ({a['reason']}, {a.get('accepted_at')})"
@@ -269,3 +318,4 @@ def _finish(h: History, results_root: Path, reports_root: Path, thresholds: Thre
     write_history_page(h, results_root, reports_root, result)
     write_summary(reports_root, result)
     write_summary(latest_dir, result)
+    state.finished(latest_dir, "judgement")

@@ -34,12 +34,20 @@ class History:
     accepted: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
 
-def analyse(results_root: Path | str, thresholds: Thresholds | None = None) -> History:
-    """The history under ``results_root`` and the verdict on its latest run, against the
-    earlier runs measured the same way (:func:`comparable`)."""
+def analyse(results_root: Path | str, thresholds: Thresholds | None = None,
+            latest: str | None = None) -> History:
+    """The history under ``results_root`` and the verdict on its latest run (``latest``: that
+    run, the runs that started after it left out), against the earlier runs measured the same
+    way (:func:`comparable`)."""
     runs = run_dirs(results_root)
     if not runs:
         raise UserError(f"no runs under {str(results_root)!r}")
+    if latest is not None:
+        ids = [load_meta(d).get("run_id") or d.name for d in runs]
+        if latest not in ids:
+            raise UserError(f"no run {latest!r} under {str(results_root)!r} (the latest: "
+                            f"{', '.join(ids[-5:])})")
+        runs = runs[:ids.index(latest) + 1]
     df = load_results(runs)
     dirs = {load_meta(d).get("run_id") or d.name: d for d in runs}
     metas = {r: load_meta(d) for r, d in dirs.items()}

@@ -40,8 +40,13 @@ def shard(cases: Sequence[Case], k: int, n: int) -> list[Case]:
 
 def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
     """Concatenate the rows of several shard runs into one run folder (no duplicate case)."""
+    from jitbench.nightly import state
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    # a merged night is a night, pending until judged; a shard that never reached the merge
+    # (its folder lost, its run killed) is named, so the night is never good without it
+    state.begin(out, kind="merged", **_shards_seen(shard_dirs))
     seen: set[str] = set()
     merged_rows: list[dict] = []
     metas = []
@@ -67,7 +72,25 @@ def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
             more = Path(d) / folder
             for run in (sorted(more.iterdir()) if more.is_dir() else []):
                 shutil.copytree(run, out / folder / run.name, dirs_exist_ok=True)
+    state.finished(out, "merge")
     return out
+
+
+def _shards_seen(shard_dirs: Sequence[Path | str]) -> dict:
+    """``shards`` (N) and ``missing_shards`` (``K/N`` of each shard of the night that is not
+    among ``shard_dirs``, or whose run did not finish), from each shard's record
+    (:func:`shard_night`); {} for shards that kept none (an older jitbench)."""
+    from jitbench.results.files import load_night
+
+    said = {Path(d): load_night(d) for d in shard_dirs}
+    marks = [(d, n.get("shard")) for d, n in said.items() if n.get("shard")]
+    if not marks:
+        return {}
+    total = max(int(m.split("/")[1]) for _, m in marks)
+    done = {int(m.split("/")[0]) for d, m in marks
+            if "run" in (said[d].get("phases") or {})}
+    return {"shards": total,
+            "missing_shards": [f"{k}/{total}" for k in range(1, total + 1) if k not in done]}
 
 
 FOLDER = "shards"  # under the results root: RESULTS/shards/K/NIGHT, one per shard
@@ -84,12 +107,14 @@ def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k:
     that folder's ``change/``. ``jitbench merge RESULTS/shards/*/NIGHT -o RESULTS/NIGHT`` then
     ``jitbench nightly --no-run`` judge the whole night, the shards' pairs together. Returns
     what the shard did."""
-    from jitbench.nightly import change, change_ab
+    from jitbench.nightly import change, change_ab, state
     from jitbench.nightly.runs import comparable, run_dirs
     from jitbench.run import runner
 
     root = Path(results_root)
+    shard_dir = state.begin(root / FOLDER / str(k) / run_id, kind="shard", shard=f"{k}/{n}")
     run_dir = runner.run(cases, root / FOLDER / str(k), run_id=run_id, calibrate=True, **run_kw)
+    state.finished(shard_dir, "run")
     mine = load_meta(run_dir)
     metas = {load_meta(d).get("run_id") or d.name: load_meta(d) for d in run_dirs(root)}
     facts = {"run_dir": str(run_dir), "shard": f"{k}/{n}", "change": None}
@@ -108,4 +133,5 @@ def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k:
             time_limit=float(spent) if isinstance(spent, (int, float)) else None,
             case_timeout=run_kw["case_timeout"], on_progress=run_kw.get("on_progress"),
             pairs=change_pairs, pairing=pairing)
+        state.finished(shard_dir, "ab")
     return facts

@@ -281,6 +281,27 @@ def write_json(path: Path | str, data: Any) -> Path:
 
 PENDING = "pending"  # a summary's key while the night is being judged (a crash leaves it)
 
+NIGHT_NAME = "night.json"  # a night's phases, each with when it finished (jitbench.nightly.state)
+
+
+def load_night(run_dir: Path | str) -> dict[str, Any]:
+    """A night's record of its phases (``{"run_id", "created_at", "phases": {name: when}}``);
+    {} where the folder was never made a night (a ``jitbench run``, or a night of a jitbench
+    older than this record)."""
+    try:
+        said = json.loads((Path(run_dir) / NIGHT_NAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    return said if isinstance(said, dict) else {}
+
+
+def write_night(run_dir: Path | str, said: dict[str, Any]) -> None:
+    """Write a night's record of its phases (atomically: a kill leaves the old one or the
+    new one, never half of either)."""
+    tmp = Path(run_dir) / (NIGHT_NAME + ".tmp")
+    tmp.write_text(json.dumps(_clean(said), indent=2, default=str))
+    os.replace(tmp, Path(run_dir) / NIGHT_NAME)
+
 
 ACCEPTED_NAME = "accepted.json"  # a night a team made the reference (jitbench nightly --accept)
 

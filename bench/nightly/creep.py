@@ -1,0 +1,75 @@
+"""Small steps cannot walk past the threshold one night at a time.
+
+A change night names a case that is slower by less than the threshold (its interval rules the
+threshold out) and passes, and that night becomes the reference: four 6% nights in a row are
+26%, none of which fails on its own. So every night sums (multiplies, as ratios) the smaller
+steps of the good nights since the last night a team accepted (or since the history's first),
+tonight's included, per case; when a case's product reaches the threshold the night fails,
+naming the nights that brought it. Accepting the night (``jitbench nightly --accept``) starts
+the sum again.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from jitbench.results.files import load_acceptance, load_summary
+
+
+def since_accepted(results_root: Path | str, judged: list[str]) -> list[str]:
+    """The good nights before tonight (``judged[-1]``) since the last accepted one (that one
+    left out: accepting it accepted the steps it brought), oldest first."""
+    from jitbench.nightly.state import state
+
+    out: list[str] = []
+    for run_id in reversed(judged[:-1]):
+        if load_acceptance(Path(results_root) / run_id):
+            break
+        if state(Path(results_root) / run_id).good:
+            out.append(run_id)
+    return out[::-1]
+
+
+def steps(results_root: Path | str, nights: list[str], tonight: str,
+          tonight_steps: list[dict[str, Any]]) -> dict[str, list[tuple[str, float]]]:
+    """{case id: [(night, ratio), ...]} of every smaller step of ``nights`` and tonight."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    said = [(n, load_summary(Path(results_root) / n).get("smaller_steps") or [])
+            for n in nights] + [(tonight, tonight_steps)]
+    for night, recs in said:
+        for r in recs:
+            ratio = r.get("ratio")
+            if r.get("metric") == "ab_time" and isinstance(ratio, (int, float)) and ratio > 0:
+                out.setdefault(r["case_id"], []).append((night, float(ratio)))
+    return out
+
+
+def judge(results_root: Path | str, h, threshold: float, result: dict[str, Any]) -> None:
+    """Add ``creep`` (each case with smaller steps since the last accepted night: the nights,
+    their ratios and the product) to ``result``; a product that reaches the threshold is a
+    confirmed regression (metric ``creep``) that fails the night."""
+    tonight = h.order[-1]
+    nights = since_accepted(results_root, list(h.judged))
+    found = steps(results_root, nights, tonight, result.get("smaller_steps") or [])
+    creep = []
+    for case_id, seq in sorted(found.items()):
+        total = math.prod(r for _, r in seq)
+        rec = {"case_id": case_id, "nights": [n for n, _ in seq],
+               "ratios": [r for _, r in seq], "total": total,
+               "fails": len(seq) > 1 and total >= 1 + threshold}
+        creep.append(rec)
+        if rec["fails"]:
+            result.setdefault("confirmed", []).append({
+                "case_id": case_id, "metric": "creep", "ratio": total, "low": None,
+                "high": None, "reference": 1.0, "latest": total, "change": total - 1,
+                "noise": None, "q_value": None,
+                "text": (f"smaller steps that add up past the {100 * threshold:.0f}% threshold "
+                         f"since the last accepted night: " + ", ".join(
+                             f"{n} {100 * (r - 1):+.1f}%" for n, r in seq)
+                         + f" = {100 * (total - 1):+.1f}% in all (accept the night with a "
+                           f"reason to start the sum again: jitbench nightly --accept "
+                           f"{tonight} --reason TEXT)")})
+            result["regression"] = True
+    result["creep"] = creep

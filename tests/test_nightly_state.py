@@ -1,0 +1,204 @@
+"""A night's state that no fault can fake (jitbench.nightly.state), a change night's A/B judged
+on what it measured and nothing else (jitbench.nightly.change_ab.judged), and small steps that
+add up (jitbench.nightly.creep): the pieces, with no child process. The faults provoked for
+real are in tests/test_nightly_faults.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from jitbench.nightly import change, change_ab, creep, state
+from jitbench.nightly.change import Change, Plan
+from jitbench.results.files import (SUMMARY_NAME, load_night, load_summary, write_acceptance,
+                                    write_summary)
+
+pytestmark = pytest.mark.unit
+
+
+def _run(folder: Path, status: str = "complete") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "meta.json").write_text(json.dumps({"status": status, "run_id": folder.name}))
+    (folder / "results.jsonl").write_text("")
+    return folder
+
+
+def _judged(folder: Path, **said) -> None:
+    state.finished(folder, "run")
+    write_summary(folder, {"latest_run": folder.name, "regression": False, **said})
+    state.finished(folder, "judgement")
+
+
+def test_a_night_is_no_reference_until_its_judgement_finished(tmp_path):
+    night = state.begin(tmp_path / "n1")
+    assert load_summary(night)["pending"] and load_night(night)["phases"] == {}
+    _run(night)
+    said = state.state(night)
+    assert (said.name, said.good) == ("unfinished", False)
+    assert "stopped during its run" in said.why
+    state.finished(night, "run")
+    state.finished(night, "report")
+    assert "after its report phase" in state.state(night).why
+    # killed while its summary was being written: the phase is what counts
+    write_summary(night, {"latest_run": "n1", "regression": False})
+    assert state.state(night).name == "unfinished"
+    state.finished(night, "judgement")
+    assert state.state(night).good
+
+
+@pytest.mark.parametrize("said, name", [
+    ({"regression": True, "confirmed": [{"case_id": "c1"}]}, "regressed"),
+    ({"undecided": ["c1"]}, "undecided"), ({}, "good")])
+def test_a_judged_night_is_good_unless_it_regressed_or_left_a_case_open(tmp_path, said, name):
+    night = _run(state.begin(tmp_path / "n1"))
+    _judged(night, **said)
+    assert state.state(night).name == name
+    write_acceptance(night, "wanted", "2026-11-28T00:00:00+00:00")
+    assert state.state(night).name == "accepted" and state.is_good(night)
+
+
+def test_an_interrupted_run_an_unjudged_run_and_a_lost_shard_are_never_good(tmp_path):
+    killed = _run(state.begin(tmp_path / "n1"), status="interrupted")
+    assert state.state(killed).name == "interrupted"
+    stray = _run(tmp_path / "n2")  # `jitbench run --out RESULTS`: no night judged it
+    assert state.state(stray).name == "unjudged"
+    merged = _run(state.begin(tmp_path / "n3", kind="merged", shards=3,
+                              missing_shards=["2/3"]))
+    _judged(merged)
+    assert state.state(merged).name == "incomplete" and "2/3" in state.state(merged).why
+    good = _run(state.begin(tmp_path / "n0"))
+    _judged(good)
+    ref, skipped = state.last_good(tmp_path, ["n0", "n1", "n2", "n3", "n4"])
+    assert ref == "n0"
+    assert [s["run_id"] for s in skipped] == ["n3", "n2", "n1"]
+    note = state.unusable_note(skipped, ref)
+    assert "n1 (interrupted" in note and "against the last good night, n0" in note
+    # the recipe asks before tonight exists: every night of the order counts
+    assert state.last_good(tmp_path, ["n0", "n1"], tonight="")[0] == "n0"
+
+
+def test_a_merge_names_the_shards_that_never_reached_it(tmp_path):
+    from jitbench.nightly.shards import merge
+
+    shards = []
+    for k in (1, 3):  # shard 2 of 3 lost its folder; shard 3 was killed in its run
+        d = state.begin(tmp_path / "shards" / str(k) / "N", kind="shard", shard=f"{k}/3")
+        _run(d)
+        (d / "results.jsonl").write_text(json.dumps({"case_id": f"c{k}", "status": "ok",
+                                                     "schema_version": 1}) + "\n")
+        if k == 1:
+            state.finished(d, "run")
+        shards.append(d)
+    out = merge(shards, tmp_path / "N")
+    said = load_night(out)
+    assert said["kind"] == "merged" and said["missing_shards"] == ["2/3", "3/3"]
+    assert "merge" in said["phases"] and load_summary(out)["pending"]
+    assert state.state(out).name == "incomplete"
+
+
+def _plan() -> Plan:
+    return Plan("n1", (Change("variable", "XLA_FLAGS", None, "--x"),))
+
+
+def _table(**rows) -> pd.DataFrame:
+    base = {"ratio": 1.0, "ci_low": 0.98, "ci_high": 1.02, "pairs": 12, "verdict": "same",
+            "status_a": "ok 12", "status_b": "ok 12", "compiles_a": [1], "compiles_b": [1],
+            "error_a": None, "error_b": None, "workload": "w", "framework": "jax",
+            "mode": "jit"}
+    return pd.DataFrame([{**base, "case_id": c, **r} for c, r in rows.items()])
+
+
+def _judge(t, ids, **kw):
+    settings = change_ab.settings(len(ids), "default", None)
+    return change_ab.judged(t, pd.DataFrame(columns=["case_id", "ab_round", "log_ratio"]),
+                            set(ids), _plan(), settings, 0.10, **kw)
+
+
+def test_a_touched_case_the_ab_never_measured_is_undecided_never_clear():
+    said = _judge(_table(c1={}), ["c1", "c2"])
+    assert said["not_measured"] == ["c2"] and said["undecided"] == ["c2"]
+    assert not said["fails"]
+
+
+def test_ok_in_a_and_failing_in_b_fails_and_failing_in_both_is_not_measurable():
+    said = _judge(_table(
+        c1={"status_b": "compile_error 12", "error_b": "XlaRuntimeError: boom",
+            "verdict": "failed"},
+        c2={"status_a": "runtime_error 12", "status_b": "runtime_error 12", "verdict": "failed",
+            "error_a": "no kernel"},
+        c3={"status_b": "ok 11, crashed 1"}), ["c1", "c2", "c3"])
+    (fail,) = said["fails"]
+    assert fail["case_id"] == "c1" and fail["metric"] == "ab_status"
+    assert "compile_error 12 in B" in fail["text"] and "boom" in fail["text"]
+    assert [r["case_id"] for r in said["not_measurable"]] == ["c2"]
+    assert "no kernel" in said["not_measurable"][0]["why"]
+    assert not said["undecided"]  # one crash in twelve pairs is the host's as likely
+
+
+def test_a_compile_count_step_and_a_slower_first_call_fail_a_change_night():
+    said = _judge(_table(c1={"compiles_b": [2]}), ["c1"])
+    assert [r["metric"] for r in said["fails"]] == ["ab_compiles"]
+    assert "[1] -> [2]" in said["fails"][0]["text"]
+    import numpy as np
+
+    first = pd.DataFrame({"case_id": "c1", "ab_round": range(12),
+                          "log_ratio": np.log(3.0) + 0.05 * np.sin(np.arange(12))})
+    said = _judge(_table(c1={}), ["c1"], compile_threshold=0.5, first_units=first)
+    assert [r["metric"] for r in said["fails"]] == ["ab_first_call"]
+    same = first.assign(log_ratio=0.05 * np.sin(np.arange(12)))
+    assert not _judge(_table(c1={}), ["c1"], compile_threshold=0.5,
+                      first_units=same)["fails"]
+
+
+def test_cases_the_night_skipped_are_not_measurable_here(tmp_path):
+    rows = [{"case_id": "g1", "status": "skipped", "error": "no GPU on this machine",
+             "schema_version": 1},
+            {"case_id": "c1", "status": "ok", "schema_version": 1},
+            {"case_id": "c2", "status": "runtime_error", "schema_version": 1}]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    said = change_ab.unmeasurable(tmp_path, {"g1", "c1", "c2"})
+    assert list(said) == ["g1"] and "no GPU" in said["g1"]
+
+
+def test_small_steps_add_up_since_the_last_accepted_night(tmp_path):
+    class H:  # the history's order and the nights judged like tonight
+        pass
+
+    nights = ["n0", "n1", "n2", "n3"]
+    for n in nights:
+        _run(state.begin(tmp_path / n))
+    _judged(tmp_path / "n0")
+    for n in ("n1", "n2"):
+        _judged(tmp_path / n, smaller_steps=[{"case_id": "c1", "metric": "ab_time",
+                                              "ratio": 1.04}])
+    h = H()
+    h.order = h.judged = nights
+    result = {"regression": False, "smaller_steps": [
+        {"case_id": "c1", "metric": "ab_time", "ratio": 1.04}]}
+    creep.judge(tmp_path, h, 0.10, result)
+    (rec,) = result["creep"]
+    assert rec["nights"] == ["n1", "n2", "n3"] and rec["fails"] and result["regression"]
+    assert "n1 +4.0%, n2 +4.0%, n3 +4.0% = +12.5%" in result["confirmed"][0]["text"]
+    # accepting n2 accepted the steps up to it: tonight's 4% and n2's are not summed
+    write_acceptance(tmp_path / "n2", "wanted", "2026-11-28T00:00:00+00:00")
+    result = {"regression": False, "smaller_steps": result["smaller_steps"]}
+    creep.judge(tmp_path, h, 0.10, result)
+    assert result["creep"][0]["nights"] == ["n3"] and not result["regression"]
+
+
+def test_a_stray_run_is_not_tonight_and_tonight_is_the_run_a_night_measured(tmp_path):
+    from jitbench.errors import UserError
+    from jitbench.nightly.reference import analyse
+
+    with pytest.raises(UserError, match="no run 'n9'"):
+        analyse(Path(__file__).parent / "fixtures" / "nightly-history" / "results",
+                latest="n9")
+    h = analyse(Path(__file__).parent / "fixtures" / "nightly-history" / "results",
+                latest="night2")
+    assert h.order[-1] == "night2" and "night3" not in h.order
+    assert change.last_good(Path(__file__).parent / "fixtures" / "nightly-history"
+                            / "results", h.judged) == "night1"
+    assert (Path(__file__).parent / "fixtures" / "nightly-history" / "results" / "night1"
+            / SUMMARY_NAME).is_file()
