@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from jitbench.errors import check_choice
 
@@ -108,6 +110,29 @@ class Protocol:
     synced_time: float = 0.3
     synced_min_rounds: int = 5
     synced_max_rounds: int = 200
+
+    @classmethod
+    def from_message(cls, fields: Mapping[str, Any]) -> tuple[Protocol, list[str]]:
+        """The protocol a worker's message describes, and the names of the fields in it that
+        this jitbench's Protocol does not know (sorted). A parent of a newer jitbench may send
+        fields added after this one was released; they are left out, so the worker measures
+        with its own defaults for them instead of failing every group it is sent."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        return (cls(**{k: v for k, v in fields.items() if k in known}),
+                sorted(set(fields) - known))
+
+    def as_message(self, known: Collection[str] | None = None
+                   ) -> tuple[dict[str, Any], list[str]]:
+        """This protocol's fields as a worker's message carries them, keeping only those in
+        ``known`` (the fields the worker's jitbench knows; None: all), and the names of the
+        fields left out. A released jitbench's worker cannot be taught to ignore a field it
+        does not know, so its parent must not send one (``jitbench.run.ab_arms``: an older
+        jitbench in an A/B's arm)."""
+        fields = dataclasses.asdict(self)
+        if known is None:
+            return fields, []
+        return ({k: v for k, v in fields.items() if k in known},
+                [k for k in fields if k not in known])
 
     @property
     def switches(self) -> int:

@@ -352,6 +352,21 @@ def _run_handler(adapter, msg: dict, where: Where, send) -> None:
     where.set(None, "idle, between jobs")
 
 
+def protocol_of(fields: dict[str, Any], told: set[str] | None = None) -> Protocol:
+    """The protocol a job's message describes, built from the fields this jitbench's
+    Protocol knows. A newer parent may send fields added after this jitbench was released (an
+    older jitbench in an A/B's arm): they are ignored, so the worker measures with its own
+    defaults for them, and named in its log once (``told``: those named so far, updated)."""
+    protocol, unknown = Protocol.from_message(fields)
+    new = [name for name in unknown if told is None or name not in told]
+    if new:
+        print(f"[jitbench worker] protocol fields this jitbench does not know, ignored (its "
+              f"own defaults apply): {', '.join(new)}", flush=True)
+        if told is not None:
+            told.update(new)
+    return protocol
+
+
 def _die_with_parent() -> None:
     """SIGKILL this worker when the runner exits, however it exits (Linux only)."""
     parent = os.environ.get("JITBENCH_RUNNER_PID")
@@ -396,6 +411,7 @@ def main(argv: list[str]) -> int:
           "cpu_affinity": sorted(os.sched_getaffinity(0))
           if hasattr(os, "sched_getaffinity") else None})
     aa_done = checked = False  # the A/A control, the interference check: run once yet?
+    told: set[str] = set()  # the protocol fields this jitbench does not know, named in the log
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -406,16 +422,18 @@ def main(argv: list[str]) -> int:
         cases = [Case.from_dict(c) for c in msg["group"]]
         print(f"[jitbench worker] group {cases[0].case_id} "
               f"[{','.join(c.mode for c in cases)}]", flush=True)
-        protocol = Protocol(**msg.get("protocol", {}))
-        aa = protocol.aa_control == "every" or (protocol.aa_control == "first" and not aa_done)
-        if protocol.interference_check == "first" and checked:
-            protocol = dataclasses.replace(protocol, alone_samples=0)
         try:
+            protocol = protocol_of(msg.get("protocol") or {}, told)
+            aa = protocol.aa_control == "every" or (protocol.aa_control == "first"
+                                                    and not aa_done)
+            if protocol.interference_check == "first" and checked:
+                protocol = dataclasses.replace(protocol, alone_samples=0)
             out = run_group(adapter, cases, protocol.for_device(cases[0].device), where, aa=aa,
                             options=insight.Options.from_message(msg.get("insight")))
             aa_done = aa_done or any("aa_ratio" in r or "aa_error" in r for r in out)
             checked = checked or any("alone_median_s" in r for r in out)
-        except Exception as exc:  # a bug of ours must still leave a row per case
+        except Exception as exc:  # a bug of ours, or a message it cannot read (a protocol
+            # setting out of range): still a row per case, and the worker lives on
             tb = traceback.format_exc()
             print(tb, flush=True)
             out = [rows.failure(c, "runtime_error", tb[-4000:], error_type=type(exc).__name__)

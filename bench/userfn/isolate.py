@@ -29,7 +29,7 @@ from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows
 from jitbench.run.worker_parent import JobFailed, WorkerFailed
 from jitbench.run.groups import open_loop
-from jitbench.run.worker import OWN_PROCESS_ENV, resolve
+from jitbench.run.worker import OWN_PROCESS_ENV, protocol_of, resolve
 
 DEFAULT_TIMEOUT_S = 1800.0  # per worker: starting it, then measuring its modes
 
@@ -142,4 +142,4 @@ def worker_job(adapter, msg: dict[str, Any]) -> list[dict[str, Any]]:
     spec = prepare(fn, job["args"], framework=job["framework"], modes=job["modes"],
                    reference=job["reference"], rtol=job["rtol"], atol=job["atol"],
                    flops=job["flops"], device=job["device"], name=job["name"])
-    return run(spec, Protocol(**job["protocol"]), counts=True)
+    return run(spec, protocol_of(job["protocol"]), counts=True)
