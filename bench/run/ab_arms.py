@@ -18,7 +18,10 @@ moment, so a drift of the host cancels within the pair; CPU cases on two cores o
 An arm (:func:`parse_arm`) is a spec like ``"python=/venv/bin/python XLA_FLAGS=--xla_foo=1"``:
 an interpreter (default: this one) and environment assignments; ``""`` is this environment.
 Before anything is measured each arm's interpreter is probed (``jitbench.run.arm_probe``):
-what it is, its relevant packages; one that cannot run jitbench's worker is a UserError.
+what it is, its relevant packages, the protocol settings its jitbench knows; one that cannot
+run jitbench's worker is a UserError. An arm may run an older jitbench (a change night's arm A
+keeps the last good night's): its workers are sent only the settings it knows, and the A/B
+says which it measures with its own defaults for (:func:`dropped_fields`).
 """
 
 from __future__ import annotations
@@ -54,6 +57,27 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PROTOCOL = Protocol(budget=0.3, aa_control="off", alone_samples=0, synced_time=0.05,
                     synced_min_rounds=3, sample_min_time=RECORDED_SAMPLE_MIN_TIME)
 PROBE_TIMEOUT_S = 120.0
+# What the parent runs in an arm's interpreter (``python -c PROBE FRAMEWORK...``): the probe of
+# the jitbench installed there, as ``python -m jitbench.run.arm_probe`` runs it, then a line
+# of its own with the fields of that jitbench's Protocol. It asks them itself, rather than
+# through the arm's probe, since a released jitbench's probe cannot be taught to: the oldest
+# jitbench an arm may run answers this as the newest does.
+PROBE = """\
+import dataclasses, json, runpy
+try:
+    runpy.run_module("jitbench.run.arm_probe", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    if exc.code:
+        raise
+try:
+    import jitbench
+    from jitbench.protocol.settings import Protocol
+    print(json.dumps({"protocol_fields": [f.name for f in dataclasses.fields(Protocol)],
+                      "jitbench": {"version": getattr(jitbench, "__version__", None),
+                                   "path": list(jitbench.__path__)}}))
+except Exception as exc:
+    print(json.dumps({"protocol_error": f"{type(exc).__name__}: {exc}"}))
+"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +87,9 @@ class Arm:
     name: str
     python: str | None = None
     env: tuple[tuple[str, str], ...] = ()
+    # the protocol settings the arm's jitbench knows, once probed (:func:`probe_arms`): its
+    # workers are sent these only (None: all of this jitbench's)
+    protocol_fields: tuple[str, ...] | None = None
 
     @property
     def env_dict(self) -> dict[str, str]:
@@ -130,14 +157,15 @@ def _interpreter(arm: str, value: str) -> str:
 
 
 def probe(arm: Arm, frameworks: Sequence[str]) -> dict[str, Any]:
-    """What the arm's interpreter is (``jitbench.run.arm_probe``) in the arm's environment;
-    UserError, one line, when it cannot run jitbench's worker or lacks a framework asked for."""
+    """What the arm's interpreter is (``jitbench.run.arm_probe``, and the protocol settings
+    its jitbench knows: :data:`PROBE`) in the arm's environment; UserError, one line, when it
+    cannot run jitbench's worker, lacks a framework asked for, or runs a jitbench too old to
+    say which protocol settings it knows."""
     import os
 
     python = arm.python or sys.executable
     env = {**os.environ, **arm.launch_env()}
-    done = launch.tool([python, "-m", "jitbench.run.arm_probe", *frameworks], PROBE_TIMEOUT_S,
-                       env=env)
+    done = launch.tool([python, "-c", PROBE, *frameworks], PROBE_TIMEOUT_S, env=env)
     if done is None:
         raise UserError(f"--{arm.name}: {python} could not be started, or took more than "
                         f"{PROBE_TIMEOUT_S:g} s to import jitbench")
@@ -146,13 +174,60 @@ def probe(arm: Arm, frameworks: Sequence[str]) -> dict[str, Any]:
         raise UserError(f"--{arm.name}: {python} cannot run jitbench's worker ({last}); "
                         f"install jitbench into it (pip install jitbench) or name another "
                         f"python")
-    facts = json.loads(done.stdout.strip().splitlines()[-1])
+    facts = _json_lines(done.stdout)
     if facts.get("missing_frameworks"):
         raise UserError(f"--{arm.name}: {python} has no {', '.join(facts['missing_frameworks'])}"
                         f" installed, which the selected cases need (leave them out with "
                         f"--framework)")
+    if "protocol_fields" not in facts:
+        why = facts.get("protocol_error") or "it printed no list of its protocol settings"
+        raise UserError(f"--{arm.name}: {python}'s jitbench cannot say which protocol settings "
+                        f"it knows ({why}), so its workers cannot be sent settings they read; "
+                        f"install a newer jitbench into it or name another python")
+    known = list(facts["protocol_fields"])
     return {"spec": arm.spec, "python": facts["python"], "python_version":
-            facts["python_version"], "packages": facts["packages"], "env": arm.env_dict}
+            facts["python_version"], "packages": facts["packages"], "env": arm.env_dict,
+            "jitbench": facts.get("jitbench") or {}, "protocol_fields": known,
+            "dropped_protocol_fields": PROTOCOL.as_message(known)[1]}
+
+
+def _json_lines(stdout: str) -> dict[str, Any]:
+    """The JSON objects the probe printed, one a line, merged (a library's own line between
+    them is passed over)."""
+    facts: dict[str, Any] = {}
+    for line in stdout.splitlines():
+        try:
+            found = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(found, dict):
+            facts.update(found)
+    return facts
+
+
+def probe_arms(arms: Sequence[Arm], frameworks: Sequence[str]
+               ) -> tuple[tuple[Arm, ...], dict[str, dict[str, Any]]]:
+    """Each arm probed (:func:`probe`) and told the protocol settings its jitbench knows;
+    what is recorded of each, by name (``protocol_fields``, the long list, left out)."""
+    facts = {arm.name: probe(arm, frameworks) for arm in arms}
+    told = tuple(dataclasses.replace(arm, protocol_fields=tuple(facts[arm.name].pop(
+        "protocol_fields"))) for arm in arms)
+    return told, facts
+
+
+def dropped_fields(facts: dict[str, dict[str, Any]]) -> list[str]:
+    """A sentence per arm whose jitbench does not know some of this one's protocol settings:
+    its workers are not sent them and measure with their own defaults, which may differ from
+    the other arm's (the page shows them as warnings beside :func:`differences`)."""
+    out = []
+    for name, arm in facts.items():
+        if arm.get("dropped_protocol_fields"):
+            version = (arm.get("jitbench") or {}).get("version")
+            out.append(f"arm {name.upper()}'s jitbench{f' {version}' if version else ''} "
+                       f"does not know protocol fields: "
+                       f"{', '.join(arm['dropped_protocol_fields'])}; it measures with its own "
+                       f"defaults for them")
+    return out
 
 
 def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -242,8 +317,8 @@ def run_ab(cases: Sequence[Case], out_root: Path | str, arms: tuple[Arm, Arm],
     settings = settings.check()
     cores = duet_cores(cases) if settings.pairing == "duet" else None
     frameworks = sorted({c.framework for c in cases})
-    facts = {arm.name: probe(arm, frameworks) for arm in arms}
-    warnings = differences(facts["a"], facts["b"])
+    arms, facts = probe_arms(arms, frameworks)
+    warnings = differences(facts["a"], facts["b"]) + dropped_fields(facts)
     options = _options(settings, case_timeout)
     run_dir = RunRecord.folder(out_root, run_id)
     meta = {**options.as_meta(run_dir), "kind": "ab",
@@ -277,9 +352,8 @@ def resume_ab(run_dir: Path | str, *, command: Sequence[str] | None = None,
             ab["settings"].get("look_pairs") or ab_verdicts.LOOK_PAIRS)}).check()
         if settings.pairing == "duet":
             duet_cores(cases)
-        arms = tuple(parse_arm(name, ab["arms"][name]["spec"]) for name in ARMS)
-        for arm in arms:
-            probe(arm, sorted({c.framework for c in cases}))
+        arms, _ = probe_arms([parse_arm(name, ab["arms"][name]["spec"]) for name in ARMS],
+                             sorted({c.framework for c in cases}))
         options = RunOptions.from_meta(record.meta).check()
         first = 1 + max((int(r["ab_round"]) for r in recorded if "ab_round" in r), default=-1)
         record.start_resume(command or sys.argv, len(cases))
@@ -385,6 +459,8 @@ def _measure_arm(session: Session, arm: Arm, rnd: int, pending: list[list[Case]]
     loop = group_loop(record, options, session.stopper.critical,
                       arm_env=arm.launch_env(), python=arm.python if arm.foreign else None,
                       log_prefix=f"{arm.name}{rnd + 1}-", env_group_prefix=f"{arm.name}:")
+    # its workers are sent the protocol settings its jitbench knows, no others
+    loop.worker_options = {**loop.worker_options, "protocol_fields": arm.protocol_fields}
     try:
         loop.run(pending, on_row, on_failure, on_group=on_group,
                  ready=(lambda group: duet.meet()) if duet is not None else None)

@@ -3,7 +3,12 @@
 version, the versions of the packages that decide what XLA builds and how fast it runs, and
 the frameworks asked for that it cannot import. It imports what a worker imports
 (``jitbench.run.worker``) but no framework, so it answers in a second: a missing dependency
-fails here, as one line, before any measuring."""
+fails here, as one line, before any measuring.
+
+The A/B runs this module through a script of its own (``jitbench.run.ab_arms.PROBE``), which
+then prints the protocol settings the arm's jitbench knows: the arm may run an older jitbench,
+whose copy of this module cannot be changed, so whatever an A/B needs to ask every release
+goes there, not here."""
 
 from __future__ import annotations
 

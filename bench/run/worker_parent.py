@@ -7,7 +7,6 @@ The child side, and the protocol between them, is ``jitbench.run.worker``.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import queue
 import signal
@@ -16,7 +15,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from jitbench import launch
 from jitbench.define.workload import Case
@@ -106,12 +105,17 @@ class Worker:
     def __init__(self, framework: str, env: dict[str, str], log_path: Path,
                  where_path: Path | None = None, critical=contextlib.nullcontext,
                  import_paths: Sequence[str] | None = None, cwd: str | None = None,
-                 startup_timeout: float = STARTUP_TIMEOUT_S, python: str | None = None):
+                 startup_timeout: float = STARTUP_TIMEOUT_S, python: str | None = None,
+                 protocol_fields: Collection[str] | None = None):
         """``env``: the mode group's variables (``jitbench.run.worker_start.env`` adds the
         rest); ``import_paths``: put first on the child's PYTHONPATH (default: this copy of
         jitbench; ``()``: nothing); ``cwd``: the child's working folder; ``python``: the
-        interpreter (default: this one; another one runs the jitbench installed in it)."""
+        interpreter (default: this one; another one runs the jitbench installed in it);
+        ``protocol_fields``: the protocol settings that jitbench knows, the only ones its
+        groups are sent (None: all of this one's; an older jitbench's worker fails on a field
+        it does not know)."""
         self.framework = framework
+        self.protocol_fields = protocol_fields
         self.log_path = Path(log_path)
         self.where_path = Path(where_path) if where_path else \
             self.log_path.with_suffix(".where")
@@ -239,8 +243,11 @@ class Worker:
     def run_group(self, cases: Sequence[Case], protocol: Protocol, timeout: float,
                   insight: Mapping[str, Any] | None = None) -> Iterable[dict[str, Any]]:
         """Rows of the group as the worker sends them; WorkerFailed if it dies or hangs.
-        ``insight``: the worker's ``jitbench.xla.capture.Options`` (HLO dumps, profiles)."""
-        msg = {"group": [c.to_dict() for c in cases], "protocol": dataclasses.asdict(protocol)}
+        ``insight``: the worker's ``jitbench.xla.capture.Options`` (HLO dumps, profiles).
+        The protocol's settings go as far as the worker's jitbench knows them: the only place
+        a worker is sent them (``protocol_fields``)."""
+        msg = {"group": [c.to_dict() for c in cases],
+               "protocol": protocol.as_message(self.protocol_fields)[0]}
         if insight:
             msg["insight"] = dict(insight)
         ids = {c.case_id for c in cases}
