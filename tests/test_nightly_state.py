@@ -202,3 +202,59 @@ def test_a_stray_run_is_not_tonight_and_tonight_is_the_run_a_night_measured(tmp_
                             / "results", h.judged) == "night1"
     assert (Path(__file__).parent / "fixtures" / "nightly-history" / "results" / "night1"
             / SUMMARY_NAME).is_file()
+
+
+def test_arm_a_that_is_not_what_the_reference_measured_blocks_the_ab(monkeypatch):
+    import dataclasses
+
+    from jitbench.run import ab_arms
+
+    plan = dataclasses.replace(
+        _plan(), arm_a=ab_arms.Arm("a"), arm_b=ab_arms.Arm("b"),
+        reference_distributions=(("numpy", "1.26.4"), ("ml-dtypes", "0.5.0"),
+                                 ("jitbench", "0.1.0")))
+    seen = {}
+
+    def probe(arm, frameworks):
+        seen["frameworks"] = frameworks
+        return {"packages": {"numpy": "2.1.0", "ml_dtypes": "0.5.0", "jitbench": "0.2.0"}}
+
+    monkeypatch.setattr(ab_arms, "probe", probe)
+    said = change_ab.arm_a_moved(plan, ["jax"])
+    assert "numpy 1.26.4 -> 2.1.0 moved since" in said and "ml_dtypes" not in said
+    assert "jitbench" not in said and seen["frameworks"] == ["jax"]
+    monkeypatch.setattr(ab_arms, "probe", lambda arm, fw: {"packages": {"numpy": "1.26.4"}})
+    assert change_ab.arm_a_moved(plan, ["jax"]) is None
+
+
+def test_an_ab_a_kill_stopped_is_never_judged_on_what_it_reached(tmp_path):
+    for name, status in (("ab1", "interrupted"), ("ab2", "complete"), ("ab3", "running")):
+        _run(tmp_path / "change" / name, status)
+    assert [d.name for d in change_ab.recorded(tmp_path)] == ["ab2"]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=st.text(), text=st.text(), change=st.one_of(st.none(), st.floats()),
+       why=st.text())
+def test_the_markdown_summary_keeps_its_tables_whatever_a_run_wrote(case, text, change, why):
+    """A case id, a message or a reason from a run never adds a column, a line or markup to
+    the Markdown a CI renders."""
+    import re
+
+    from jitbench.report.night_markdown import markdown
+
+    said = {"latest_run": case, "regression": True, "change_note": why,
+            "confirmed": [{"case_id": case, "metric": "ab_time", "change": change,
+                           "text": text}],
+            "not_measurable": [{"case_id": case, "why": why}]}
+    lines = markdown(said, "index.html").splitlines()
+    rows = [x for x in lines if x.startswith("| ") and not x.startswith("| case")]
+    assert len(rows) == 2  # one a table, whatever the text held
+    for row in rows:
+        cells = re.split(r"(?<!\\)\|", row)
+        assert len(cells) in (4, 6)  # | a | b | or | a | b | c | d |
+    assert "<" not in "".join(lines[:1] + rows)

@@ -181,6 +181,9 @@ class Plan:
     blocked: str | None = None
     # the nights after the reference that could not be it (jitbench.nightly.state.last_good)
     skipped: tuple[dict[str, Any], ...] = ()
+    # what the reference night recorded of its interpreter's distributions: arm A is checked
+    # against it before measuring (jitbench.nightly.change_ab.arm_a_moved)
+    reference_distributions: tuple[tuple[str, str], ...] = ()
 
     def facts(self) -> dict[str, Any]:
         return {"reference": self.reference, "changes": [c.text() for c in self.changes],
@@ -255,7 +258,8 @@ def plan_for(results_root: Path, judged: Sequence[str], metas: dict[str, dict[st
         return Plan(good, (), skipped=tuple(skipped))
     return dataclasses.replace(
         arms(Path(results_root) / good, metas[good], metas[judged[-1]], changes),
-        skipped=tuple(skipped))
+        skipped=tuple(skipped), reference_distributions=tuple(sorted(
+            (metas[good].get("distributions") or {}).items())))
 
 
 # ------------------------------------------------ --confirm-ab: an alert's group, side by side

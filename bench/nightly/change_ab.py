@@ -121,7 +121,7 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
 
     changed = "; ".join(c.text() for c in plan.changes)
     out: dict[str, Any] = {"fails": [], "smaller": [], "undecided": [], "verdicts": {},
-                           "not_measurable": [], "not_measured": []}
+                           "not_measurable": [], "not_measured": [], "bounds": {}}
 
     def record(r: dict[str, Any], what: str, metric: str = "ab_time",
                interval: tuple[float, float, float] | None = None,
@@ -170,6 +170,8 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
                         + (f": {err_b[:300]}" if err_b else ""))))
             continue
         out["verdicts"][r["verdict"]] = out["verdicts"].get(r["verdict"], 0) + 1
+        if isinstance(r.get("ci_high"), float) and r["ci_high"] == r["ci_high"]:
+            out["bounds"][r["case_id"]] = float(r["ci_high"])  # no step above it, at confidence
         said = ab_verdicts.against_threshold(r["verdict"], float(r["ci_high"]), threshold)
         if said == "fails":
             out["fails"].append(record(r, "slower"))
@@ -257,6 +259,8 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
     missing = [c for c in again if c.case_id in ids and c.case_id not in covered]
     error = None
     if missing and load_night(night_dir).get("kind") != "merged":
+        error = arm_a_moved(plan, sorted({c.framework for c in missing}))
+    if missing and not error and load_night(night_dir).get("kind") != "merged":
         todo, _ = touched(again, [_Only({c.case_id for c in missing})])
         try:
             runs.append(ab_arms.run_ab(todo, night_dir / FOLDER, (plan.arm_a, plan.arm_b),
@@ -271,6 +275,39 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
                 "error": error}
     return {**facts, **judge_runs(runs, plan, ids, threshold, compile_threshold),
             "not_measurable": facts["not_measurable"], "error": error}
+
+
+def _normal(name: str) -> str:
+    import re
+
+    return re.sub(r"[-_.]+", "-", name.lower())
+
+
+def arm_a_moved(plan: Plan, frameworks: Sequence[str]) -> str | None:
+    """Why arm A is not what the reference night measured, or None: its interpreter's
+    packages (``jitbench.run.ab_arms.probe``) against the distributions the reference night
+    recorded (an environment upgraded since, e.g. after ``--accept`` of an older night, would
+    otherwise be measured as if it were the reference). Only the packages both record, but
+    jitbench itself (its own change is the night's ``jitbench`` change), are compared."""
+    from jitbench.errors import UserError
+    from jitbench.run import ab_arms
+
+    recorded_then = {_normal(k): v for k, v in plan.reference_distributions}
+    if not recorded_then or plan.arm_a is None:
+        return None
+    try:
+        now = ab_arms.probe(plan.arm_a, frameworks)["packages"]
+    except UserError as exc:
+        return f"the last good night's environment cannot run: {exc}"
+    moved = [f"{name} {recorded_then[_normal(name)]} -> {version}"
+             for name, version in sorted(now.items())
+             if _normal(name) in recorded_then and _normal(name) != "jitbench"
+             and recorded_then[_normal(name)] != version]
+    if not moved:
+        return None
+    return (f"arm A's interpreter is not what the last good night ({plan.reference}) measured: "
+            f"{', '.join(moved)} moved since; measuring it would not measure tonight's change "
+            f"(restore that environment, or accept tonight with --accept RUN_ID --reason TEXT)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -338,7 +375,7 @@ def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float
             "touched": sorted(ids), "slower": said["fails"], "smaller": said["smaller"],
             "undecided": said["undecided"], "pooled": said["pooled"],
             "not_measurable": said["not_measurable"], "not_measured": said["not_measured"],
-            "rounds": max((a.get("rounds") or 0) for a in abs_),
+            "bounds": said["bounds"], "rounds": max((a.get("rounds") or 0) for a in abs_),
             "elapsed_s": sum(float(m.get("elapsed_s") or 0) for m in metas),
             "confidence": rule.confidence, "tolerance": rule.tolerance,
             "max_pairs": rule.max_pairs, "min_pairs": rule.min_pairs,

@@ -40,7 +40,9 @@ from jitbench.nightly.recheck import recheck as run_recheck
 from jitbench.nightly.reference import History, analyse
 from jitbench.nightly.repeats import night_cases
 from jitbench.nightly.summary import evaluation, profile_facts, summary
-from jitbench.results.files import NightSummary, load_acceptance, load_meta, write_summary
+from jitbench.report.night_markdown import markdown
+from jitbench.results.files import (NightSummary, load_acceptance, load_meta, write_summary,
+                                    write_summary_markdown)
 from jitbench.results.run_folder import new_run_id
 
 
@@ -169,6 +171,7 @@ def _blocked_and_short(h: History, plan: change.Plan, latest_dir: Path,
     is still too short to judge a series the change touches, the night could not see a step
     there: undecided (never a pass), and so no reference for the next night."""
     _, touched = change.touched(night_cases(latest_dir), plan.changes)
+    touched -= set(change_ab.unmeasurable(latest_dir, touched))  # not measurable here
     tests = h.tests
     if not len(tests):
         return
@@ -257,6 +260,30 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
     return result
 
 
+def _seen(h: History, result: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """Each case's smallest step tonight could have seen, so that "nothing changed" reads
+    "nothing of more than x%": on a change night the top of each touched case's A/B interval
+    (a step above it is ruled out at the night's confidence), on a night judged by its history
+    the step each JIT series' night shows as suspect 95% of the time (``visible_step``)."""
+    bounds = (result.get("change") or {}).get("bounds") or {}
+    if bounds:
+        seen = [{"case_id": c, "up_to": hi - 1, "how": "A/B interval"}
+                for c, hi in sorted(bounds.items())]
+    else:
+        t = h.tests
+        rows = (t[(t["metric"] == "jit_ratio") & t["visible_step"].notna()]
+                if len(t) and "visible_step" in t else t.iloc[0:0])
+        seen = [{"case_id": r["case_id"], "up_to": float(r["visible_step"]),
+                 "how": "history"} for r in rows.to_dict("records")]
+    if not seen:
+        return [], None
+    worst = max(s["up_to"] for s in seen)
+    return seen, (f"the smallest step tonight could see: at most {100 * max(worst, 0):.1f}% in "
+                  f"every one of {len(seen)} case(s) "
+                  f"({'measured side by side' if bounds else 'judged by the history'}; per case "
+                  f"in the summary's 'seen')")
+
+
 def _incomplete(latest_dir: Path, result: dict[str, Any]) -> None:
     """A merged night some of whose shards never reached the merge measured only part of its
     cases: undecided (never a pass), naming the shards."""
@@ -313,9 +340,13 @@ def _finish(h: History, results_root: Path, reports_root: Path, thresholds: Thre
         f"Left out of tonight's reference: {', '.join(h.waiting)} (the machine moved on "
         f"{them}, no night has judged {them} since)") if h.waiting else None
     result["visible"] = visibility(h.tests, thresholds.steady)
+    result["seen"], result["seen_note"] = _seen(h, result)
     result["evaluation"] = evaluation(results_root, h, thresholds.steady)
     reports_root.mkdir(parents=True, exist_ok=True)
     write_history_page(h, results_root, reports_root, result)
     write_summary(reports_root, result)
+    text = markdown(result, "index.html")
+    write_summary_markdown(reports_root, text)
     write_summary(latest_dir, result)
+    write_summary_markdown(latest_dir, text)
     state.finished(latest_dir, "judgement")

@@ -245,6 +245,17 @@ class NightSummary(TypedDict, total=False):
     evaluation: dict[str, Any] | None  # each detector replayed on this history
 
 
+SUMMARY_MD_NAME = "nightly-summary.md"  # the same, as Markdown for a CI's page
+
+
+def write_summary_markdown(path: Path | str, text: str) -> Path:
+    """Write a night's Markdown summary into the folder ``path`` (atomically)."""
+    tmp = Path(path) / (SUMMARY_MD_NAME + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, Path(path) / SUMMARY_MD_NAME)
+    return Path(path) / SUMMARY_MD_NAME
+
+
 def load_summary(run_dir: Path | str) -> NightSummary:
     """A night's ``nightly-summary.json`` as data; {} where it has none or it cannot be
     read."""
