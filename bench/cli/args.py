@@ -23,10 +23,36 @@ from jitbench.xla.capture import PROFILE_CALLS
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a mistake is one line (not the usage block), still exit code 2."""
+    """argparse, but a mistake is one line (not the usage block), still exit code 2, and an
+    option is only its full spelling: argparse would take an abbreviation (``--env`` for
+    ``--environments``) that a command passing options on cannot recognise, and that a new
+    option starting the same way would make ambiguous. Sub-commands' parsers are of this
+    class too (``add_subparsers`` makes them of the parent's)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+        self.exit(2, f"{self.prog}: error: {message}{self._in_full(message)} "
+                     f"(see `{self.prog} --help`)\n")
+
+    def _in_full(self, message: str) -> str:
+        """For an unrecognised option that begins an option's name (what argparse took as an
+        abbreviation before), the names it begins."""
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        names: set[str] = set()
+        parsers = [self]
+        while parsers:
+            parser = parsers.pop()
+            for action in parser._actions:
+                names.update(action.option_strings)
+                if isinstance(action, argparse._SubParsersAction):
+                    parsers.extend(action.choices.values())
+        words = [w.split("=")[0] for w in message.split()[2:] if w.startswith("--")]
+        full = sorted({n for w in words for n in names if n.startswith(w) and n != w})
+        return f"; options are spelled in full: {', '.join(full)}" if full else ""
 
 
 def add_filters(p: argparse.ArgumentParser, size: str = "quick") -> None:
@@ -83,6 +109,22 @@ def positive(name: str):
                                              f"got {text!r}")
         if not (value > 0 and math.isfinite(value)):
             raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, "
+                                             f"got {text!r}")
+        return value
+
+    return parse
+
+
+def nonnegative(name: str):
+    """Seconds where 0 means none (``--wait-lock``)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number of seconds, "
+                                             f"got {text!r}")
+        if not (value >= 0 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number >= 0, "
                                              f"got {text!r}")
         return value
 
@@ -210,8 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("nightly", help="run, add to the history, measure a change since the "
                                        "last good night side by side, detect regressions "
                                        "(exit 1 on a confirmed one, 3 when a change night's "
-                                       "side by side could not decide), write "
-                                       "reports/index.html")
+                                       "side by side could not decide, 4 when another night "
+                                       "holds --results), write reports/index.html")
     add_filters(p, size="full")
     p.add_argument("--results", default="results", metavar="DIR",
                    help="results root holding the past runs (default: results)")
@@ -269,6 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "recorded with --reason and shown on the history page and in every "
                         "later summary")
     p.add_argument("--reason", metavar="TEXT", help="with --accept: why the step is wanted")
+    p.add_argument("--wait-lock", type=nonnegative("--wait-lock"), default=0.0, metavar="S",
+                   help="one night at a time per --results folder: wait up to S seconds for "
+                        "the night holding it to end (default: 0, refuse at once, exit 4)")
     p.add_argument("--json", action="store_true", help="with --evaluate: one JSON object")
     p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
                    metavar="S", help="time limit of one case group, in seconds (default: 1800)")

@@ -6,6 +6,7 @@ shows it).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import warnings
 from pathlib import Path
@@ -57,6 +58,28 @@ def _why_no_cases(args) -> str:
 
 
 def cmd_nightly(args) -> int:
+    """``jitbench nightly``: everything but the read-only replays (``--evaluate``,
+    ``--corpus``, ``--change-corpus``) runs holding the results folder's lock, so that a
+    second night on it refuses before anything runs (exit 4, ``jitbench.nightly.lock``); the
+    shards of one night hold it together."""
+    from jitbench.nightly.lock import LOCKED_EXIT, NightLocked, night_lock
+
+    if args.evaluate or args.corpus or args.change_corpus:
+        return _cmd_nightly_locked(args)
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(night_lock(
+                args.results, "jitbench " + " ".join(args.argv), shared=bool(args.shard),
+                wait=args.wait_lock,
+                on_wait=lambda holder: print(f"jitbench: waiting up to {args.wait_lock:g} s "
+                                             f"for {holder}", file=sys.stderr, flush=True)))
+        except NightLocked as exc:
+            print(f"jitbench: error: {exc}", file=sys.stderr)
+            return LOCKED_EXIT
+        return _cmd_nightly_locked(args)
+
+
+def _cmd_nightly_locked(args) -> int:
     from jitbench.analysis.history import Thresholds
     from jitbench.cli.args import night_profile
     from jitbench.nightly.night import nightly
@@ -141,8 +164,12 @@ def _nightly_environments(args) -> int:
                         "environments kept in DIR, the one not last good upgraded from FILE)")
     if args.prepare and not args.requirements:
         raise UserError("--prepare upgrades tonight's environment: name --requirements FILE")
+    # the night's own options: the words after the sub-command (global options such as
+    # --debug come before it; abbreviations of options are refused by the parser, so these
+    # spellings are the only ones), without those of the environments
+    words = args.argv[[w.startswith("-") for w in args.argv].index(False) + 1:]
     rest, skip = [], False
-    for word in args.argv[1:]:  # the night's own options, without those of the environments
+    for word in words:
         if skip:
             skip = False
         elif word in ("--environments", "--requirements"):

@@ -20,7 +20,9 @@ night in the environment it ran in.
 
 The environments, the results and the reports are state that every night of one history must
 share: one machine, or one shared folder for every runner and the merge job, and never two
-nights at once (docs/nightly.md, "A recipe to copy").
+nights at once (docs/nightly.md, "A recipe to copy"). The driver holds the results folder's
+lock (``jitbench.nightly.lock``) across the upgrade and the night, and passes it down to the
+night it runs; the signals it gets reach pip and the night, and it waits for their clean stop.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Sequence
 
 from jitbench import launch
-from jitbench.errors import UserError
+from jitbench.errors import Interrupted, UserError
 from jitbench.results.files import load_meta
 
 ENVIRONMENTS = ("a", "b")
@@ -85,7 +87,21 @@ def run(root: Path | str, requirements: Path | str | None, night_args: Sequence[
     ``requirements`` where given (a sharded night upgrades once, ``prepare_only``, before its
     shards run without it); its exit code. With ``--no-run`` among ``night_args`` (the
     analysis of a merged night) it runs in the environment the latest night ran in."""
-    root, results = Path(root).absolute(), Path(results)
+    from jitbench.nightly.lock import night_lock
+
+    words = list(night_args)
+    shard = any(w == "--shard" or w.startswith("--shard=") for w in words)
+    with night_lock(results, " ".join(["jitbench nightly --environments", str(root), *words]),
+                    shared=shard) as lock:
+        return _run(Path(root).absolute(), requirements, words, Path(results), lock,
+                    prepare_only=prepare_only)
+
+
+def _run(root: Path, requirements: Path | str | None, night_args: list[str], results: Path,
+         lock, *, prepare_only: bool) -> int:
+    """:func:`run` with the results folder locked (``lock``, passed down to the night so that
+    it holds it too): Ctrl-C, SIGTERM and SIGHUP reach pip and the night through
+    ``launch.forward``, which waits for their own clean stop."""
     if requirements is not None and not Path(requirements).is_file():
         raise UserError(f"--requirements {str(requirements)!r} does not exist (a pip "
                         f"requirements file naming jitbench and what it should measure with)")
@@ -106,7 +122,10 @@ def run(root: Path | str, requirements: Path | str | None, night_args: Sequence[
     if requirements is not None:
         pip = [str(python), "-m", "pip", "install", "--quiet", "--upgrade", "-r",
                str(Path(requirements).absolute())]
-        if launch.foreground(pip) != 0:
+        stopped: list[int] = []
+        if launch.forward(pip, forwarded=stopped) != 0:
+            if stopped:
+                raise Interrupted(stopped[0])
             raise UserError(f"pip could not install {str(requirements)!r} into "
                             f"{str(env_dir)!r} (its message is above); nothing was measured, "
                             f"the last good environment is as it was")
@@ -116,4 +135,6 @@ def run(root: Path | str, requirements: Path | str | None, night_args: Sequence[
           flush=True)
     if prepare_only:
         return 0
-    return launch.foreground([str(python), "-m", "jitbench", "nightly", *night_args])
+    passed, fds = lock.child()
+    return launch.forward([str(python), "-m", "jitbench", "nightly", *night_args],
+                          env={**os.environ, **passed}, pass_fds=fds)
