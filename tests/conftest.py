@@ -76,7 +76,7 @@ def _inner_pytest_is_not_an_xdist_worker(request, monkeypatch):
 E2E_FILES = ("test_integration.py", "test_nightly.py", "test_nightly_recipe.py", "test_ab.py",
              "test_change_night.py", "test_robustness.py", "test_compile_cache.py",
              "test_resume.py", "test_filters.py", "test_pytest_plugin.py", "test_transformer.py",
-             "test_jit_fixture.py", "test_old_jitbench_arm.py",
+             "test_jit_fixture.py", "test_old_jitbench_arm.py", "test_nightly_faults.py",
              "test_nightly_faults_lock_e2e.py")
 
 # The slowest modules left in `make test`, slowest first (`pytest --durations=0`, summed per

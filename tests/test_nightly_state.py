@@ -258,3 +258,24 @@ def test_the_markdown_summary_keeps_its_tables_whatever_a_run_wrote(case, text, 
         cells = re.split(r"(?<!\\)\|", row)
         assert len(cells) in (4, 6)  # | a | b | or | a | b | c | d |
     assert "<" not in "".join(lines[:1] + rows)
+
+
+def test_status_names_who_holds_the_folder_and_what_the_next_night_is_compared_with(tmp_path):
+    import os
+
+    from jitbench.nightly import status
+    from jitbench.nightly.lock import holder, night_lock
+
+    for n in ("n1", "n2"):
+        _run(state.begin(tmp_path / n))
+    _judged(tmp_path / "n1", seen=[{"case_id": "c1", "up_to": 0.042, "how": "A/B interval"}],
+            seen_note="the smallest step tonight could see: at most 4.2%")
+    assert holder(tmp_path) is None
+    with night_lock(tmp_path, "jitbench nightly --results R"):
+        assert f"pid {os.getpid()}" in holder(tmp_path)
+        said = status.status(tmp_path)
+    assert said["last_good"] == "n1" and said["held_by"]
+    text = "\n".join(status.lines(said))
+    assert "last good night: n1" in text and "not a reference: n2 (unfinished)" in text
+    assert "c1: nothing of more than 4.2%" in text
+    assert holder(tmp_path) is None

@@ -311,10 +311,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "recorded with --reason and shown on the history page and in every "
                         "later summary")
     p.add_argument("--reason", metavar="TEXT", help="with --accept: why the step is wanted")
+    p.add_argument("--status", action="store_true",
+                   help="measure nothing, write nothing: print where the nightly under "
+                        "--results stands (the last good night, the nights after it and why "
+                        "none is the reference, what the next night is compared with, whether "
+                        "a night holds the folder, the smallest step the last judged night "
+                        "could see per case); with --json, one JSON object")
     p.add_argument("--wait-lock", type=nonnegative("--wait-lock"), default=0.0, metavar="S",
                    help="one night at a time per --results folder: wait up to S seconds for "
                         "the night holding it to end (default: 0, refuse at once, exit 4)")
-    p.add_argument("--json", action="store_true", help="with --evaluate: one JSON object")
+    p.add_argument("--json", action="store_true",
+                   help="with --evaluate or --status: one JSON object")
     p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
                    metavar="S", help="time limit of one case group, in seconds (default: 1800)")
     p.add_argument("--threshold", type=positive("--threshold"), default=10.0, metavar="PCT",

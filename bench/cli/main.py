@@ -66,6 +66,8 @@ def cmd_nightly(args) -> int:
 
     if args.evaluate or args.corpus or args.change_corpus:
         return _cmd_nightly_locked(args)
+    if args.status:  # reads only: a team asks while a night runs
+        return _nightly_status(args)
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(night_lock(
@@ -77,6 +79,21 @@ def cmd_nightly(args) -> int:
             print(f"jitbench: error: {exc}", file=sys.stderr)
             return LOCKED_EXIT
         return _cmd_nightly_locked(args)
+
+
+def _nightly_status(args) -> int:
+    """``nightly --results DIR --status``: where the nightly stands
+    (``jitbench.nightly.status``)."""
+    import json
+
+    from jitbench.nightly import status
+
+    said = status.status(args.results)
+    if args.json:
+        print(json.dumps(said, default=str))
+    else:
+        print("\n".join(status.lines(said)))
+    return 0
 
 
 def _cmd_nightly_locked(args) -> int:
@@ -122,7 +139,7 @@ def _cmd_nightly_locked(args) -> int:
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
     for key in ("protocol_note", "machine_note", "waiting_note", "profile_note",
-                "accepted_note", "change_note"):
+                "accepted_note", "unusable_note", "change_note"):
         if result.get(key):
             print(result[key])
     if result.get("repeats"):

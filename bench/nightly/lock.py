@@ -223,3 +223,22 @@ def describe(holder: dict | None) -> str:
         return "the shards of a night (jitbench nightly --shard), holding it together"
     return (f"pid {holder.get('pid')} on {holder.get('host')} since "
             f"{holder.get('started_at')}: {holder.get('command')}")
+
+
+def holder(results_root: Path | str) -> str | None:
+    """Who holds the results folder now, in words, or None (``jitbench nightly --status``):
+    asked with a shared lock taken and dropped at once, so that it never keeps a night out for
+    longer than that."""
+    path = lock_path(results_root)
+    if fcntl is None or not path.is_file():
+        return None
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return describe(_record(fd))
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
