@@ -279,3 +279,23 @@ def test_status_names_who_holds_the_folder_and_what_the_next_night_is_compared_w
     assert "last good night: n1" in text and "not a reference: n2 (unfinished)" in text
     assert "c1: nothing of more than 4.2%" in text
     assert holder(tmp_path) is None
+
+
+def test_a_variable_unset_on_the_last_good_night_is_unset_in_arm_a_not_empty(monkeypatch):
+    import sys
+
+    from jitbench.run import ab_arms, worker_start
+    from jitbench.run.groups import worker_environment
+
+    old = {"run_id": "n1", "env": {}, "machine": {"executable": sys.executable}}
+    new = {"run_id": "n2", "env": {"CUDA_VISIBLE_DEVICES": "0"},
+           "machine": {"executable": sys.executable}}
+    plan = change.arms(Path("n1"), old, new, change.what_changed(old, new))
+    assert plan.arm_a.env_dict == {"CUDA_VISIBLE_DEVICES": None}
+    assert "CUDA_VISIBLE_DEVICES unset" in plan.arm_a.describe()
+    assert ab_arms.parse_arm("a", plan.arm_a.spec) == plan.arm_a
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    merged = worker_environment(("jax", "default", "cpu"), plan.arm_a.launch_env())
+    assert "CUDA_VISIBLE_DEVICES" not in worker_start.env("jax", merged)
+    assert worker_start.env("jax", worker_environment(
+        ("jax", "default", "cpu"), plan.arm_b.launch_env()))["CUDA_VISIBLE_DEVICES"] == "0"

@@ -220,11 +220,11 @@ def arms(old_dir: Path, old: dict[str, Any], new: dict[str, Any],
                   "(jitbench nightly --environments DIR --requirements FILE; "
                   "docs/nightly.md, 'A recipe to copy')"))
         python = exe_a
-    env_a: dict[str, str] = {}
-    env_b: dict[str, str] = {}
+    env_a: dict[str, str | None] = {}
+    env_b: dict[str, str | None] = {}
     for c in changes:
-        if c.kind == "variable":
-            env_a[c.name], env_b[c.name] = c.was or "", c.now or ""
+        if c.kind == "variable":  # None: unset (an empty value is another setting)
+            env_a[c.name], env_b[c.name] = c.was, c.now
     files = old.get("workload_files") or {}
     old_files = {}
     for c in changes:

@@ -101,10 +101,10 @@ class Arm:
         return self.python is not None and \
             Path(self.python).absolute() != Path(sys.executable).absolute()
 
-    def launch_env(self) -> dict[str, str]:
-        """What its processes get on top of this one's environment: its assignments, and for
-        another interpreter an empty PYTHONPATH unless the spec sets one (this environment's
-        path must not lend it this environment's packages)."""
+    def launch_env(self) -> dict[str, str | None]:
+        """What its processes get on top of this one's environment: its assignments (None:
+        the variable unset), and for another interpreter an empty PYTHONPATH unless the spec
+        sets one (this environment's path must not lend it this environment's packages)."""
         env = self.env_dict
         if self.foreign:
             env.setdefault("PYTHONPATH", "")
@@ -112,14 +112,15 @@ class Arm:
 
     @property
     def spec(self) -> str:
-        """The spec that gives this arm back (:func:`parse_arm`)."""
+        """The spec that gives this arm back (:func:`parse_arm`; ``-NAME``: unset)."""
         words = ([f"python={self.python}"] if self.python else []) + \
-            [f"{k}={v}" for k, v in self.env]
+            [f"-{k}" if v is None else f"{k}={v}" for k, v in self.env]
         return " ".join(shlex.quote(w) for w in words)
 
     def describe(self) -> str:
         what = [f"python {self.python}"] if self.python else ["this interpreter"]
-        return ", ".join(what + [f"{k}={v}" for k, v in self.env]) or "this environment"
+        return ", ".join(what + [f"{k} unset" if v is None else f"{k}={v}"
+                                 for k, v in self.env]) or "this environment"
 
 
 def parse_arm(name: str, spec: str) -> Arm:
@@ -133,6 +134,9 @@ def parse_arm(name: str, spec: str) -> Arm:
     python, env = None, {}
     for word in words:
         key, eq, value = word.partition("=")
+        if not eq and word.startswith("-") and _NAME.match(word[1:]):  # -NAME: unset
+            env[word[1:]] = None
+            continue
         if not eq:
             key, value = "python", word
         if key == "python":
@@ -164,7 +168,7 @@ def probe(arm: Arm, frameworks: Sequence[str]) -> dict[str, Any]:
     import os
 
     python = arm.python or sys.executable
-    env = {**os.environ, **arm.launch_env()}
+    env = {k: v for k, v in {**os.environ, **arm.launch_env()}.items() if v is not None}
     done = launch.tool([python, "-c", PROBE, *frameworks], PROBE_TIMEOUT_S, env=env)
     if done is None:
         raise UserError(f"--{arm.name}: {python} could not be started, or took more than "

@@ -43,13 +43,16 @@ def worker_environment(key: Key, *parts: Mapping[str, str] | None) -> dict[str, 
     in order (a run's options and process profile, the start-up warm-up's request, an A/B
     arm's variables). A ``*_FLAGS`` variable two of them set keeps both values (an arm's XLA
     flag keeps auto-clustering's; flags already there are not repeated); any other is the
-    last one's."""
+    last one's. A value None unsets the variable in the worker."""
     framework, group_name, _ = key
     mode = next(m for (f, _), m in MODES.items()
                 if f == framework and m.worker_group == group_name)
     env = dict(mode.env)
     for part in parts:
         for name, value in (part or {}).items():
+            if value is None:  # unset in this worker (an A/B arm whose night had it unset)
+                env[name] = None
+                continue
             joined = name.endswith("_FLAGS") and env.get(name)
             if joined and set(value.split()) <= set(env[name].split()):
                 continue  # every flag of it is there already

@@ -43,6 +43,8 @@ def env(framework: str, mode_env: Mapping[str, str],
         out.pop(key, None)
     out.update(framework_worker_env(framework))
     out.update(mode_env)
+    for key in [k for k, v in out.items() if v is None]:  # unset by an A/B arm
+        del out[key]
     paths = [*import_paths, *filter(None, out.get("PYTHONPATH", "").split(os.pathsep))]
     out["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return out
