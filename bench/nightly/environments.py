@@ -44,15 +44,19 @@ def python_of(env_dir: Path) -> Path:
 
 
 def last_good_environment(root: Path, results: Path) -> str | None:
-    """Which of the two environments ran the history's last good night
-    (``jitbench.nightly.change.is_good``: neither regressed nor undecided, or accepted)."""
-    from jitbench.nightly.change import is_good
-    from jitbench.nightly.runs import run_dirs
+    """Which of the two environments ran the history's last good night: the night the judge
+    will measure tonight against (``jitbench.nightly.state.last_good``, one function of one
+    history for both), so the recipe never upgrades the environment that really was last
+    good."""
+    from jitbench.nightly import state
 
-    for night in reversed(run_dirs(results) if Path(results).is_dir() else []):
-        if is_good(night):
-            return _which(root, (load_meta(night).get("machine") or {}).get("executable"))
-    return None
+    if not Path(results).is_dir():
+        return None
+    good, _ = state.last_good(results, state.history_order(results), tonight="")
+    if good is None:
+        return None
+    return _which(root, (load_meta(Path(results) / good).get("machine") or {})
+                  .get("executable"))
 
 
 def tonight(root: Path, results: Path) -> str:
