@@ -24,6 +24,16 @@ if "JITBENCH_CACHE" not in os.environ:
     os.environ["JITBENCH_CACHE"] = _CACHE.name
 
 
+def pytest_sessionstart(session):
+    """matplotlib builds its font cache the first time its font manager is imported, with a
+    child process (``fc-list``): on a fresh machine a unit test that draws would start it and
+    fail the tier's no-child rule. Built here, before any test, once per machine."""
+    try:
+        import matplotlib.font_manager  # noqa: F401
+    except ImportError:  # matplotlib is a dependency; nothing to build without it
+        pass
+
+
 def _loaded() -> set[str]:
     return {m for m in FRAMEWORKS if m in sys.modules}
 
