@@ -30,6 +30,10 @@ MIN_PAIRS = 12
 MAX_PAIRS = 30
 LOOK_PAIRS = (9, 12, 20)
 TOLERANCE = 0.02  # ``same``: the interval inside 1/1.02 .. 1.02 (a decided case stops)
+# the least time limit of a change night's A/B, whatever the night's own run took: a short
+# night (a quick grid, 16 s) left cases open at MIN_PAIRS that MAX_PAIRS would decide, and an
+# open case holds the night (its pairs are added only while a case is open)
+MIN_TIME_LIMIT = 300.0
 # seconds of sampling per case group and process on a night whose workers are pinned (the
 # ``stable`` profile): there a process lands close to the next, and 0.3 s (``jitbench ab``'s
 # default, made for unpinned workers) leaves a mode of a 25 ms call a handful of samples, whose
@@ -66,6 +70,8 @@ def settings(n_touched: int, process_profile: str, time_limit: float | None,
     from jitbench.run import ab_arms
 
     pinned = process_profile == "stable" or pairing == "duet"
+    if time_limit is not None:
+        time_limit = max(time_limit, MIN_TIME_LIMIT)
     rule = ab_arms.Settings(max_pairs=MAX_PAIRS, tolerance=TOLERANCE,
                             confidence=confidence(n_touched), time_limit=time_limit,
                             min_pairs=MIN_PAIRS, process_profile=process_profile,
