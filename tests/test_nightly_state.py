@@ -138,9 +138,14 @@ def test_ok_in_a_and_failing_in_b_fails_and_failing_in_both_is_not_measurable():
 
 
 def test_a_compile_count_step_and_a_slower_first_call_fail_a_change_night():
-    said = _judge(_table(c1={"compiles_b": [2]}), ["c1"])
+    jit = "w-default-jax-jit-cpu-float32-n1"
+    said = _judge(_table(**{jit: {"compiles_b": [2]}}), [jit])
     assert [r["metric"] for r in said["fails"]] == ["ab_compiles"]
     assert "[1] -> [2]" in said["fails"][0]["text"]
+    # one process of B that compiled once more (a retried group) is not a retrace, nor is a
+    # JIT-off mode's count
+    assert not _judge(_table(**{jit: {"compiles_b": [1, 2]}}), [jit])["fails"]
+    assert not _judge(_table(c1={"compiles_b": [2]}), ["c1"])["fails"]
     import numpy as np
 
     first = pd.DataFrame({"case_id": "c1", "ab_round": range(12),
@@ -158,8 +163,12 @@ def test_cases_the_night_skipped_are_not_measurable_here(tmp_path):
             {"case_id": "c1", "status": "ok", "schema_version": 1},
             {"case_id": "c2", "status": "runtime_error", "schema_version": 1}]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    said = change_ab.unmeasurable(tmp_path, {"g1", "c1", "c2"})
-    assert list(said) == ["g1"] and "no GPU" in said["g1"]
+    here, lost = change_ab.unmeasurable(tmp_path, {"g1", "c1", "c2"})
+    assert list(here) == ["g1"] and "no GPU" in here["g1"] and not lost
+    # a case the last good night measured ok and tonight skips was lost: never "not
+    # measurable" (a jaxlib without its CUDA plugin would pass every GPU case)
+    here, lost = change_ab.unmeasurable(tmp_path, {"g1", "c1", "c2"}, reference={"g1", "c1"})
+    assert not here and "ok on the last good night, skipped tonight: no GPU" in lost["g1"]
 
 
 def test_small_steps_add_up_since_the_last_accepted_night(tmp_path):
@@ -230,6 +239,11 @@ def test_arm_a_that_is_not_what_the_reference_measured_blocks_the_ab(monkeypatch
 def test_an_ab_a_kill_stopped_is_never_judged_on_what_it_reached(tmp_path):
     for name, status in (("ab1", "interrupted"), ("ab2", "complete"), ("ab3", "running")):
         _run(tmp_path / "change" / name, status)
+        meta = json.loads((tmp_path / "change" / name / "meta.json").read_text())
+        (tmp_path / "change" / name / "meta.json").write_text(json.dumps({**meta, "ab": {}}))
+    _run(tmp_path / "change" / "ab4")  # complete, but no A/B record: half copied
+    (tmp_path / "change" / "ab5").mkdir()
+    (tmp_path / "change" / "ab5" / "results.jsonl").write_text("")  # no meta at all
     assert [d.name for d in change_ab.recorded(tmp_path)] == ["ab2"]
 
 
@@ -299,3 +313,57 @@ def test_a_variable_unset_on_the_last_good_night_is_unset_in_arm_a_not_empty(mon
     assert "CUDA_VISIBLE_DEVICES" not in worker_start.env("jax", merged)
     assert worker_start.env("jax", worker_environment(
         ("jax", "default", "cpu"), plan.arm_b.launch_env()))["CUDA_VISIBLE_DEVICES"] == "0"
+
+
+def test_failures_judged_by_rate_a_fixed_case_clears_and_a_lost_one_is_undecided():
+    said = _judge(_table(
+        c1={"status_a": "ok 11, timeout 1", "status_b": "runtime_error 12",
+            "verdict": "failed"},
+        c2={"status_b": "ok 7, mismatch 5"},
+        c3={"status_a": "runtime_error 12", "status_b": "ok 12", "verdict": "failed"},
+        c4={"status_a": "crashed 12", "status_b": "crashed 12", "verdict": "failed"}),
+        ["c1", "c2", "c3", "c4"], reference_ok={"c4"})
+    assert sorted(r["case_id"] for r in said["fails"]) == ["c1", "c2"]
+    assert said["verdicts"]["fixed"] == 1 and said["undecided"] == ["c4"]
+    assert said["lost"][0]["case_id"] == "c4" and not said["not_measurable"]
+
+
+def test_a_recovery_between_small_steps_cancels_in_the_chain(tmp_path):
+    class H:
+        pass
+
+    nights = ["n0", "n1", "n2", "n3"]
+    for n in nights:
+        _run(state.begin(tmp_path / n))
+    _judged(tmp_path / "n0")
+    _judged(tmp_path / "n1", change={"ratios": {"c1": 1.06}},
+            smaller_steps=[{"case_id": "c1", "metric": "ab_time", "ratio": 1.06}])
+    _judged(tmp_path / "n2", change={"ratios": {"c1": 0.92}})  # 8% faster: a recovery
+    h = H()
+    h.order = h.judged = nights
+    result = {"regression": False, "change": {"ratios": {"c1": 1.05}},
+              "smaller_steps": [{"case_id": "c1", "metric": "ab_time", "ratio": 1.05}]}
+    creep.judge(tmp_path, h, 0.10, result)
+    (rec,) = result["creep"]
+    assert rec["nights"] == ["n1", "n2", "n3"] and not rec["fails"]
+    assert not result["regression"] and abs(rec["total"] - 1.06 * 0.92 * 1.05) < 1e-9
+
+
+def test_a_night_is_never_written_over_nor_a_partial_night_accepted(tmp_path):
+    from jitbench.errors import UserError
+    from jitbench.nightly.night import nightly
+    from jitbench.nightly.reference import accept
+
+    night = _run(state.begin(tmp_path / "n1"))
+    _judged(night)
+    before = (night / SUMMARY_NAME).read_text()
+    with pytest.raises(UserError, match="holds a run already"):
+        nightly([object()], tmp_path, tmp_path / "P", protocol=None, run_id="n1")
+    assert (night / SUMMARY_NAME).read_text() == before and state.is_good(night)
+    killed = _run(tmp_path / "n2", status="interrupted")
+    (killed / "meta.json").write_text(json.dumps({"status": "interrupted", "run_id": "n2",
+                                                  "started_at": "2026-11-29"}))
+    with pytest.raises(UserError, match="did not complete"):
+        accept(tmp_path, "n2", "wanted")
+    merged = _run(state.begin(tmp_path / "n3", kind="merged"))
+    assert "merge never finished" in state.state(merged).why

@@ -184,6 +184,7 @@ class Plan:
     # what the reference night recorded of its interpreter's distributions: arm A is checked
     # against it before measuring (jitbench.nightly.change_ab.arm_a_moved)
     reference_distributions: tuple[tuple[str, str], ...] = ()
+    reference_dir: str | None = None  # its run folder: which cases it measured ok
 
     def facts(self) -> dict[str, Any]:
         return {"reference": self.reference, "changes": [c.text() for c in self.changes],
@@ -258,7 +259,8 @@ def plan_for(results_root: Path, judged: Sequence[str], metas: dict[str, dict[st
         return Plan(good, (), skipped=tuple(skipped))
     return dataclasses.replace(
         arms(Path(results_root) / good, metas[good], metas[judged[-1]], changes),
-        skipped=tuple(skipped), reference_distributions=tuple(sorted(
+        skipped=tuple(skipped), reference_dir=str(Path(results_root) / good),
+        reference_distributions=tuple(sorted(
             (metas[good].get("distributions") or {}).items())))
 
 

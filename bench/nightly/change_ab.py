@@ -110,7 +110,8 @@ def _statuses(text: Any) -> dict[str, int]:
 
 
 def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
-           compile_threshold: float | None = None, first_units=None) -> dict[str, Any]:
+           compile_threshold: float | None = None, first_units=None,
+           reference_ok: set[str] | None = None) -> dict[str, Any]:
     """Each touched case's verdict against the threshold
     (``jitbench.analysis.ab_verdicts.against_threshold``) and the pooled verdict of the JIT
     modes' touched cases: ``fails`` (records: the night fails), ``smaller`` (records: slower
@@ -122,12 +123,16 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
     night; one that compiles more often in B than in A fails it (a compile count is software,
     never the machine's); and with ``compile_threshold`` and ``first_units`` (the pairs' log
     ratios of the first call, :func:`jitbench.analysis.ab_verdicts.pair_units`), a first call
-    (trace and compile) slower in B by a step of that threshold fails it too."""
+    (trace and compile) slower in B by a step of that threshold fails it too. A case failing
+    in both arms is not measurable here only when the last good night could not run it either
+    (``reference_ok``: the cases it measured ``ok``); else the machine lost it since:
+    undecided, never a pass. A case failing in A and ``ok`` in B was fixed: clear."""
     from jitbench.analysis import ab_verdicts
 
     changed = "; ".join(c.text() for c in plan.changes)
     out: dict[str, Any] = {"fails": [], "smaller": [], "undecided": [], "verdicts": {},
-                           "not_measurable": [], "not_measured": [], "bounds": {}}
+                           "not_measurable": [], "not_measured": [], "bounds": {},
+                           "lost": [], "ratios": {}}
 
     def record(r: dict[str, Any], what: str, metric: str = "ab_time",
                interval: tuple[float, float, float] | None = None,
@@ -157,17 +162,30 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
         err_a, err_b = (e if isinstance(e, str) and e else None
                         for e in (r.get("error_a"), r.get("error_b")))
         bad_b = {k: n for k, n in b.items() if k not in ("ok", "skipped")}
+        why = (f"A: {r.get('status_a') or 'no row'}; B: {r.get('status_b') or 'no row'}"
+               + (f" ({(err_b or err_a)[:200]})" if err_b or err_a else ""))
         if not a.get("ok") and not b.get("ok"):  # neither arm could run it here
+            if reference_ok is not None and r["case_id"] in reference_ok:
+                out["verdicts"]["lost"] = out["verdicts"].get("lost", 0) + 1
+                out["undecided"].append(r["case_id"])
+                out["lost"].append({"case_id": r["case_id"], "why": (
+                    f"ok on the last good night ({plan.reference}), failing in both "
+                    f"environments tonight: {why}")})
+                continue
             out["verdicts"]["not measurable"] = out["verdicts"].get("not measurable", 0) + 1
-            out["not_measurable"].append({
-                "case_id": r["case_id"],
-                "why": f"A: {r.get('status_a') or 'no row'}; B: {r.get('status_b') or 'no row'}"
-                       + (f" ({(err_b or err_a)[:200]})" if err_b or err_a else "")})
+            out["not_measurable"].append({"case_id": r["case_id"], "why": why})
             continue
-        bad_a = sum(n for k, n in a.items() if k not in ("ok", "skipped"))
-        # it ran in the last good environment and fails in tonight's, in most of its processes
-        # (one crash in a dozen pairs is the host's as likely as the software's)
-        if a.get("ok") and not bad_a and sum(bad_b.values()) * 2 >= max(1, sum(b.values())):
+        if not a.get("ok"):  # failing in the last good environment, ok in tonight's: fixed
+            out["verdicts"]["fixed"] = out["verdicts"].get("fixed", 0) + 1
+            continue
+        n_a, n_b = max(1, sum(a.values())), max(1, sum(b.values()))
+        bad_a = {k: n for k, n in a.items() if k not in ("ok", "skipped")}
+        # it ran in the last good environment and fails in tonight's: a wrong answer where A
+        # had none, or failures in a quarter more of B's processes than of A's (and at least
+        # two: one crash in a dozen pairs is the host's as likely as the software's)
+        if (bad_b.get("mismatch", 0) and not bad_a.get("mismatch", 0)) or (
+                sum(bad_b.values()) >= 2
+                and sum(bad_b.values()) / n_b - sum(bad_a.values()) / n_a >= 0.25):
             out["verdicts"]["fails in B"] = out["verdicts"].get("fails in B", 0) + 1
             status = ", ".join(f"{k} {n}" for k, n in sorted(bad_b.items()))
             out["fails"].append(record(
@@ -178,6 +196,8 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
         out["verdicts"][r["verdict"]] = out["verdicts"].get(r["verdict"], 0) + 1
         if isinstance(r.get("ci_high"), float) and r["ci_high"] == r["ci_high"]:
             out["bounds"][r["case_id"]] = float(r["ci_high"])  # no step above it, at confidence
+        if isinstance(r.get("ratio"), float) and r["ratio"] == r["ratio"] and r["ratio"] > 0:
+            out["ratios"][r["case_id"]] = float(r["ratio"])  # every step: the creep's chain
         said = ab_verdicts.against_threshold(r["verdict"], float(r["ci_high"]), threshold)
         if said == "fails":
             out["fails"].append(record(r, "slower"))
@@ -186,7 +206,9 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
         elif said == "undecided":
             out["undecided"].append(r["case_id"])
         ca, cb = list(r.get("compiles_a") or []), list(r.get("compiles_b") or [])
-        if ca and cb and max(cb) > max(ca):
+        # every process of B compiled more often than any of A's, in a JIT mode (one process
+        # that compiled once more, a retried group, is not a retrace)
+        if ca and cb and min(cb) > max(ca) and is_jit(r["case_id"]):
             out["fails"].append(record(
                 r, "compiles more often", metric="ab_compiles",
                 interval=(max(cb) / max(1, max(ca)), nan, nan),
@@ -248,14 +270,23 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
     from jitbench.run import ab_arms
 
     again, ids = touched(cases, plan.changes)
-    here = unmeasurable(night_dir, ids)
-    again = [c for c in again if c.case_id not in here]
-    ids = ids - set(here)
-    facts = {**plan.facts(), "n_cases": len(again), "n_touched": len(ids), "slower": [],
+    ref_ok = reference_ok(plan)
+    here, lost = unmeasurable(night_dir, ids, ref_ok)
+    again = [c for c in again if c.case_id not in here and c.case_id not in lost]
+    ids = ids - set(here) - set(lost)
+    facts = {**plan.facts(), "n_cases": len(again), "n_touched": len(ids),
              "smaller": [], "undecided": [], "pooled": None, "verdicts": {}, "run": None,
              "threshold": threshold,
              "not_measurable": [{"case_id": c, "why": w} for c, w in sorted(here.items())],
-             "not_measured": []}
+             "not_measured": [], "lost": [],
+             # ran on the last good night, skipped tonight: the environment lost it (a jaxlib
+             # without its CUDA plugin, a framework gone), which fails the night
+             "slower": [{"case_id": c, "metric": "ab_status", "ratio": None, "low": None,
+                         "high": None, "reference": 1.0, "latest": None, "change": None,
+                         "noise": None, "q_value": None,
+                         "text": f"{w}; what changed: "
+                                 + "; ".join(ch.text() for ch in plan.changes)}
+                        for c, w in sorted(lost.items())]}
     if not again:
         return facts
     chosen = settings(len(ids), process_profile, time_limit, pairs,
@@ -275,12 +306,25 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
                                        command=["jitbench", "nightly", "(change night)"],
                                        watch=ids))
         except UserError as exc:  # an arm that cannot run (its interpreter lacks something)
-            error = f"the side-by-side measurement could not run: {exc}"
+            error = ("the side-by-side measurement could not run: "
+                     + str(exc).replace("--a:", "the last good night's environment (arm A):")
+                     .replace("--b:", "tonight's environment (arm B):"))
     if not runs:
         return {**facts, "undecided": sorted(ids), "not_measured": sorted(ids),
                 "error": error}
-    return {**facts, **judge_runs(runs, plan, ids, threshold, compile_threshold),
-            "not_measurable": facts["not_measurable"], "error": error}
+    said = judge_runs(runs, plan, ids, threshold, compile_threshold, ref_ok)
+    return {**facts, **said, "not_measurable": facts["not_measurable"] + said["not_measurable"],
+            "slower": facts["slower"] + said["slower"], "error": error}
+
+
+def reference_ok(plan: Plan) -> set[str] | None:
+    """The cases the last good night measured ``ok`` (None where its folder is not known)."""
+    from jitbench.results.files import read_rows
+
+    if not plan.reference_dir or not (Path(plan.reference_dir) / "results.jsonl").is_file():
+        return None
+    return {r.get("case_id") for r in read_rows(Path(plan.reference_dir) / "results.jsonl")
+            if r.get("status") == "ok"}
 
 
 def _normal(name: str) -> str:
@@ -326,9 +370,13 @@ class _Only:
         return case.case_id in self.ids
 
 
-def unmeasurable(night_dir: Path, ids: set[str]) -> dict[str, str]:
-    """{case id: why} of the touched cases tonight's own run could not measure on this
-    machine (every row ``skipped``: a device or a framework it lacks), with the reason."""
+def unmeasurable(night_dir: Path, ids: set[str], reference: set[str] | None = None
+                 ) -> tuple[dict[str, str], dict[str, str]]:
+    """({case id: why} of the touched cases tonight's own run could not measure on this
+    machine (every row ``skipped``: a device or a framework it lacks) and the last good night
+    could not either; {case id: why} of those it could (``reference``: the cases it measured
+    ``ok``): lost since, a regression of the environment or the machine, never "not
+    measurable")."""
     from jitbench.results.files import read_rows
 
     rows = read_rows(Path(night_dir) / "results.jsonl")
@@ -336,8 +384,16 @@ def unmeasurable(night_dir: Path, ids: set[str]) -> dict[str, str]:
     for r in rows:
         if r.get("case_id") in ids:
             said.setdefault(r["case_id"], []).append(r)
-    return {c: "not measurable here: " + str(rs[0].get("error") or "skipped")[:200]
-            for c, rs in said.items() if all(r.get("status") == "skipped" for r in rs)}
+    here, lost = {}, {}
+    for c, rs in said.items():
+        if not all(r.get("status") == "skipped" for r in rs):
+            continue
+        reason = str(rs[0].get("error") or "skipped")[:200]
+        if reference is not None and c in reference:
+            lost[c] = f"ok on the last good night, skipped tonight: {reason}"
+        else:
+            here[c] = "not measurable here: " + reason
+    return here, lost
 
 
 def _measured_ids(runs: Sequence[Path]) -> set[str]:
@@ -351,12 +407,13 @@ def recorded(night_dir: Path) -> list[Path]:
     change); one that a kill or a time limit stopped is never judged on what it reached."""
     folder = Path(night_dir) / FOLDER
     return sorted(d for d in folder.iterdir() if (d / "results.jsonl").is_file()
-                  and (load_meta(d).get("status") or "complete") == "complete") \
-        if folder.is_dir() else []
+                  and (d / "meta.json").is_file() and load_meta(d).get("status") == "complete"
+                  and "ab" in load_meta(d)) if folder.is_dir() else []
 
 
 def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float,
-               compile_threshold: float | None = None) -> dict[str, Any]:
+               compile_threshold: float | None = None,
+               reference: set[str] | None = None) -> dict[str, Any]:
     """:func:`judged` over the A/B runs of one night (several when its shards measured their
     own groups: their pairs judged together, at the confidence of every touched case of the
     night)."""
@@ -375,13 +432,14 @@ def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float
     said = judged(pd.concat(tables, ignore_index=True), pd.concat(
         [pair_units(df) for df in frames], ignore_index=True), ids, plan, rule, threshold,
         compile_threshold, pd.concat([pair_units(df, "first_call_s") for df in frames],
-                                     ignore_index=True))
+                                     ignore_index=True), reference)
     abs_ = [m.get("ab") or {} for m in metas]
     return {"run": str(runs[0]), "runs": [str(d) for d in runs], "verdicts": said["verdicts"],
             "touched": sorted(ids), "slower": said["fails"], "smaller": said["smaller"],
             "undecided": said["undecided"], "pooled": said["pooled"],
             "not_measurable": said["not_measurable"], "not_measured": said["not_measured"],
-            "bounds": said["bounds"], "rounds": max((a.get("rounds") or 0) for a in abs_),
+            "bounds": said["bounds"], "ratios": said["ratios"], "lost": said["lost"],
+            "rounds": max((a.get("rounds") or 0) for a in abs_),
             "elapsed_s": sum(float(m.get("elapsed_s") or 0) for m in metas),
             "confidence": rule.confidence, "tolerance": rule.tolerance,
             "max_pairs": rule.max_pairs, "min_pairs": rule.min_pairs,

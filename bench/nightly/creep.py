@@ -2,11 +2,12 @@
 
 A change night names a case that is slower by less than the threshold (its interval rules the
 threshold out) and passes, and that night becomes the reference: four 6% nights in a row are
-26%, none of which fails on its own. So every night sums (multiplies, as ratios) the smaller
-steps of the good nights since the last night a team accepted (or since the history's first),
-tonight's included, per case; when a case's product reaches the threshold the night fails,
-naming the nights that brought it. Accepting the night (``jitbench nightly --accept``) starts
-the sum again.
+26%, none of which fails on its own. So every night chains (multiplies) the A/B ratios of the
+good nights since the last night a team accepted (or since the history's first), tonight's
+included, for each case with a smaller step among them: slower, the same and faster nights
+alike, so a step and a later recovery cancel. When a case's product reaches the threshold
+the night fails, naming the nights that brought it. Accepting the night (``jitbench nightly
+--accept``) starts the chain again.
 """
 
 from __future__ import annotations
@@ -32,18 +33,32 @@ def since_accepted(results_root: Path | str, judged: list[str]) -> list[str]:
     return out[::-1]
 
 
+def _ratios(said: dict[str, Any]) -> dict[str, float]:
+    """{case id: B / A} of every case a night's A/B measured (slower, the same or faster),
+    or, for a summary written before it kept them, of its smaller steps."""
+    found = (said.get("change") or {}).get("ratios")
+    if isinstance(found, dict) and found:
+        return {c: float(r) for c, r in found.items() if isinstance(r, (int, float)) and r > 0}
+    return {r["case_id"]: float(r["ratio"]) for r in said.get("smaller_steps") or []
+            if r.get("metric") == "ab_time" and isinstance(r.get("ratio"), (int, float))
+            and r["ratio"] > 0}
+
+
 def steps(results_root: Path | str, nights: list[str], tonight: str,
-          tonight_steps: list[dict[str, Any]]) -> dict[str, list[tuple[str, float]]]:
-    """{case id: [(night, ratio), ...]} of every smaller step of ``nights`` and tonight."""
-    out: dict[str, list[tuple[str, float]]] = {}
-    said = [(n, load_summary(Path(results_root) / n).get("smaller_steps") or [])
-            for n in nights] + [(tonight, tonight_steps)]
-    for night, recs in said:
-        for r in recs:
-            ratio = r.get("ratio")
-            if r.get("metric") == "ab_time" and isinstance(ratio, (int, float)) and ratio > 0:
-                out.setdefault(r["case_id"], []).append((night, float(ratio)))
-    return out
+          tonight_said: dict[str, Any]) -> dict[str, list[tuple[str, float]]]:
+    """{case id: [(night, ratio), ...]}: each A/B ratio of ``nights`` and tonight, for the
+    cases with a smaller step among them (a faster or the same night in between counts too,
+    so a step and its recovery cancel)."""
+    chain: dict[str, list[tuple[str, float]]] = {}
+    small: set[str] = set()
+    said = [(n, load_summary(Path(results_root) / n)) for n in nights] + [
+        (tonight, tonight_said)]
+    for night, summary in said:
+        small |= {r["case_id"] for r in summary.get("smaller_steps") or []
+                  if r.get("metric") == "ab_time"}
+        for case_id, ratio in _ratios(summary).items():
+            chain.setdefault(case_id, []).append((night, ratio))
+    return {c: seq for c, seq in chain.items() if c in small}
 
 
 def judge(results_root: Path | str, h, threshold: float, result: dict[str, Any]) -> None:
@@ -52,7 +67,7 @@ def judge(results_root: Path | str, h, threshold: float, result: dict[str, Any])
     confirmed regression (metric ``creep``) that fails the night."""
     tonight = h.order[-1]
     nights = since_accepted(results_root, list(h.judged))
-    found = steps(results_root, nights, tonight, result.get("smaller_steps") or [])
+    found = steps(results_root, nights, tonight, result)
     creep = []
     for case_id, seq in sorted(found.items()):
         total = math.prod(r for _, r in seq)

@@ -119,8 +119,14 @@ def _acquire(path: Path, what: str, shared: bool, wait: float,
     inherited = _inherited(path, shared)
     if inherited is not None:
         return inherited
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:  # a file where the folder should be, a read-only mount
+        from jitbench.errors import UserError
+
+        raise UserError(f"--results {str(path.parent)!r} cannot hold a night: "
+                        f"{exc.strerror or exc}") from None
     deadline, told = time.monotonic() + max(wait, 0.0), False
     while True:
         try:

@@ -33,6 +33,7 @@ from typing import Any
 from jitbench.analysis.history import Thresholds, visibility
 from jitbench.analysis.machine import machine_state
 from jitbench.define.workload import Case
+from jitbench.errors import UserError
 from jitbench.nightly import change, change_ab, creep, state
 from jitbench.nightly import repeats as repeats_mod
 from jitbench.nightly.recheck import RECHECK_ROUNDS
@@ -81,6 +82,10 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         from jitbench.run import runner
 
         run_id = run_id or new_run_id()
+        if (results_root / run_id / "results.jsonl").exists():  # never over a night's record
+            raise UserError(f"--run-id {run_id!r}: {str(results_root / run_id)!r} holds a run "
+                            f"already; name a new night (judge that one again with --no-run "
+                            f"--run-id {run_id})")
         # a night from its first moment: a kill at any phase leaves it unjudged, never good
         night_dir = state.begin(results_root / run_id)
         runner.run(cases, results_root, run_id=run_id, calibrate=True, **run_kw)
@@ -112,7 +117,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
             float(spent) if isinstance(spent, (int, float)) else 0.0)
         repeat_facts = repeats_mod.measure(latest_dir, planned, run_kw, budget)
         if repeat_facts["runs"]:  # rounds after the night's
-            h = analyse(results_root, thresholds)
+            h = analyse(results_root, thresholds, latest=h.order[-1])
     suspects, confirmed, facts = h.tests, h.tests, None
     if not machine["steady"]:  # the machine, not the code, moved tonight: no step is judged
         confirmed, recheck = suspects.assign(regression=False), False
@@ -171,7 +176,8 @@ def _blocked_and_short(h: History, plan: change.Plan, latest_dir: Path,
     is still too short to judge a series the change touches, the night could not see a step
     there: undecided (never a pass), and so no reference for the next night."""
     _, touched = change.touched(night_cases(latest_dir), plan.changes)
-    touched -= set(change_ab.unmeasurable(latest_dir, touched))  # not measurable here
+    touched -= set(change_ab.unmeasurable(latest_dir, touched,
+                                          change_ab.reference_ok(plan))[0])  # not here
     tests = h.tests
     if not len(tests):
         return
@@ -247,7 +253,8 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
                if len(result["not_measurable"]) > 5 else ""))
     if facts["undecided"] and not result["regression"]:
         unmeasured = set(facts.get("not_measured") or [])
-        open_ = [c for c in facts["undecided"] if c not in unmeasured]
+        lost = {r["case_id"]: r["why"] for r in facts.get("lost") or []}
+        open_ = [c for c in facts["undecided"] if c not in unmeasured and c not in lost]
         result["undecided_note"] = "UNDECIDED: " + "; ".join(filter(None, (
             f"{len(open_)} touched case(s) neither slower nor the same after "
             f"{facts.get('rounds') or 0} pairs, a step of the {100 * thresholds.steady:.0f}% "
@@ -255,7 +262,11 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
             f"{len(unmeasured)} touched case(s) not measured side by side"
             + (f" ({facts['error']})" if facts.get("error") else
                " (no finished A/B holds them: a shard or the A/B stopped before them)")
-            + f": {', '.join(sorted(unmeasured))}" if unmeasured else None))) + " (not a pass)"
+            + f": {', '.join(sorted(unmeasured))}" if unmeasured else None,
+            f"{len(lost)} touched case(s) ok on the last good night and failing in both "
+            f"environments tonight (the machine, not the change?): "
+            + "; ".join(f"{c} ({w})" for c, w in sorted(lost.items())) if lost else None))
+        ) + " (not a pass)"
     _finish(h, results_root, reports_root, thresholds, result)
     return result
 

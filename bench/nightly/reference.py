@@ -80,5 +80,12 @@ def accept(results_root: Path | str, run_id: str, reason: str | None) -> dict[st
         known = ", ".join(list(runs)[-5:]) or "none"
         raise UserError(f"--accept {run_id!r}: no such night under {str(results_root)!r} "
                         f"(the latest: {known})")
+    from jitbench.nightly.state import state
+
+    said = state(runs[run_id])
+    if said.name in ("interrupted", "incomplete"):
+        raise UserError(f"--accept {run_id!r}: {said.why}, so it measured only part of its "
+                        f"cases and cannot be the reference; accept a night that measured "
+                        f"every case")
     when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     return write_acceptance(runs[run_id], reason.strip(), when)

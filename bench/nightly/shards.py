@@ -14,7 +14,7 @@ from jitbench.define.workload import Case, group_cases
 from jitbench.errors import UserError
 from jitbench.nightly import repeats as repeats_mod
 from jitbench.nightly.change import FOLDER as CHANGE_FOLDER
-from jitbench.results.files import load_meta, read_rows
+from jitbench.results.files import load_meta, load_night, read_rows
 from jitbench.results.record import write_merged
 
 
@@ -52,6 +52,8 @@ def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
     metas = []
     for d in shard_dirs:
         d = Path(d)
+        if not (d / "results.jsonl").is_file() and load_night(d).get("shard"):
+            continue  # a shard killed before its first row: named missing (_shards_seen)
         if not (d / "results.jsonl").is_file():
             raise UserError(f"{str(d)!r} is not a run folder (no results.jsonl in it)")
         metas.append(load_meta(d))
@@ -80,8 +82,6 @@ def _shards_seen(shard_dirs: Sequence[Path | str]) -> dict:
     """``shards`` (N) and ``missing_shards`` (``K/N`` of each shard of the night that is not
     among ``shard_dirs``, or whose run did not finish), from each shard's record
     (:func:`shard_night`); {} for shards that kept none (an older jitbench)."""
-    from jitbench.results.files import load_night
-
     said = {Path(d): load_night(d) for d in shard_dirs}
     marks = [(d, n.get("shard")) for d, n in said.items() if n.get("shard")]
     if not marks:
@@ -112,6 +112,9 @@ def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k:
     from jitbench.run import runner
 
     root = Path(results_root)
+    if (root / FOLDER / str(k) / run_id / "results.jsonl").exists():
+        raise UserError(f"--run-id {run_id!r}: shard {k}/{n} of that night was measured already "
+                        f"({str(root / FOLDER / str(k) / run_id)!r}); name a new night")
     shard_dir = state.begin(root / FOLDER / str(k) / run_id, kind="shard", shard=f"{k}/{n}")
     run_dir = runner.run(cases, root / FOLDER / str(k), run_id=run_id, calibrate=True, **run_kw)
     state.finished(shard_dir, "run")

@@ -98,6 +98,9 @@ def state(run_dir: Path | str) -> State:
         return State("incomplete", f"shard(s) {', '.join(missing)} of {night.get('shards')} "
                                    f"never reached the merge: their cases were not measured")
     phases = night.get("phases") or {}
+    if night.get("kind") == "merged" and "merge" not in phases:
+        return State("unfinished", "its merge never finished: its shards' rows may be "
+                                   "missing")
     if said.get(PENDING) or (night and "judgement" not in phases):
         done = [p for p in PHASES if p in phases]
         return State("unfinished", "its judgement never finished (stopped "
