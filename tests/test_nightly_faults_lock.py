@@ -168,7 +168,9 @@ def test_a_refused_night_exits_4_before_anything_runs(tmp_path, monkeypatch, cap
 def test_read_only_replays_take_no_lock(tmp_path, monkeypatch):
     import jitbench.cli.main as cli
 
-    monkeypatch.setattr(cli, "_nightly_corpus", lambda args: 0)
+    import jitbench.cli.nightly as nightly_cli
+
+    monkeypatch.setattr(nightly_cli, "_nightly_corpus", lambda args: 0)
     fd = _hold(tmp_path, record=OTHER)
     try:
         assert cli.main(["nightly", "--results", str(tmp_path), "--corpus", "c.json"]) == 0
