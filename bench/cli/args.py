@@ -100,16 +100,17 @@ def check_suite_file(path: str) -> None:
                         f"{type(exc).__name__}: {exc}") from exc
 
 
-def positive(name: str):
+def positive(name: str, zero: bool = False):
+    """A finite number of seconds > 0 (``zero``: >= 0, where 0 means none)."""
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be a number of seconds, "
                                              f"got {text!r}")
-        if not (value > 0 and math.isfinite(value)):
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, "
-                                             f"got {text!r}")
+        if not ((value >= 0 if zero else value > 0) and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number "
+                                             f"{'>=' if zero else '>'} 0, got {text!r}")
         return value
 
     return parse
@@ -117,18 +118,7 @@ def positive(name: str):
 
 def nonnegative(name: str):
     """Seconds where 0 means none (``--wait-lock``)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number of seconds, "
-                                             f"got {text!r}")
-        if not (value >= 0 and math.isfinite(value)):
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number >= 0, "
-                                             f"got {text!r}")
-        return value
-
-    return parse
+    return positive(name, zero=True)
 
 
 def precision(text: str) -> float | str:
