@@ -52,12 +52,35 @@ def _nightly_status(args) -> int:
     return 0
 
 
-def _locked(args, selected_cases, progress_printer) -> int:
+def night_options(args, cases, progress_printer):
+    """The night's options, built once from the command line
+    (``jitbench.nightly.options.NightOptions``)."""
     from jitbench.analysis.history import Thresholds
     from jitbench.cli.args import night_profile
+    from jitbench.nightly.options import NightOptions
+    from jitbench.protocol.settings import RECORDED_SAMPLE_MIN_TIME, Protocol
+
+    thresholds = Thresholds(steady=args.threshold / 100, compile=args.compile_threshold / 100,
+                            machine=None if args.machine_check is None
+                            else args.machine_check / 100)
+    # sequential stopping until each ratio is known to +-precision (what a night compares)
+    precision = None if args.precision == "off" else args.precision
+    protocol = Protocol(min_time=args.min_time, precision=precision, budget=args.budget,
+                        stop_when="precise", sample_min_time=RECORDED_SAMPLE_MIN_TIME)
+    return NightOptions(
+        protocol=protocol, thresholds=thresholds, do_run=not args.no_run,
+        recheck=not args.no_recheck, recheck_rounds=args.recheck_rounds,
+        recheck_decisive=args.recheck_decisive, case_timeout=args.case_timeout,
+        command=("jitbench", *args.argv), on_progress=progress_printer(),
+        run_id=args.run_id, process_profile=night_profile(args.process_profile, cases),
+        confirm_ab=args.confirm_ab, max_processes=args.max_processes,
+        repeat_budget=args.repeat_budget, on_change=args.on_change,
+        change_pairs=args.change_pairs, pairing=args.pairing)
+
+
+def _locked(args, selected_cases, progress_printer) -> int:
     from jitbench.nightly.night import nightly
     from jitbench.results.files import SUMMARY_NAME
-    from jitbench.protocol.settings import RECORDED_SAMPLE_MIN_TIME, Protocol
 
     if args.evaluate or args.corpus or args.change_corpus:
         return _nightly_corpus(args)
@@ -72,26 +95,10 @@ def _locked(args, selected_cases, progress_printer) -> int:
         raise UserError("--shard measures a shard: leave out --no-run (the merged night is "
                         "judged with `jitbench nightly --no-run`)")
     cases = [] if args.no_run else selected_cases(args)
-    thresholds = Thresholds(steady=args.threshold / 100, compile=args.compile_threshold / 100,
-                            machine=None if args.machine_check is None
-                            else args.machine_check / 100)
-    # sequential stopping until each ratio is known to +-precision (what a night compares)
-    precision = None if args.precision == "off" else args.precision
-    protocol = Protocol(min_time=args.min_time, precision=precision, budget=args.budget,
-                        stop_when="precise", sample_min_time=RECORDED_SAMPLE_MIN_TIME)
+    options = night_options(args, cases, progress_printer)
     if args.shard:
-        return _shard_night(args, cases, thresholds, protocol, progress_printer)
-    result = nightly(cases, args.results, args.reports, protocol=protocol,
-                     thresholds=thresholds, do_run=not args.no_run,
-                     recheck=not args.no_recheck, recheck_rounds=args.recheck_rounds,
-                     recheck_decisive=args.recheck_decisive,
-                     case_timeout=args.case_timeout,
-                     command=["jitbench", *sys.argv[1:]], on_progress=progress_printer(),
-                     run_id=args.run_id,
-                     process_profile=night_profile(args.process_profile, cases),
-                     confirm_ab=args.confirm_ab, max_processes=args.max_processes,
-                     repeat_budget=args.repeat_budget, on_change=args.on_change,
-                     change_pairs=args.change_pairs, pairing=args.pairing)
+        return _shard_night(args, cases, options)
+    result = nightly(cases, args.results, args.reports, options)
     print(f"history: {Path(args.reports) / 'index.html'}")
     print(f"summary: {Path(args.reports) / SUMMARY_NAME}")
     for key in ("protocol_note", "machine_note", "waiting_note", "profile_note",
@@ -154,21 +161,15 @@ def _nightly_environments(args) -> int:
                             prepare_only=args.prepare)
 
 
-def _shard_night(args, cases, thresholds, protocol, progress_printer) -> int:
+def _shard_night(args, cases, options) -> int:
     """``nightly --shard K/N --run-id NIGHT``: one shard of a night (its groups, and its side
     of a change night's A/B), to be merged (``jitbench.nightly.shards.shard_night``)."""
-    from jitbench.cli.args import night_profile
     from jitbench.nightly.shards import FOLDER, parse_shard, shard_night
 
     if not args.run_id:
         raise UserError("--shard K/N needs --run-id NIGHT, the same on every shard of a night")
     k, n = parse_shard(args.shard)
-    run_kw = {"protocol": protocol, "case_timeout": args.case_timeout,
-              "command": ["jitbench", *args.argv], "on_progress": progress_printer(),
-              "process_profile": night_profile(args.process_profile, cases) or "default"}
-    facts = shard_night(cases, args.results, args.run_id, k, n, threshold=thresholds.steady,
-                        run_kw=run_kw, on_change=args.on_change,
-                        change_pairs=args.change_pairs, pairing=args.pairing)
+    facts = shard_night(cases, args.results, args.run_id, k, n, options)
     said = facts.get("change") or {}
     print(f"shard {k}/{n} of {args.run_id}: {facts['run_dir']}"
           + (f"; changed since {said['reference']}: {'; '.join(said['changes'])}"

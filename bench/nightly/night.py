@@ -26,6 +26,7 @@ side (``change``), the recheck (``recheck``), the summary (``summary``); the sca
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from jitbench.define.workload import Case
 from jitbench.errors import UserError
 from jitbench.nightly import change, change_ab, creep, state
 from jitbench.nightly import repeats as repeats_mod
-from jitbench.nightly.recheck import RECHECK_ROUNDS
+from jitbench.nightly.options import NightOptions
 from jitbench.nightly.recheck import recheck as run_recheck
 from jitbench.nightly.reference import History, analyse
 from jitbench.nightly.repeats import night_cases
@@ -47,38 +48,18 @@ from jitbench.results.files import (NightSummary, load_acceptance, load_meta, wr
 from jitbench.results.run_folder import new_run_id
 
 
-def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path | str, *,
-            protocol, thresholds: Thresholds | None = None, do_run: bool = True,
-            recheck: bool = True, recheck_rounds: int = RECHECK_ROUNDS,
-            recheck_decisive: bool = False, case_timeout: float = 1800.0, command=None,
-            on_progress=None, run_id: str | None = None,
-            process_profile: str | None = None, confirm_ab: bool = False,
-            max_processes: int = repeats_mod.MAX_PROCESSES,
-            repeat_budget: float | None = None, on_change: str = "ab",
-            change_pairs: int | None = None, pairing: str = "auto") -> NightSummary:
+def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path | str,
+            options: NightOptions | None = None, **fields: Any) -> NightSummary:
     """One night: returns the summary (also written as JSON next to the history page).
-    ``process_profile``: how its workers (and its rechecks') start
-    (``jitbench.run.options.PROCESS_PROFILES``; None: the default, or with ``do_run`` off the
-    profile the latest night was measured in, so its rechecks measure as it did).
-    ``max_processes``: a series is measured in up to this many fresh processes, as many as
-    its own scatter needs (``jitbench.nightly.repeats``), within ``repeat_budget`` seconds
-    (None: as long as the night's own run took, so a night costs at most about twice one
-    run). ``confirm_ab``: a confirmed step on a night whose software changed is measured in
-    both environments side by side (``jitbench.nightly.change.side_by_side``) where the last
-    good night's interpreter is still there. ``on_change``: ``ab`` (a night whose software
-    changed since the last good night decides by measuring both environments side by side,
-    ``jitbench.nightly.change``; a night where nothing changed reports what the history sees
-    as the machine's) or ``history`` (every night decided by its history alone).
-    ``change_pairs``: a change night measures exactly that many pairs (to record a corpus of
-    change nights). ``pairing``: how a change night's pairs run
-    (``jitbench.nightly.change_ab.pairing_for``)."""
+    ``options`` (:class:`jitbench.nightly.options.NightOptions`), or its fields as keywords."""
     from jitbench.report import write_report
 
+    o = options if options is not None else NightOptions(**fields)
+    if o.thresholds is None:
+        o = dataclasses.replace(o, thresholds=Thresholds())
     results_root, reports_root = Path(results_root), Path(reports_root)
-    thresholds = thresholds or Thresholds()
-    run_kw = {"protocol": protocol, "case_timeout": case_timeout, "command": command,
-              "on_progress": on_progress, "process_profile": process_profile or "default"}
-    if do_run:
+    thresholds, run_id, recheck = o.thresholds, o.run_id, o.recheck
+    if o.do_run:
         from jitbench.run import runner
 
         run_id = run_id or new_run_id()
@@ -88,7 +69,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
                             f"--run-id {run_id})")
         # a night from its first moment: a kill at any phase leaves it unjudged, never good
         night_dir = state.begin(results_root / run_id)
-        runner.run(cases, results_root, run_id=run_id, calibrate=True, **run_kw)
+        runner.run(cases, results_root, run_id=run_id, calibrate=True, **o.runner_kw())
         state.finished(night_dir, "run")
         write_report(night_dir, reports_root / run_id)
         state.finished(night_dir, "report")
@@ -98,24 +79,23 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     latest_dir = results_root / h.order[-1]
     # until its judgement is written, the night is no reference (a crash leaves it so)
     state.pending(latest_dir)
-    if process_profile is None:
-        process_profile = profile_facts(h.metas[h.order[-1]])["process_profile"]
-        run_kw["process_profile"] = process_profile
+    if o.process_profile is None:  # judging with --no-run: as the night was measured
+        o = dataclasses.replace(o, process_profile=profile_facts(
+            h.metas[h.order[-1]])["process_profile"])
     if not (reports_root / h.order[-1] / "index.html").exists():
         write_report(latest_dir, reports_root / h.order[-1])
     machine = machine_state(h.df, h.metas, h.judged, thresholds.machine)
-    plan = change.plan_for(results_root, h.judged, h.metas) if on_change == "ab" else None
+    plan = change.plan_for(results_root, h.judged, h.metas) if o.on_change == "ab" else None
     if plan is not None and plan.changes and not plan.blocked:
-        return _change_night(h, plan, results_root, reports_root, thresholds, run_kw, machine,
-                             change_pairs, pairing)
+        return _change_night(h, plan, results_root, reports_root, o, machine)
     repeat_facts = None
-    if do_run and max_processes > 1:  # repeat where the noise is left
-        planned = (repeats_mod.plan(h.points, h.reference, thresholds, max_processes)
+    if o.do_run and o.max_processes > 1:  # repeat where the noise is left
+        planned = (repeats_mod.plan(h.points, h.reference, thresholds, o.max_processes)
                    if machine["steady"] else {})  # a moved machine: no further round
         spent = load_meta(latest_dir).get("elapsed_s")
-        budget = repeat_budget if repeat_budget is not None else (
+        budget = o.repeat_budget if o.repeat_budget is not None else (
             float(spent) if isinstance(spent, (int, float)) else 0.0)
-        repeat_facts = repeats_mod.measure(latest_dir, planned, run_kw, budget)
+        repeat_facts = repeats_mod.measure(latest_dir, planned, o.runner_kw(), budget)
         if repeat_facts["runs"]:  # rounds after the night's
             h = analyse(results_root, thresholds, latest=h.order[-1])
     suspects, confirmed, facts = h.tests, h.tests, None
@@ -125,7 +105,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     # re-measurement unless asked (``recheck_decisive``); the others are re-measured in the
     # night's context
     decisive = (suspects["regression"] & suspects["decisive"].fillna(False).astype(bool)
-                & (not recheck_decisive))
+                & (not o.recheck_decisive))
     # a series near a step (detectors.NEAR_Z) is re-measured as a suspect is: at the edge of
     # what it can see, more processes tell, not one night's luck
     near = suspects["near"].fillna(False).astype(bool)
@@ -133,15 +113,16 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         import pandas as pd
 
         pending = suspects.assign(regression=(suspects["regression"] & ~decisive) | near)
-        confirmed, facts = run_recheck(h, results_root, thresholds, pending, run_kw,
-                                    rounds=recheck_rounds)
+        confirmed, facts = run_recheck(h, results_root, thresholds, pending, o.runner_kw(),
+                                       rounds=o.recheck_rounds)
         confirmed = pd.concat([confirmed, suspects[decisive]], ignore_index=True)
     result = summary(h, thresholds, suspects, confirmed, facts)
     result["near"] = sorted(suspects.loc[near, "series"]) if recheck else []
-    if confirm_ab:
+    if o.confirm_ab:
         cases = night_cases(latest_dir)
         for rec in result["confirmed"]:
-            change.side_by_side(rec, cases, latest_dir / "ab", process_profile, on_progress)
+            change.side_by_side(rec, cases, latest_dir / "ab", o.process_profile,
+                                o.on_progress)
     result["machine"] = machine
     result["repeats"] = repeat_facts
     result["machine_note"] = None if machine["steady"] else (
@@ -211,20 +192,19 @@ def _change_note(plan: change.Plan | None, result: dict[str, Any]) -> str | None
 
 
 def _change_night(h: History, plan: change.Plan, results_root: Path, reports_root: Path,
-                  thresholds: Thresholds, run_kw: dict[str, Any], machine: dict[str, Any],
-                  pairs: int | None = None, pairing: str = "auto") -> dict[str, Any]:
+                  o: NightOptions, machine: dict[str, Any]) -> dict[str, Any]:
     """Tonight's software changed: the touched case groups measured in the last good night's
     environment and tonight's, side by side (``jitbench.nightly.change_ab.measure``), in place of
     further processes and rechecks, within the time the night's own run took; the history's
     steps are shown, the A/B decides."""
-    latest_dir = results_root / h.order[-1]
+    latest_dir, thresholds = results_root / h.order[-1], o.thresholds
     spent = load_meta(latest_dir).get("elapsed_s")
     facts = change_ab.measure(plan, night_cases(latest_dir), latest_dir, thresholds.steady,
-                           process_profile=run_kw["process_profile"],
+                           process_profile=o.process_profile or "default",
                            time_limit=float(spent) if isinstance(spent, (int, float)) else None,
-                           case_timeout=run_kw["case_timeout"],
-                           on_progress=run_kw["on_progress"], pairs=pairs,
-                           pairing=pairing, compile_threshold=thresholds.compile)
+                           case_timeout=o.case_timeout, on_progress=o.on_progress,
+                           pairs=o.change_pairs, pairing=o.pairing,
+                           compile_threshold=thresholds.compile)
     state.finished(latest_dir, "ab")
     result = summary(h, thresholds, h.tests, h.tests.assign(regression=False), None)
     result["metrics"]["ab_time"] = ("time per call, tonight's environment over the last good "

@@ -97,10 +97,9 @@ FOLDER = "shards"  # under the results root: RESULTS/shards/K/NIGHT, one per sha
 
 
 def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k: int, n: int,
-                *, threshold: float, run_kw: dict, on_change: str = "ab",
-                change_pairs: int | None = None, pairing: str = "auto") -> dict:
+                options) -> dict:
     """Shard ``k`` of ``n`` of the night ``run_id``: its case groups measured as a night
-    measures them (``run_kw``: the nightly's protocol and process profile) into
+    measures them (``options``: the night's ``jitbench.nightly.options.NightOptions``) into
     ``RESULTS/shards/K/NIGHT`` (not yet a night of the history), and, when the software changed
     since the history's last good night, its own touched groups measured in both environments
     side by side (``jitbench.nightly.change_ab.measure``, within the time its own run took) under
@@ -116,12 +115,13 @@ def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k:
         raise UserError(f"--run-id {run_id!r}: shard {k}/{n} of that night was measured already "
                         f"({str(root / FOLDER / str(k) / run_id)!r}); name a new night")
     shard_dir = state.begin(root / FOLDER / str(k) / run_id, kind="shard", shard=f"{k}/{n}")
-    run_dir = runner.run(cases, root / FOLDER / str(k), run_id=run_id, calibrate=True, **run_kw)
+    run_dir = runner.run(cases, root / FOLDER / str(k), run_id=run_id, calibrate=True,
+                         **options.runner_kw())
     state.finished(shard_dir, "run")
     mine = load_meta(run_dir)
     metas = {load_meta(d).get("run_id") or d.name: load_meta(d) for d in run_dirs(root)}
     facts = {"run_dir": str(run_dir), "shard": f"{k}/{n}", "change": None}
-    if on_change != "ab":
+    if options.on_change != "ab":
         return facts
     # tonight is this shard's run, not yet a night of the history: judged as the latest
     metas[run_id] = mine
@@ -132,9 +132,11 @@ def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k:
     if plan.changes and not plan.blocked:
         spent = mine.get("elapsed_s")
         facts["change"] = change_ab.measure(
-            plan, cases, run_dir, threshold, process_profile=run_kw["process_profile"],
+            plan, cases, run_dir, options.thresholds.steady,
+            process_profile=options.process_profile or "default",
             time_limit=float(spent) if isinstance(spent, (int, float)) else None,
-            case_timeout=run_kw["case_timeout"], on_progress=run_kw.get("on_progress"),
-            pairs=change_pairs, pairing=pairing)
+            case_timeout=options.case_timeout, on_progress=options.on_progress,
+            pairs=options.change_pairs, pairing=options.pairing,
+            compile_threshold=options.thresholds.compile)
         state.finished(shard_dir, "ab")
     return facts
