@@ -178,16 +178,24 @@ def test_every_field_of_a_real_row_is_documented(run_dir):
 
 def test_a_file_added_to_suites_as_the_docs_say_is_a_workload(tmp_path):
     """README, "Adding a workload": one file in `suites/` that defines `WORKLOAD`; nothing to
-    register. Written into the repository's suites/ (the end-to-end tier runs one test at a
-    time) and removed after."""
+    register. Written into the `suites/` of a copy of the repository, installed apart (never
+    into this repository)."""
     import subprocess
     import sys
     import textwrap
     import uuid
     from pathlib import Path
 
+    import shutil
+
     name = f"added_{uuid.uuid4().hex[:8]}"
-    path = Path(__file__).resolve().parent.parent / "suites" / f"{name}.py"
+    root, src, site = Path(__file__).resolve().parent.parent, tmp_path / "src", tmp_path / "site"
+    for folder in ("bench", "suites"):
+        shutil.copytree(root / folder, src / folder,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for file in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(root / file, src / file)
+    path = src / "suites" / f"{name}.py"
     path.write_text(textwrap.dedent(f'''
         from jitbench.define.workload import Workload
 
@@ -209,15 +217,21 @@ def test_a_file_added_to_suites_as_the_docs_say_is_a_workload(tmp_path):
             flops=lambda p, variant: 2.0 * p["n"] ** 3, tolerance={{"float32": (1e-4, 1e-4)}},
             jax=jax_stages)
     '''))
-    try:
-        done = subprocess.run([sys.executable, "-m", "jitbench", "run", "--suite", name,
-                               "--device", "cpu", "--size", "quick", "--budget", "0.5",
-                               "--no-report", "--out", str(tmp_path)],
-                              capture_output=True, text=True, timeout=300)
-    finally:
-        path.unlink()
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+                    "--no-build-isolation", "--target", str(site), str(src)], check=True,
+                   capture_output=True, timeout=300)
+    env = {**__import__("os").environ, "PYTHONPATH": str(site)}
+    where = subprocess.run([sys.executable, "-c", "import jitbench; print(jitbench.__file__)"],
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert where.stdout.strip().startswith(str(site)), where.stdout + where.stderr
+    out = tmp_path / "results"
+    done = subprocess.run([sys.executable, "-m", "jitbench", "run", "--suite", name,
+                           "--device", "cpu", "--size", "quick", "--budget", "0.5",
+                           "--no-report", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
-    rows = [json.loads(x) for x in next(tmp_path.iterdir()).joinpath(
+    assert not (root / "suites" / f"{name}.py").exists()
+    rows = [json.loads(x) for x in next(out.iterdir()).joinpath(
         "results.jsonl").read_text().splitlines()]
     assert {(r["workload"], r["mode"], r["status"]) for r in rows} == {
         (name, m, "ok") for m in ("eager", "jit", "aot")}

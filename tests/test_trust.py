@@ -123,13 +123,16 @@ def test_every_group_measures_an_aa_control_on_its_nearest_baseline(run_dir, row
     # a control whose budget ended before enough blocks has no interval: unresolved, said so
     # (a loaded CI host gets there); every other has one, low before high
     judged = controls[controls["ci_low"].notna()]
+    # most controls have one: a run whose controls all lack an interval shows no noise floor
+    assert len(judged) * 2 > len(controls), controls[["case_id", "verdict", "ci_low"]]
     assert (judged["ci_low"] <= judged["ci_high"]).all()
     assert set(controls[controls["ci_low"].isna()]["verdict"]) <= {"unresolved"}
     bands = analysis.aa_bands(controls).set_index("framework")
     assert bands.loc["tf", "n_controls"] == 2 and bands.loc["jax", "n_controls"] == 1
-    tf = controls[controls["framework"] == "tf"]
-    assert bands.loc["tf", "band_low"] == pytest.approx(tf["ci_low"].min(), nan_ok=True)
-    assert bands.loc["tf", "band_high"] == pytest.approx(tf["ci_high"].max(), nan_ok=True)
+    tf = controls[controls["framework"] == "tf"].dropna(subset=["ci_low", "ci_high"])
+    if len(tf):  # the band spans the framework's controls that have an interval
+        assert bands.loc["tf", "band_low"] == pytest.approx(tf["ci_low"].min())
+        assert bands.loc["tf", "band_high"] == pytest.approx(tf["ci_high"].max())
 
 
 def test_the_report_shows_the_controls_right_after_the_answer(run_dir, tmp_path):
