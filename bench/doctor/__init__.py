@@ -20,6 +20,9 @@ import dataclasses
 from typing import Any
 
 VERDICTS = ("ok", "warn", "fail")
+# what installs the CUDA builds of both frameworks (the ``cuda`` extra)
+CUDA_INSTALL = ("pip install -e '.[cuda]' in a jitbench checkout "
+                "(pip install \"jitbench[cuda]\" otherwise)")
 
 
 @dataclasses.dataclass(frozen=True)

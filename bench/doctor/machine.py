@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from jitbench import launch
-from jitbench.doctor import Check
+from jitbench.doctor import CUDA_INSTALL, Check
 from jitbench.protocol import gpu_state
 from jitbench.protocol import machine_load
 
@@ -20,12 +20,29 @@ BUSY_PCT = 20.0  # CPU busy beyond this while nothing of ours runs: something el
 STEAL_PCT = 5.0  # the hypervisor took this share of the CPU: a shared, noisy VM
 
 
+def present_devices() -> list[str]:
+    """The devices this machine has, as ``jitbench doctor`` checks them when not told:
+    ``["cpu"]``, and ``"gpu"`` where a GPU can be read (NVML or nvidia-smi)."""
+    return ["cpu"] + (["gpu"] if gpu_state.read() is not None else [])
+
+
 def checks(devices: list[str], window_s: float = 1.0) -> list[Check]:
     """The machine's checks for ``devices`` (``["cpu"]``, ``["cpu", "gpu"]``)."""
     out = [_cpu_activity(window_s), _frequency_scaling(), _settings(), _pinning()]
     if "gpu" in devices:
         out += _gpu()
     return out
+
+
+def devices_check(devices: list[str], asked: bool) -> Check:
+    """Which devices were checked and why: the ones asked for, or the ones this machine has."""
+    if asked:
+        return Check("devices checked", "ok", f"{', '.join(devices)} (asked for)")
+    if "gpu" in devices:
+        return Check("devices checked", "ok", f"{', '.join(devices)}: the devices this "
+                     "machine has")
+    return Check("devices checked", "ok", "cpu: no GPU here (neither NVML nor nvidia-smi "
+                 "answers); --device gpu checks one anyway")
 
 
 def _cpu_activity(window_s: float) -> Check:
@@ -83,9 +100,11 @@ def _pinning() -> Check:
 
 def _gpu() -> list[Check]:
     first = gpu_state.read()
-    if first is None:
-        return [Check("gpu state", "fail", "no GPU could be read (neither NVML nor nvidia-smi)",
-                      "install the driver's nvidia-smi, or nvidia-ml-py (the cuda extra)")]
+    if first is None:  # asked for, absent: the CPU can still be benchmarked
+        return [Check("gpu state", "warn", "no GPU could be read (neither NVML nor "
+                      "nvidia-smi): this machine has none, or its driver is not installed",
+                      "on a machine with a GPU: its driver (nvidia-smi), then the CUDA "
+                      f"builds: {CUDA_INSTALL}")]
     time.sleep(0.5)
     second = gpu_state.read() or first
     detail = (f"SM clock {second['sm_clock_mhz']:.0f} MHz, memory {second['mem_clock_mhz']:.0f} "

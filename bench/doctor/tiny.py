@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from jitbench.define.workload import Filters, expand
-from jitbench.doctor import Check
+from jitbench.doctor import CUDA_INSTALL, Check
 from jitbench.frameworks import FRAMEWORKS, installed, not_installed
+from jitbench.protocol import gpu_state
 from jitbench.protocol.settings import Protocol
 from jitbench.results.files import load_meta, read_rows
 from jitbench.run import runner
@@ -45,6 +46,7 @@ def checks(devices: list[str], out_root: Path) -> tuple[list[Check], Path | None
                  [", ".join(f"{k} {v}" for k, v in versions.items()) or ", ".join(frameworks)]
                  + absent)),
            Check("devices the frameworks see", "ok", ", ".join(seen) or "none reported")]
+    gpu_here = "gpu" in devices and gpu_state.read() is not None
     for fw in frameworks:
         for device in devices:
             mine = [r for r in rows if r["framework"] == fw and r["device"] == device]
@@ -54,7 +56,7 @@ def checks(devices: list[str], out_root: Path) -> tuple[list[Check], Path | None
                 folder = _tiny_run(group, out_root, f"doctor-{fw}-{device}-{n}")
                 return read_rows(folder / "results.jsonl")
 
-            out += _group_checks(fw, device, mine, again)
+            out += _group_checks(fw, device, mine, again, gpu_here=gpu_here)
     return out, run_dir
 
 
@@ -65,14 +67,22 @@ def _tiny_run(cases, out_root: Path, run_id: str) -> Path:
 
 
 def _group_checks(fw: str, device: str, rows: list[dict[str, Any]],
-                  again: Callable[[int], list[dict[str, Any]]]) -> list[Check]:
+                  again: Callable[[int], list[dict[str, Any]]],
+                  gpu_here: bool = False) -> list[Check]:
+    """The checks of one framework's tiny run on one device. A GPU the framework does not see
+    fails where the machine has one (``gpu_here``: its build lacks CUDA), and is a warning
+    where it has none (asked for, absent)."""
     where = f"{fw} on {device}"
     skipped = [r for r in rows if r["status"] == "skipped"]
     if skipped:
-        return [Check(f"{where}: device", "fail" if device == "gpu" else "warn",
-                      skipped[0].get("error") or "skipped",
-                      "install the framework's CUDA build (pip install -e '.[cuda]')"
-                      if device == "gpu" else "")]
+        why = skipped[0].get("error") or "skipped"
+        if device != "gpu":
+            return [Check(f"{where}: device", "warn", why)]
+        if gpu_here:
+            return [Check(f"{where}: device", "fail", why, "this machine has a GPU the "
+                          f"framework does not see: install the CUDA builds, {CUDA_INSTALL}")]
+        return [Check(f"{where}: device", "warn", f"{why} (this machine has no GPU)",
+                      f"to benchmark a GPU, on a machine with one: {CUDA_INSTALL}")]
     out = [Check(f"{where}: device", "ok", f"{len(rows)} modes ran")]
     bad = [r for r in rows if r["status"] != "ok"]
     precision = ", ".join(sorted({str(r.get("matmul_precision")) for r in rows}))
