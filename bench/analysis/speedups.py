@@ -136,9 +136,10 @@ def geomean_speedups(sp, df):
     """Geomean speedup per (framework, device, mode, baseline) over the cases where both modes
     passed correctness, with the counts of included and excluded cases.
 
-    A case is *excluded* when the JIT mode or the baseline has a row that is not ``ok``
-    (mismatch, compile error, crash, timeout, ...; ``skipped`` rows count apart as
-    ``n_skipped``). Columns: framework, device, mode, baseline, geomean, n_included,
+    A case is *excluded* when the JIT mode has a row that is not ``ok``, or has an ``ok`` one
+    and the baseline's row is not ``ok`` (mismatch, compile error, crash, timeout, ...;
+    ``skipped`` rows count apart as ``n_skipped``). A case with no row for the JIT mode (e.g.
+    ``donate`` on a workload without state, or a mode not asked for) is neither. Columns: framework, device, mode, baseline, geomean, n_included,
     n_excluded, n_skipped, n_faster, n_slower, n_same, min_speedup, max_speedup, nearest,
     n_no_jit (cases where the JIT mode compiled nothing: verdict :data:`NO_JIT`, left out of
     the geomean and of n_included).
@@ -158,9 +159,12 @@ def geomean_speedups(sp, df):
                 n_excl = n_skip = 0
                 for _, c in pair.groupby(case_cols, dropna=False, sort=False):
                     statuses = dict(zip(c["mode"], c["status"]))
-                    if statuses.get(mode) == "ok" and statuses.get(base) == "ok":
+                    on, off = statuses.get(mode), statuses.get(base)
+                    # a case without the JIT row (a mode it does not have or was not asked
+                    # for), or whose baseline has no row, is not a failure: not counted
+                    if on is None or (on == "ok" and off in ("ok", None)):
                         continue
-                    if "skipped" in statuses.values():
+                    if "skipped" in (on, off):
                         n_skip += 1
                     else:
                         n_excl += 1
