@@ -23,6 +23,7 @@ worker processes (``jitbench.run.groups``), signals (``jitbench.run.signals``), 
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -35,7 +36,7 @@ from jitbench.results.record import RunRecord
 from jitbench.run import compile_cache as compile_cache_mod
 from jitbench.run.groups import GroupLoop
 from jitbench.run.options import RunOptions
-from jitbench.run.progress import Progress, verdicts
+from jitbench.run.progress import Progress, group_line
 from jitbench.run.session import Session
 from jitbench.run.worker_parent import WorkerFailed
 
@@ -175,10 +176,7 @@ def _measure_all(ex: Session, loop: GroupLoop, cases: list[Case], cal=None) -> N
         got = rows_of.setdefault(id(group), [])
         got.append(row)
         if len(got) == len(group):
-            found = verdicts(got)
-            first = group[0]
-            ex.progress(f"  {first.workload}/{first.variant} {first.framework} {first.size}: "
-                        f"{found or 'no verdict'}")
+            ex.progress(f"  {group_line(dataclasses.asdict(group[0]), got)}")
 
     def on_row(row: dict[str, Any], retried: str | None) -> None:
         # the worker wrote the whole row (jitbench.results.row); the record adds the run's id
