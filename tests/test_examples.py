@@ -73,3 +73,29 @@ def test_the_workflow_validates_against_githubs_schema():
                            "vendor.github-workflows", str(EXAMPLES / "nightly-gpu.yml")],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _sbatch_calls() -> list[str]:
+    """Every `sbatch ...` call of the SLURM script, continuations joined, up to its --wrap."""
+    text = re.sub(r"\\\n\s*", " ", (EXAMPLES / "nightly-slurm.sh").read_text())
+    return [m.group(1) for m in re.finditer(r"sbatch ([^\n]*?)--wrap", text)]
+
+
+@pytest.mark.unit
+def test_the_slurm_shards_run_at_once_and_only_prepare_and_judge_are_singletons():
+    """Slurm runs the jobs of one name and user one at a time under singleton: an array given
+    it runs its tasks one after another. Every job has a time limit."""
+    prepare, shards, judge = _sbatch_calls()
+    assert "--array=" in shards and "singleton" not in shards
+    assert "--job-name=jitbench-nightly-shard" in shards
+    for job in (prepare, judge):
+        assert "singleton" in job and '"${common[@]}"' in job
+    assert "--job-name=jitbench-nightly " in (EXAMPLES / "nightly-slurm.sh").read_text()
+    assert all("--time=" in job for job in (prepare, shards, judge))
+
+
+@pytest.mark.unit
+def test_every_job_of_the_workflow_has_a_time_limit():
+    flow = yaml.safe_load((EXAMPLES / "nightly-gpu.yml").read_text())
+    limits = {name: job.get("timeout-minutes") for name, job in flow["jobs"].items()}
+    assert all(isinstance(v, int) and 0 < v <= 24 * 60 for v in limits.values()), limits
