@@ -71,26 +71,38 @@ class JitBenchmark:
         self._request = request
         self._calls = 0
 
-    def __call__(self, fn, *args, modes=None, framework=None, reference=None, rtol=None,
-                 atol=None, flops=None, device=None, name=None, precision=None, budget=None):
-        """Measure ``fn(*args)`` in ``modes`` (default: every mode this process can run) and
-        store one benchmark per mode; returns the ``jitbench.userfn.measure.Result``.
-        ``precision`` / ``budget``: as ``jitbench.measure``'s (sequential stopping; each JIT
-        entry's ``extra_info`` carries its ``verdict``)."""
+    def __call__(self, fn, /, *args, modes=None, framework=None, reference=None, rtol=None,
+                 atol=None, flops=None, device=None, name=None, isolate=False, protocol=None,
+                 precision=None, budget=None, timeout=None, donate=None, batch_size=None,
+                 kwargs=None, **keywords):
+        """Measure ``fn(*args, **keywords)`` in ``modes`` (default: every mode this process
+        can run) and store one benchmark per mode; returns the
+        ``jitbench.userfn.measure.Result``. The options are ``jitbench.measure``'s, passed
+        through; ``protocol`` replaces the one pytest-benchmark's options make
+        (``protocol_from``), and ``--benchmark-disable`` still runs one checked call per mode.
+        ``precision`` / ``budget``: sequential stopping; each JIT entry's ``extra_info``
+        carries its ``verdict``."""
+        from jitbench.userfn.arguments import given_options, keyword_arguments
         from jitbench.userfn.as_workload import prepare, run
-        from jitbench.userfn.measure import Result, stopping
+        from jitbench.userfn.measure import OPTIONS, Result, check_options, stopping
 
+        given = given_options(JitBenchmark.__call__, locals())  # before any is reassigned
         self._calls += 1
-        problem = None
+        problem, spec = None, None
         try:
-            spec = prepare(fn, args, framework=framework, modes=modes, reference=reference,
-                           rtol=rtol, atol=atol, flops=flops, device=device, name=name,
-                           env=os.environ)
+            kwargs = keyword_arguments(fn, args, keywords, kwargs, given, OPTIONS,
+                                       "jit_benchmark")
+            check_options(isolate, timeout, donate, batch_size)
+            if not isolate:  # workers check the modes they run: nothing skipped here
+                spec = prepare(fn, args, framework=framework, modes=modes, reference=reference,
+                               rtol=rtol, atol=atol, flops=flops, device=device, name=name,
+                               env=os.environ, donate=donate, batch_size=batch_size,
+                               kwargs=kwargs)
         except UserError as exc:
             problem = exc
         if problem:  # outside the except: one line, no chained traceback
             pytest.fail(f"jit_benchmark: {problem}", pytrace=False)
-        if spec.skipped:
+        if spec is not None and spec.skipped:
             mode, why = next(iter(spec.skipped.items()))
             pytest.skip(f"{why} (or leave {mode} out of modes)")
         bench = self._benchmark
@@ -101,13 +113,22 @@ class JitBenchmark:
                                 warmup_min_calls=1, warmup_max_time=0.0)
         else:
             try:
-                protocol = stopping(protocol_from(self._request.config), precision, budget)
+                protocol = stopping(protocol or protocol_from(self._request.config),
+                                    precision, budget)
             except UserError as exc:
                 problem = exc
             if problem:
                 pytest.fail(f"jit_benchmark: {problem}", pytrace=False)
         try:
-            rows = run(spec, protocol)
+            if spec is None:
+                from jitbench.userfn.isolate import measure_isolated
+
+                rows = measure_isolated(fn, args, modes=modes, framework=framework,
+                                        reference=reference, rtol=rtol, atol=atol,
+                                        flops=flops, device=device, name=name,
+                                        protocol=protocol, timeout=timeout, kwargs=kwargs)
+            else:
+                rows = run(spec, protocol)
         except UserError as exc:
             problem = exc
         if problem:
@@ -115,8 +136,8 @@ class JitBenchmark:
         bad = [r for r in rows if r["status"] != "ok"]
         if bad:
             pytest.fail("jit_benchmark: " + "; ".join(
-                f"{spec.name} {r['framework']} {r['mode']}: {r['status']}: {r.get('error')}"
-                for r in bad), pytrace=False)
+                f"{r['workload']} {r['framework']} {r['mode']}: {r['status']}: "
+                f"{r.get('error')}" for r in bad), pytrace=False)
         if not bench.disabled:
             for row in rows:
                 self._store(row)

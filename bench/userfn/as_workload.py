@@ -48,6 +48,7 @@ from jitbench.protocol.case_setup import Casework, Checked, matmul_precision, mi
 from jitbench.protocol.correctness import compare
 from jitbench.protocol.timing import Protocol, measure
 from jitbench.results import row as rows
+from jitbench.userfn.arguments import call_with, with_keywords
 from jitbench.userfn.keras_model import (first_batch, fit_epochs, is_keras_model,
                                          training_step)
 
@@ -103,7 +104,8 @@ class Spec:
     name: str = ""
     source: str = ""
     unwrapped: str | None = None  # the decorator taken off (``unwrap``), or None
-    static: tuple[int, ...] = ()  # argument positions passed as static (``static_positions``)
+    static: tuple[int, ...] = ()  # positional arguments passed as static (the rows say which)
+    keywords: tuple[str, ...] = ()  # the last len(keywords) of args go by these names
     about: dict[str, Any] = dataclasses.field(default_factory=dict)  # e.g. a Keras model's
     per_mode: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # fit's
 
@@ -142,23 +144,6 @@ def unwrap(fn) -> tuple[Callable, str | None, tuple[int, ...] | None, tuple[int,
         return (inner, f"tf.function(jit_compile={jit})" if jit is not None else "tf.function",
                 (), ())
     return fn, None, None, ()
-
-
-def static_positions(args: Sequence) -> tuple[int, ...]:
-    """The positions of the arguments passed as static: a top-level argument that holds no
-    array (a Python int, float, bool or string, None, or a tuple of them) and can be hashed.
-    JAX compiles once per value there (``static_argnums``); tf.function traces once per Python
-    value anyway."""
-    out = []
-    for i, a in enumerate(args):
-        if trees.arrays([a]):
-            continue
-        try:
-            hash(a)
-        except TypeError:
-            continue
-        out.append(i)
-    return tuple(out)
 
 
 def _declared_donation(fn, args: tuple, donated: tuple[int, ...], static, fw, adapter,
@@ -297,12 +282,13 @@ def resolve_modes(framework: str, modes: Sequence[str] | None,
 
 def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, atol=None,
             flops=None, device=None, name=None, env=None, here: bool = True,
-            donate: int | None = None, batch_size: int | None = None) -> Spec:
+            donate: int | None = None, batch_size: int | None = None, kwargs=None) -> Spec:
     """Check the user's arguments; one ``UserError`` naming the problem. ``here``: it runs in
     this process, so its adapter is made (the framework the inputs belong to), the device
     chosen, and the modes this process cannot run (``env``: its environment as it started;
     ``os.environ`` by default) skipped; ``here=False`` (``jitbench.userfn.isolate``'s caller) checks
-    only the arguments."""
+    only the arguments. ``kwargs``: the function's keyword arguments, checked by
+    ``jitbench.userfn.arguments.keyword_arguments``, passed after ``args`` (``with_keywords``)."""
     if not callable(fn):
         raise UserError(f"the function to measure is not callable: {fn!r}")
     args = tuple(args)
@@ -320,8 +306,10 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
         framework = framework or own
         name = name or fn.__name__
         modes = modes if modes is not None else list(asked)
-    fn, unwrapped, declared, donated = unwrap(fn)
-    static = declared if declared is not None else static_positions(args)
+    fn, unwrapped, declared, donated = unwrap(jitted := fn)
+    positional = len(args)  # the user's; their keywords follow them from here on
+    fn, args, static, donated, keywords = with_keywords(fn, args, kwargs or {}, declared,
+                                                        jitted, donated, donate)
     if any(map(nnx_object, args)):  # changed in place: op by op or under nnx.jit only
         from jitbench.frameworks.jax_modes import NNX_MODES
 
@@ -360,8 +348,8 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
         import numpy as np
 
         try:
-            reference = reference(*trees.map_arrays(lambda a: np.asarray(a, dtype=np.float64),
-                                                    list(args)))
+            reference = call_with(reference, trees.map_arrays(
+                lambda a: np.asarray(a, dtype=np.float64), list(args)), keywords)
         except Exception as exc:
             raise UserError(f"reference raised {type(exc).__name__}: {exc}") from exc
     name = name or getattr(fn, "__name__", None) or type(fn).__name__
@@ -369,7 +357,8 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
     return Spec(fn=fn if donate is not None else _static_stage(fn, static), args=args,
                 framework=fw, modes=run_,
                 skipped=skipped, device=device, reference=reference, rtol=rtol, atol=atol,
-                flops=flops, name=name, source=source, unwrapped=unwrapped, static=static,
+                flops=flops, name=name, source=source, unwrapped=unwrapped,
+                static=tuple(i for i in static if i < positional), keywords=keywords,
                 about=about, per_mode=per_mode)
 
 

@@ -66,9 +66,11 @@ def importable_name(fn) -> str:
 
 
 def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops, device, name,
-                     protocol: Protocol, timeout: float | None = None) -> list[dict[str, Any]]:
+                     protocol: Protocol, timeout: float | None = None,
+                     kwargs=None) -> list[dict[str, Any]]:
     """Rows of every requested mode, each group of modes measured in a worker of its own, which
-    gets ``timeout`` seconds (default :data:`DEFAULT_TIMEOUT_S`) to start and to measure."""
+    gets ``timeout`` seconds (default :data:`DEFAULT_TIMEOUT_S`) to start and to measure.
+    ``kwargs``: the function's keyword arguments, sent by name as numpy pytrees too."""
     from jitbench.protocol import trees
     from jitbench.userfn.as_workload import prepare
 
@@ -77,15 +79,19 @@ def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops
     # checks the arguments (and computes the reference) here; the workers' environments decide
     # what runs where, so no mode is "skipped for this process"
     spec = prepare(fn, args, framework=framework, modes=modes, reference=reference,
-                   rtol=rtol, atol=atol, flops=flops, device=device, name=name, here=False)
+                   rtol=rtol, atol=atol, flops=flops, device=device, name=name, here=False,
+                   kwargs=kwargs)
     groups: dict[str, list[str]] = {}
     for m in spec.modes:  # checked, JIT-off first; every one of them with modes=None
         groups.setdefault(MODES[(spec.framework, m)].worker_group, []).append(m)
     np_args = trees.map_arrays(_np, list(spec.args))  # pytrees of numpy arrays
+    n = len(np_args) - len(spec.keywords)  # the keywords go back by name (prepare folds them)
+    np_args, np_kwargs = np_args[:n], dict(zip(spec.keywords, np_args[n:]))
     out_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="jitbench-isolate-") as tmp:
         for group, group_modes in groups.items():
-            job = {"target": target, "args": np_args, "framework": spec.framework,
+            job = {"target": target, "args": np_args, "kwargs": np_kwargs,
+                   "framework": spec.framework,
                    "modes": group_modes, "reference": spec.reference, "rtol": rtol,
                    "atol": atol, "flops": flops, "device": device, "name": spec.name,
                    "protocol": dataclasses.asdict(protocol)}
@@ -141,5 +147,6 @@ def worker_job(adapter, msg: dict[str, Any]) -> list[dict[str, Any]]:
     fn = resolve(job["target"])
     spec = prepare(fn, job["args"], framework=job["framework"], modes=job["modes"],
                    reference=job["reference"], rtol=job["rtol"], atol=job["atol"],
-                   flops=job["flops"], device=job["device"], name=job["name"])
+                   flops=job["flops"], device=job["device"], name=job["name"],
+                   kwargs=job.get("kwargs"))
     return run(spec, protocol_of(job["protocol"]), counts=True)

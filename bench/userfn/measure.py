@@ -5,6 +5,8 @@
     r.summary()   # 'jit is 12.3× faster than eager [11.8–12.9] (pipelined; each call synced:
                   #  3.1× [2.9–3.3]); compile 210 ms; pays off ...'
     r.table()     # the columns of jitbench.load_results, one row per mode
+    r.verdict("jit")   # 'faster' (slower, same, unresolved): what a test asserts on
+    r.speedup("jit")   # Speedup(mode='jit', baseline='eager', ratio=12.3, low=11.8, ...)
     r             # in Jupyter: the summary and a small table
 
 In-process by default, so its limits are the process's: TF auto-clustering on CPU needs
@@ -17,9 +19,11 @@ function importable as ``module:qualname``.
 
 from __future__ import annotations
 
+import dataclasses
 import html
+import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jitbench.errors import UserError
@@ -27,6 +31,23 @@ from jitbench.protocol.settings import Protocol
 
 SUMMARY_COLUMNS = ["mode", "jit", "status", "first_call_s", "median_s", "iqr_s", "n_samples",
                    "max_rel_err_vs_nojit", "error"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Speedup:
+    """One JIT-on mode against a JIT-off one, from ``Result.speedup``: ``ratio`` (the
+    baseline's time over the mode's: above 1 is faster), its 95% interval ``low`` to
+    ``high``, and the ``verdict``: "faster", "slower", "same" (inside the +-5% band) or
+    "unresolved" (the budget ran out first); "no difference" where the fixed protocol
+    (``precision="off"``) judged it from a bootstrap, "no JIT happened" where the mode
+    compiled nothing."""
+
+    mode: str
+    baseline: str
+    ratio: float
+    low: float
+    high: float
+    verdict: str
 
 
 class Result:
@@ -49,6 +70,41 @@ class Result:
         from jitbench import analysis
 
         return analysis.speedups(self.table())
+
+    def speedup(self, mode: str, against: str | None = None) -> Speedup:
+        """``mode`` against ``against`` (default: its nearest JIT-off mode, the one the
+        summary names), from :meth:`speedups`: the figures the summary and the report show.
+        Raises ``jitbench.UserError`` naming the valid modes for a mode not measured here
+        (or a JIT-off one), and saying why for a mode whose row is not ``ok``."""
+        from jitbench.define.modes import MODES
+
+        jit_modes = [r["mode"] for r in self.rows if MODES.get((r["framework"], r["mode"]))
+                     and MODES[(r["framework"], r["mode"])].jit]
+        row = next((r for r in self.rows if r["mode"] == mode), None)
+        if row is None or mode not in jit_modes:
+            what = "a JIT-off mode (a baseline)" if row is not None else "not measured here"
+            raise UserError(f"mode {mode!r} is {what}; valid: {', '.join(jit_modes) or 'none'}"
+                            f" (JIT-on modes of this result)")
+        if row.get("status") != "ok":
+            raise UserError(f"{mode} has no speedup: its row is {row.get('status')} "
+                            f"({str(row.get('error') or '').strip()[:300]})")
+        sp = self.speedups()
+        found = sp[sp["mode"] == mode] if len(sp) else sp
+        if against is not None:
+            found = found[found["baseline"] == against] if len(found) else found
+        if not len(found):
+            bases = sorted({r["mode"] for r in self.rows} - set(jit_modes))
+            raise UserError(f"{mode} has no speedup against "
+                            f"{against or 'a JIT-off mode'}: none measured ok beside it "
+                            f"(JIT-off modes here: {', '.join(bases) or 'none'})")
+        r = found.sort_values("nearest", ascending=False, kind="stable").iloc[0]
+        return Speedup(mode, str(r["baseline"]), float(r["speedup"]), float(r["ci_low"]),
+                       float(r["ci_high"]), str(r["verdict"]))
+
+    def verdict(self, mode: str, against: str | None = None) -> str:
+        """``speedup(mode, against).verdict``: what a test asserts on (``assert
+        r.verdict("jit") == "faster"``)."""
+        return self.speedup(mode, against).verdict
 
     def summary(self) -> str:
         """One sentence per JIT-on mode against its nearest JIT-off mode, then any failures."""
@@ -146,14 +202,22 @@ class Result:
         return f"<p>{html.escape(self.summary())}</p>\n{table}"
 
 
-def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None = None,
+def measure(fn, /, *args, modes: Sequence[str] | None = None, framework: str | None = None,
             reference=None, rtol: float | None = None, atol: float | None = None,
             flops: float | None = None, device: str | None = None, name: str | None = None,
             isolate: bool = False, protocol: Protocol | None = None,
             precision: float | str | None = None, budget: float | None = None,
             timeout: float | None = None, donate: int | None = None,
-            batch_size: int | None = None) -> Result:
-    """Measure ``fn(*args)`` in every requested JIT mode with jitbench's protocol.
+            batch_size: int | None = None, kwargs: Mapping[str, Any] | None = None,
+            **keywords) -> Result:
+    """Measure ``fn(*args, **keywords)`` in every requested JIT mode with jitbench's protocol.
+
+    - Keyword arguments other than the options below go to ``fn`` as they came
+      (``measure(power_iteration, a, v, n_iter=30)``): one holding arrays is an input like a
+      positional one; one holding none is static, and a jitted function keeps its own
+      ``static_argnames``. ``kwargs={...}``: the function's keyword arguments as a dict, for
+      one whose name is also an option here (``kwargs={"name": ...}``); a keyword that is
+      both without ``kwargs`` raises ``UserError`` naming it.
 
     - ``modes``: e.g. ``["eager", "jit"]`` (JAX) or ``["graph", "xla"]`` (TF); default: every
       mode that can run here (all of the framework's with ``isolate=True``).
@@ -186,9 +250,37 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
     a function that fails with JIT off. A mode that fails only with JIT on is a row of the
     result (its status and error), never an exception.
     """
+    from jitbench.userfn.arguments import given_options, keyword_arguments
     from jitbench.userfn.as_workload import prepare, run
 
+    # read before any option is reassigned: which of them the caller set
+    kwargs = keyword_arguments(fn, args, keywords, kwargs, given_options(measure, locals()),
+                               OPTIONS, "jitbench.measure")
     protocol = stopping(protocol or Protocol(), precision, budget)
+    check_options(isolate, timeout, donate, batch_size)
+    if isolate:
+        from jitbench.userfn.isolate import measure_isolated
+
+        return Result(measure_isolated(fn, args, modes=modes, framework=framework,
+                                       reference=reference, rtol=rtol, atol=atol, flops=flops,
+                                       device=device, name=name, protocol=protocol,
+                                       timeout=timeout, kwargs=kwargs))
+    spec = prepare(fn, args, framework=framework, modes=modes, reference=reference, rtol=rtol,
+                   atol=atol, flops=flops, device=device, name=name, donate=donate,
+                   batch_size=batch_size, kwargs=kwargs)
+    for mode, why in spec.skipped.items():
+        spec.skipped[mode] = f"{why}; jitbench.measure(..., isolate=True) gives it one"
+    return Result(run(spec, protocol))
+
+
+# measure's own options: a keyword of the user's function is every other name
+OPTIONS = tuple(name for name, p in inspect.signature(measure).parameters.items()
+                if p.kind is p.KEYWORD_ONLY)
+
+
+def check_options(isolate: bool, timeout, donate, batch_size) -> None:
+    """The options of ``jitbench.measure`` and the ``jit_benchmark`` fixture that only go
+    together one way; ``UserError`` naming the pair otherwise."""
     if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0
                                     and math.isfinite(timeout)):
         raise UserError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
@@ -197,23 +289,10 @@ def measure(fn, *args, modes: Sequence[str] | None = None, framework: str | None
                         f"isolate=True")
     if isolate and donate is not None:
         raise UserError(f"donate={donate!r} is measured in this process: leave out isolate=True")
-    if isolate:
-        from jitbench.userfn.isolate import measure_isolated
-
-        return Result(measure_isolated(fn, args, modes=modes, framework=framework,
-                                       reference=reference, rtol=rtol, atol=atol, flops=flops,
-                                       device=device, name=name, protocol=protocol,
-                                       timeout=timeout))
-    if timeout is not None:
+    if timeout is not None and not isolate:
         raise UserError("timeout needs isolate=True: a function that hangs in this process "
                         "cannot be stopped; jitbench.measure(..., isolate=True, timeout=...) "
                         "measures it in a worker that can be killed")
-    spec = prepare(fn, args, framework=framework, modes=modes, reference=reference, rtol=rtol,
-                   atol=atol, flops=flops, device=device, name=name, donate=donate,
-                   batch_size=batch_size)
-    for mode, why in spec.skipped.items():
-        spec.skipped[mode] = f"{why}; jitbench.measure(..., isolate=True) gives it one"
-    return Result(run(spec, protocol))
 
 
 def stopping(protocol: Protocol, precision: float | str | None = None,
