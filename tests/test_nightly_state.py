@@ -186,14 +186,14 @@ def test_small_steps_add_up_since_the_last_accepted_night(tmp_path):
     h.order = h.judged = nights
     result = {"regression": False, "smaller_steps": [
         {"case_id": "c1", "metric": "ab_time", "ratio": 1.04}]}
-    creep.judge(tmp_path, h, 0.10, result)
+    result = {**result, **creep.judge(tmp_path, h, 0.10, result)}
     (rec,) = result["creep"]
     assert rec["nights"] == ["n1", "n2", "n3"] and rec["fails"] and result["regression"]
     assert "n1 +4.0%, n2 +4.0%, n3 +4.0% = +12.5%" in result["confirmed"][0]["text"]
     # accepting n2 accepted the steps up to it: tonight's 4% and n2's are not summed
     write_acceptance(tmp_path / "n2", "wanted", "2026-11-28T00:00:00+00:00")
     result = {"regression": False, "smaller_steps": result["smaller_steps"]}
-    creep.judge(tmp_path, h, 0.10, result)
+    result = {**result, **creep.judge(tmp_path, h, 0.10, result)}
     assert result["creep"][0]["nights"] == ["n3"] and not result["regression"]
 
 
@@ -343,7 +343,7 @@ def test_a_recovery_between_small_steps_cancels_in_the_chain(tmp_path):
     h.order = h.judged = nights
     result = {"regression": False, "change": {"ratios": {"c1": 1.05}},
               "smaller_steps": [{"case_id": "c1", "metric": "ab_time", "ratio": 1.05}]}
-    creep.judge(tmp_path, h, 0.10, result)
+    result = {**result, **creep.judge(tmp_path, h, 0.10, result)}
     (rec,) = result["creep"]
     assert rec["nights"] == ["n1", "n2", "n3"] and not rec["fails"]
     assert not result["regression"] and abs(rec["total"] - 1.06 * 0.92 * 1.05) < 1e-9

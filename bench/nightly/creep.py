@@ -61,14 +61,16 @@ def steps(results_root: Path | str, nights: list[str], tonight: str,
     return {c: seq for c, seq in chain.items() if c in small}
 
 
-def judge(results_root: Path | str, h, threshold: float, result: dict[str, Any]) -> None:
-    """Add ``creep`` (each case with smaller steps since the last accepted night: the nights,
-    their ratios and the product) to ``result``; a product that reaches the threshold is a
-    confirmed regression (metric ``creep``) that fails the night."""
+def judge(results_root: Path | str, h, threshold: float, verdict: dict[str, Any]
+          ) -> dict[str, Any]:
+    """What the chain adds to a night's ``verdict``: ``creep`` (each case with smaller steps
+    since the last accepted night: the nights, their ratios and the product), and where a
+    product reaches the threshold a confirmed regression (metric ``creep``) that fails the
+    night (``confirmed``, ``regression``)."""
     tonight = h.order[-1]
     nights = since_accepted(results_root, list(h.judged))
-    found = steps(results_root, nights, tonight, result)
-    creep = []
+    found = steps(results_root, nights, tonight, verdict)
+    creep, fails = [], []
     for case_id, seq in sorted(found.items()):
         total = math.prod(r for _, r in seq)
         rec = {"case_id": case_id, "nights": [n for n, _ in seq],
@@ -76,7 +78,7 @@ def judge(results_root: Path | str, h, threshold: float, result: dict[str, Any])
                "fails": len(seq) > 1 and total >= 1 + threshold}
         creep.append(rec)
         if rec["fails"]:
-            result.setdefault("confirmed", []).append({
+            fails.append({
                 "case_id": case_id, "metric": "creep", "ratio": total, "low": None,
                 "high": None, "reference": 1.0, "latest": total, "change": total - 1,
                 "noise": None, "q_value": None,
@@ -86,5 +88,7 @@ def judge(results_root: Path | str, h, threshold: float, result: dict[str, Any])
                          + f" = {100 * (total - 1):+.1f}% in all (accept the night with a "
                            f"reason to start the sum again: jitbench nightly --accept "
                            f"{tonight} --reason TEXT)")})
-            result["regression"] = True
-    result["creep"] = creep
+    if not fails:
+        return {"creep": creep}
+    return {"creep": creep, "confirmed": list(verdict.get("confirmed") or []) + fails,
+            "regression": True}

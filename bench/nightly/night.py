@@ -116,43 +116,47 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         confirmed, facts = run_recheck(h, results_root, thresholds, pending, o.runner_kw(),
                                        rounds=o.recheck_rounds)
         confirmed = pd.concat([confirmed, suspects[decisive]], ignore_index=True)
-    result = summary(h, thresholds, suspects, confirmed, facts)
-    result["near"] = sorted(suspects.loc[near, "series"]) if recheck else []
+    base = summary(h, thresholds, suspects, confirmed, facts)
     if o.confirm_ab:
         cases = night_cases(latest_dir)
-        for rec in result["confirmed"]:
+        for rec in base["confirmed"]:
             change.side_by_side(rec, cases, latest_dir / "ab", o.process_profile,
                                 o.on_progress)
-    result["machine"] = machine
-    result["repeats"] = repeat_facts
-    result["machine_note"] = None if machine["steady"] else (
-        f"the machine ran every JIT-off mode x{machine['factor']:.2f} against its last "
-        f"{len(machine['compared_with'])} nights (more than {100 * machine['bound']:.0f}%, all "
-        f"together): no step is judged tonight ({len(result['suspected'])} suspected); a "
-        f"real one is still there on the next steady night")
-    result["change"] = None if plan is None else plan.facts()
-    if plan is not None and not plan.changes and result["regression"]:
-        # nothing that can move the code's numbers changed: what the history saw is the
-        # machine's (drift, throttling, a moved baseline), not a software regression
-        # a compile count is the software's, never the machine's: it still fails the night
-        soft = [r for r in result["confirmed"] if r.get("metric") in SOFTWARE_METRICS]
-        result.update(machine_steps=[r for r in result["confirmed"] if r not in soft],
-                      confirmed=soft, regression=bool(soft))
-    if plan is not None and plan.blocked and result["regression"]:
+    if plan is not None and plan.blocked and base["regression"]:
         # a change that could not run again: the step the history confirmed is that change's
-        for rec in result["confirmed"]:
+        for rec in base["confirmed"]:
             rec["text"] = (rec.get("text") or "") + (
                 "; tonight's change since the last good night (" + plan.reference + "), not "
                 "measured side by side: " + "; ".join(c.text() for c in plan.changes))
-    if plan is not None and plan.blocked and not result["regression"]:
-        _blocked_and_short(h, plan, results_root / h.order[-1], result)
-    result["change_note"] = _change_note(plan, result)
-    _finish(h, results_root, reports_root, thresholds, result)
-    return result
+    verdict = {**base, **_software_or_machine(plan, base),
+               "near": sorted(suspects.loc[near, "series"]) if recheck else [],
+               "machine": machine, "repeats": repeat_facts,
+               "machine_note": None if machine["steady"] else (
+                   f"the machine ran every JIT-off mode x{machine['factor']:.2f} against its "
+                   f"last {len(machine['compared_with'])} nights (more than "
+                   f"{100 * machine['bound']:.0f}%, all together): no step is judged tonight "
+                   f"({len(base['suspected'])} suspected); a real one is still there on the "
+                   f"next steady night"),
+               "change": None if plan is None else plan.facts()}
+    if plan is not None and plan.blocked and not verdict["regression"]:
+        verdict.update(_blocked_and_short(h, plan, results_root / h.order[-1]))
+    return _finish(h, results_root, reports_root, thresholds,
+                   {**verdict, "change_note": _change_note(plan, verdict)})
 
 
-def _blocked_and_short(h: History, plan: change.Plan, latest_dir: Path,
-                       result: dict[str, Any]) -> None:
+def _software_or_machine(plan: change.Plan | None, base: dict[str, Any]) -> dict[str, Any]:
+    """Nothing that can move the code's numbers changed since the last good night: what the
+    history confirmed is the machine's (drift, throttling, a moved baseline), not a software
+    regression; but a compile count is the software's, never the machine's, and still fails
+    the night."""
+    if plan is None or plan.changes or not base["regression"]:
+        return {}
+    soft = [r for r in base["confirmed"] if r.get("metric") in SOFTWARE_METRICS]
+    return {"machine_steps": [r for r in base["confirmed"] if r not in soft],
+            "confirmed": soft, "regression": bool(soft)}
+
+
+def _blocked_and_short(h: History, plan: change.Plan, latest_dir: Path) -> dict[str, Any]:
     """A change that could not run again leaves the night to the history; where the history
     is still too short to judge a series the change touches, the night could not see a step
     there: undecided (never a pass), and so no reference for the next night."""
@@ -160,19 +164,17 @@ def _blocked_and_short(h: History, plan: change.Plan, latest_dir: Path,
     touched -= set(change_ab.unmeasurable(latest_dir, touched,
                                           change_ab.reference_ok(plan))[0])  # not here
     tests = h.tests
-    if not len(tests):
-        return
-    short = tests[(tests["needs"] > 0) & tests["case_id"].isin(touched)]
+    short = tests[(tests["needs"] > 0) & tests["case_id"].isin(touched)] if len(tests) \
+        else tests
     if not len(short):
-        return
-    needs = int(short["needs"].max())
-    result["undecided"] = sorted(set(short["case_id"]))
-    result["undecided_note"] = (
-        f"UNDECIDED: {len(result['undecided'])} case(s) touched by a change that could not "
+        return {}
+    needs, undecided = int(short["needs"].max()), sorted(set(short["case_id"]))
+    return {"undecided": undecided, "undecided_note": (
+        f"UNDECIDED: {len(undecided)} case(s) touched by a change that could not "
         f"run again ({'; '.join(c.text() for c in plan.changes)}) and a history still "
         f"{needs} night(s) short of judging them: a step there could not be seen (not a pass;"
         f" keep the last good environment to measure a change side by side: jitbench nightly "
-        f"--environments DIR --requirements FILE)")
+        f"--environments DIR --requirements FILE)")}
 
 
 def _change_note(plan: change.Plan | None, result: dict[str, Any]) -> str | None:
@@ -206,49 +208,54 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
                            pairs=o.change_pairs, pairing=o.pairing,
                            compile_threshold=thresholds.compile)
     state.finished(latest_dir, "ab")
-    result = summary(h, thresholds, h.tests, h.tests.assign(regression=False), None)
-    result["metrics"]["ab_time"] = ("time per call, tonight's environment over the last good "
-                                    "night's, in fresh process pairs side by side")
-    result["metrics"]["ab_time_pooled"] = ("ab_time of the touched JIT cases together: the "
-                                           "geometric mean per pair")
-    result.update(confirmed=facts["slower"], regression=bool(facts["slower"]), change=facts,
-                  smaller_steps=facts["smaller"], undecided=facts["undecided"],
-                  near=[], machine=machine, repeats=None, machine_note=None, history_steps=[
-                      f"{r['case_id']} {r['metric']}" for r in result["suspected"]])
+    base = summary(h, thresholds, h.tests, h.tests.assign(regression=False), None)
+    not_measurable = facts.get("not_measurable") or []
     counts = ", ".join(f"{n} {v}" for v, n in sorted(facts["verdicts"].items()))
-    result["change_note"] = (
-        f"changed since the last good night ({plan.reference}): "
-        f"{'; '.join(facts['changes'])}: {facts['n_touched']} touched cases measured in both "
-        f"environments side by side ({facts.get('rounds') or 0} rounds of fresh process "
-        f"pairs, {PAIRED.get(facts.get('pairing'), 'alternating')}): "
-        f"{counts or 'nothing measured'}"
-        + (f"; {facts['pooled']['text']}" if facts.get("pooled") else ""))
-    result["not_measurable"] = facts.get("not_measurable") or []
-    if result["not_measurable"]:
-        result["change_note"] += (
-            f"; {len(result['not_measurable'])} touched case(s) not measurable here (they do "
-            f"not hold the night): " + "; ".join(
-                f"{r['case_id']} ({r['why']})" for r in result["not_measurable"][:5])
-            + (f" and {len(result['not_measurable']) - 5} more"
-               if len(result["not_measurable"]) > 5 else ""))
-    if facts["undecided"] and not result["regression"]:
-        unmeasured = set(facts.get("not_measured") or [])
-        lost = {r["case_id"]: r["why"] for r in facts.get("lost") or []}
-        open_ = [c for c in facts["undecided"] if c not in unmeasured and c not in lost]
-        result["undecided_note"] = "UNDECIDED: " + "; ".join(filter(None, (
-            f"{len(open_)} touched case(s) neither slower nor the same after "
-            f"{facts.get('rounds') or 0} pairs, a step of the {100 * thresholds.steady:.0f}% "
-            f"threshold not ruled out: {', '.join(open_)}" if open_ else None,
-            f"{len(unmeasured)} touched case(s) not measured side by side"
-            + (f" ({facts['error']})" if facts.get("error") else
-               " (no finished A/B holds them: a shard or the A/B stopped before them)")
-            + f": {', '.join(sorted(unmeasured))}" if unmeasured else None,
-            f"{len(lost)} touched case(s) ok on the last good night and failing in both "
-            f"environments tonight (the machine, not the change?): "
-            + "; ".join(f"{c} ({w})" for c, w in sorted(lost.items())) if lost else None))
-        ) + " (not a pass)"
-    _finish(h, results_root, reports_root, thresholds, result)
-    return result
+    verdict = {
+        **base, "metrics": {**base["metrics"], "ab_time": (
+            "time per call, tonight's environment over the last good night's, in fresh "
+            "process pairs side by side"), "ab_time_pooled": (
+            "ab_time of the touched JIT cases together: the geometric mean per pair")},
+        "confirmed": facts["slower"], "regression": bool(facts["slower"]), "change": facts,
+        "smaller_steps": facts["smaller"], "undecided": facts["undecided"], "near": [],
+        "machine": machine, "repeats": None, "machine_note": None,
+        "history_steps": [f"{r['case_id']} {r['metric']}" for r in base["suspected"]],
+        "not_measurable": not_measurable,
+        "change_note": (
+            f"changed since the last good night ({plan.reference}): "
+            f"{'; '.join(facts['changes'])}: {facts['n_touched']} touched cases measured in "
+            f"both environments side by side ({facts.get('rounds') or 0} rounds of fresh "
+            f"process pairs, {PAIRED.get(facts.get('pairing'), 'alternating')}): "
+            f"{counts or 'nothing measured'}"
+            + (f"; {facts['pooled']['text']}" if facts.get("pooled") else "")
+            + (f"; {len(not_measurable)} touched case(s) not measurable here (they do not "
+               f"hold the night): " + "; ".join(
+                   f"{r['case_id']} ({r['why']})" for r in not_measurable[:5])
+               + (f" and {len(not_measurable) - 5} more" if len(not_measurable) > 5 else "")
+               if not_measurable else "")),
+        "undecided_note": (_undecided_note(facts, thresholds.steady)
+                           if facts["undecided"] and not facts["slower"] else None)}
+    return _finish(h, results_root, reports_root, thresholds, verdict)
+
+
+def _undecided_note(facts: dict[str, Any], threshold: float) -> str:
+    """Why a change night's A/B left cases undecided: still open, never measured, or lost
+    since the last good night."""
+    unmeasured = set(facts.get("not_measured") or [])
+    lost = {r["case_id"]: r["why"] for r in facts.get("lost") or []}
+    open_ = [c for c in facts["undecided"] if c not in unmeasured and c not in lost]
+    return "UNDECIDED: " + "; ".join(filter(None, (
+        f"{len(open_)} touched case(s) neither slower nor the same after "
+        f"{facts.get('rounds') or 0} pairs, a step of the {100 * threshold:.0f}% "
+        f"threshold not ruled out: {', '.join(open_)}" if open_ else None,
+        f"{len(unmeasured)} touched case(s) not measured side by side"
+        + (f" ({facts['error']})" if facts.get("error") else
+           " (no finished A/B holds them: a shard or the A/B stopped before them)")
+        + f": {', '.join(sorted(unmeasured))}" if unmeasured else None,
+        f"{len(lost)} touched case(s) ok on the last good night and failing in both "
+        f"environments tonight (the machine, not the change?): "
+        + "; ".join(f"{c} ({w})" for c, w in sorted(lost.items())) if lost else None))
+    ) + " (not a pass)"
 
 
 def _seen(h: History, result: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
@@ -275,21 +282,21 @@ def _seen(h: History, result: dict[str, Any]) -> tuple[list[dict[str, Any]], str
                   f"in the summary's 'seen')")
 
 
-def _incomplete(latest_dir: Path, result: dict[str, Any]) -> None:
+def _incomplete(latest_dir: Path, verdict: dict[str, Any]) -> dict[str, Any]:
     """A merged night some of whose shards never reached the merge measured only part of its
     cases: undecided (never a pass), naming the shards."""
     from jitbench.results.files import load_night
 
     missing = load_night(latest_dir).get("missing_shards") or []
     if not missing:
-        return
-    result["missing_shards"] = missing
-    result["undecided"] = sorted(set(result.get("undecided") or []) | {
-        f"(shard {k})" for k in missing})
-    result["undecided_note"] = "; ".join(filter(None, (
-        result.get("undecided_note"),
-        f"UNDECIDED: shard(s) {', '.join(missing)} never reached the merge: their cases were "
-        f"not measured tonight (not a pass)")))
+        return {}
+    return {"missing_shards": missing,
+            "undecided": sorted(set(verdict.get("undecided") or []) | {
+                f"(shard {k})" for k in missing}),
+            "undecided_note": "; ".join(filter(None, (
+                verdict.get("undecided_note"),
+                f"UNDECIDED: shard(s) {', '.join(missing)} never reached the merge: their cases "
+                f"were not measured tonight (not a pass)")))}
 
 
 # what the history measures that no state of the machine moves: a step there is software's
@@ -302,42 +309,46 @@ PAIRED = {"alternating": "one process after the other, alternating",
 
 
 def _finish(h: History, results_root: Path, reports_root: Path, thresholds: Thresholds,
-            result: dict[str, Any]) -> None:
-    """What every night's summary ends with, the history page and the summary's files."""
+            verdict: dict[str, Any]) -> NightSummary:
+    """The night's summary, one record: its verdict (the history's or the A/B's), what no
+    fault may leave out (a lost shard, small steps that add up), what the next night is
+    measured against and why earlier nights are not, then the history page and the summary's
+    files; its judgement recorded as finished last."""
     from jitbench.report.history_page import write_history_page
 
     latest_dir = results_root / h.order[-1]
-    _incomplete(latest_dir, result)
-    creep.judge(results_root, h, thresholds.steady, result)
+    verdict = {**verdict, **_incomplete(latest_dir, verdict)}
+    verdict = {**verdict, **creep.judge(results_root, h, thresholds.steady, verdict)}
     # the environment the next night is measured against: tonight's unless it regressed (a CI
     # job upgrades the other of two environments, examples/nightly-gpu.yml)
     good = h.order[-1] if load_acceptance(latest_dir) or not (
-        result["regression"] or result.get("undecided")) else change.last_good(results_root,
-                                                                               h.judged)
-    result["last_good"] = None if good is None else {
-        "run": good, "python": (h.metas[good].get("machine") or {}).get("executable")}
-    result["waiting"] = h.waiting
+        verdict["regression"] or verdict.get("undecided")) else change.last_good(
+        results_root, h.judged)
     # the nights after the reference that could not be it, and why (killed, unjudged, ...)
     reference_night, skipped = state.last_good(results_root, h.judged)
-    result["unusable"] = skipped
-    result["unusable_note"] = state.unusable_note(skipped, reference_night)
-    result["accepted"] = [{"run_id": r, **a} for r, a in h.accepted.items()]
-    result["accepted_note"] = "; ".join(
-        f"{r} accepted as the reference ({a['reason']}, {a.get('accepted_at')})"
-        for r, a in h.accepted.items()) or None
-    result.update(profile_facts(h.metas[h.order[-1]]))
     them = "it" if len(h.waiting) == 1 else "them"
-    result["waiting_note"] = (
-        f"Left out of tonight's reference: {', '.join(h.waiting)} (the machine moved on "
-        f"{them}, no night has judged {them} since)") if h.waiting else None
-    result["visible"] = visibility(h.tests, thresholds.steady)
-    result["seen"], result["seen_note"] = _seen(h, result)
-    result["evaluation"] = evaluation(results_root, h, thresholds.steady)
+    seen, seen_note = _seen(h, verdict)
+    record = NightSummary(
+        **verdict, **profile_facts(h.metas[h.order[-1]]),
+        last_good=None if good is None else {
+            "run": good, "python": (h.metas[good].get("machine") or {}).get("executable")},
+        waiting=h.waiting, unusable=skipped,
+        unusable_note=state.unusable_note(skipped, reference_night),
+        accepted=[{"run_id": r, **a} for r, a in h.accepted.items()],
+        accepted_note="; ".join(
+            f"{r} accepted as the reference ({a['reason']}, {a.get('accepted_at')})"
+            for r, a in h.accepted.items()) or None,
+        waiting_note=(f"Left out of tonight's reference: {', '.join(h.waiting)} (the machine "
+                      f"moved on {them}, no night has judged {them} since)")
+        if h.waiting else None,
+        visible=visibility(h.tests, thresholds.steady), seen=seen, seen_note=seen_note,
+        evaluation=evaluation(results_root, h, thresholds.steady))
     reports_root.mkdir(parents=True, exist_ok=True)
-    write_history_page(h, results_root, reports_root, result)
-    write_summary(reports_root, result)
-    text = markdown(result, "index.html")
+    write_history_page(h, results_root, reports_root, record)
+    write_summary(reports_root, record)
+    text = markdown(record, "index.html")
     write_summary_markdown(reports_root, text)
-    write_summary(latest_dir, result)
+    write_summary(latest_dir, record)
     write_summary_markdown(latest_dir, text)
     state.finished(latest_dir, "judgement")
+    return record

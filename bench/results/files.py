@@ -243,6 +243,15 @@ class NightSummary(TypedDict, total=False):
     profile_note: str | None
     visible: dict[str, Any]  # the smallest step each series can show
     evaluation: dict[str, Any] | None  # each detector replayed on this history
+    seen: list[dict[str, Any]]  # per case, the smallest step tonight could see (``up_to``)
+    seen_note: str | None
+    unusable: list[dict[str, Any]]  # the nights after the reference that could not be it
+    unusable_note: str | None
+    not_measurable: list[dict[str, Any]]  # touched cases this machine cannot run, with why
+    missing_shards: list[str]  # K/N of each shard that never reached the merge (undecided)
+    creep: list[dict[str, Any]]  # smaller steps chained since the last accepted night
+    machine_steps: list[dict[str, Any]]  # what the history saw on a night nothing changed
+    history_steps: list[str]  # a change night: what the history flagged beside the A/B
 
 
 SUMMARY_MD_NAME = "nightly-summary.md"  # the same, as Markdown for a CI's page
