@@ -21,7 +21,7 @@ def load_results(path_or_paths):
     return _load(path_or_paths)
 
 
-def measure(fn, *args, **options):
+def measure(fn, /, *args, **options):
     """What JIT does to ``fn(*args)``: see ``jitbench.userfn.measure.measure`` (deferred
     import, like ``load_results``; it imports only the framework the inputs already belong
     to)."""
