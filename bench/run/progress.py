@@ -65,24 +65,26 @@ def verdicts(rows: Sequence[Mapping[str, Any]]) -> str:
                      f"({_x(speedup)}x{ci})")
         base = next((b for b in rows if b.get("mode") == r.get("verdict_baseline")
                      and b.get("status") in ("ok", None)), None)
-        parts[-1] += "".join(f", {e}" for e in _costs(r, base))
+        parts[-1] += "".join(f", {e}" for e in _costs(r, base, r["verdict"]))
     return "; ".join(parts)
 
 
-def _costs(on: Mapping[str, Any], off: Mapping[str, Any] | None) -> list[str]:
+def _costs(on: Mapping[str, Any], off: Mapping[str, Any] | None, verdict: str) -> list[str]:
     """What a JIT mode costs and how right it is, from its row (and its baseline's): compile
-    cost, break-even, max relative error vs the float64 reference; the ones it has."""
+    cost, break-even (as the report gives it: where the verdict is faster; "never" where it is
+    slower; none where it is not known), max relative error vs the float64 reference; the ones
+    it has."""
     out = []
     first, med = on.get("first_call_s"), on.get("median_s")
     if _number(first) and _number(med):
         out.append(f"compile {fmt.secs(max(first - med, 0.0))}")
-        if off is not None:
-            be = break_even_calls(on, off)
-            if math.isinf(be):
-                out.append("never pays off")
-            elif not math.isnan(be):
-                out.append("pays off from the first call" if be <= 1 else
-                           f"pays off after {fmt.calls(be)}")
+        be = break_even_calls(on, off) if off is not None and verdict == "faster" else math.nan
+        if verdict == "slower":
+            out.append("never pays off")
+        elif not math.isnan(be):
+            out.append("never pays off" if math.isinf(be) else
+                       "pays off from the first call" if be <= 1 else
+                       f"pays off after {fmt.calls(be)}")
     err = on.get("max_rel_err")
     if _number(err):
         out.append(f"max rel err {err:.2g} vs float64")
