@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from jitbench.nightly.change import HOOK
 from jitbench.results.files import NIGHT_NAME, SUMMARY_NAME
 
@@ -115,3 +117,21 @@ def test_a_night_killed_in_its_report_is_no_reference_and_a_gpu_less_jax_only_ni
     assert set(ab_meta["ab"]["arms"]["a"].get("missing_frameworks") or []) == set()
     markdown = (tmp_path / "P" / "nightly-summary.md").read_text()
     assert "REGRESSION" in markdown and "Not measurable here" in markdown
+
+
+@pytest.mark.filterwarnings("always")
+def test_accepting_a_night_whose_environment_moved_since_says_so(tmp_path):
+    from jitbench.nightly import state
+    from jitbench.nightly.reference import accept
+    from jitbench.results.files import write_summary
+
+    night = state.begin(tmp_path / "n1")
+    (night / "results.jsonl").write_text("")
+    (night / "meta.json").write_text(json.dumps({
+        "run_id": "n1", "status": "complete", "machine": {"executable": sys.executable},
+        "distributions": {"numpy": "0.0.1", "jitbench": "0.1.0"}}))
+    write_summary(night, {"latest_run": "n1", "regression": True})
+    state.finished(night, "judgement")
+    with pytest.warns(Warning, match=r"not what it measured any more \(.*numpy 0.0.1 ->"):
+        accept(tmp_path, "n1", "wanted")
+    assert state.state(night).name == "accepted"

@@ -85,12 +85,10 @@ def test_a_merge_names_the_shards_that_never_reached_it(tmp_path):
     shards = []
     for k in (1, 3):  # shard 2 of 3 lost its folder; shard 3 was killed in its run
         d = state.begin(tmp_path / "shards" / str(k) / "N", kind="shard", shard=f"{k}/3")
-        _run(d)
+        _run(d, status="complete" if k == 1 else "interrupted")
         (d / "results.jsonl").write_text(json.dumps({"case_id": f"c{k}", "status": "ok",
                                                      "schema_version": 1}) + "\n")
-        if k == 1:
-            state.finished(d, "run")
-        shards.append(d)
+        shards.append(d)  # shard 1's run completed (by `jitbench run --resume`, no phase)
     out = merge(shards, tmp_path / "N")
     said = load_night(out)
     assert said["kind"] == "merged" and said["missing_shards"] == ["2/3", "3/3"]
@@ -367,3 +365,4 @@ def test_a_night_is_never_written_over_nor_a_partial_night_accepted(tmp_path):
         accept(tmp_path, "n2", "wanted")
     merged = _run(state.begin(tmp_path / "n3", kind="merged"))
     assert "merge never finished" in state.state(merged).why
+

@@ -87,5 +87,37 @@ def accept(results_root: Path | str, run_id: str, reason: str | None) -> dict[st
         raise UserError(f"--accept {run_id!r}: {said.why}, so it measured only part of its "
                         f"cases and cannot be the reference; accept a night that measured "
                         f"every case")
+    moved = _environment_moved(runs[run_id])
+    if moved:
+        import warnings
+
+        from jitbench.errors import DataWarning
+
+        warnings.warn(f"{run_id}'s environment is not what it measured any more ({moved}): a "
+                      f"change night measured against it will say so and stay undecided until "
+                      f"that environment is restored or a later night is accepted",
+                      DataWarning, stacklevel=2)
     when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     return write_acceptance(runs[run_id], reason.strip(), when)
+
+
+def _environment_moved(run_dir: Path) -> str | None:
+    """What moved in the interpreter a night ran in since it measured (its recorded
+    distributions against what that interpreter holds now), or None; "gone" when the
+    interpreter is gone."""
+    import dataclasses
+
+    from jitbench.nightly.change import Plan
+    from jitbench.nightly.change_ab import arm_a_moved
+    from jitbench.run.ab_arms import Arm
+
+    meta = load_meta(run_dir)
+    exe = (meta.get("machine") or {}).get("executable")
+    if not exe or not meta.get("distributions"):
+        return None
+    if not Path(exe).is_file():
+        return f"its interpreter {exe} is gone"
+    plan = dataclasses.replace(Plan(Path(run_dir).name, ()), arm_a=Arm("a", exe),
+                               reference_distributions=tuple(sorted(
+                                   meta["distributions"].items())))
+    return arm_a_moved(plan, [])

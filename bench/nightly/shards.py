@@ -87,8 +87,10 @@ def _shards_seen(shard_dirs: Sequence[Path | str]) -> dict:
     if not marks:
         return {}
     total = max(int(m.split("/")[1]) for _, m in marks)
+    # its run finished: recorded so, or completed by `jitbench run --resume` after a kill
     done = {int(m.split("/")[0]) for d, m in marks
-            if "run" in (said[d].get("phases") or {})}
+            if "run" in (said[d].get("phases") or {})
+            or load_meta(d).get("status") == "complete"}
     return {"shards": total,
             "missing_shards": [f"{k}/{total}" for k in range(1, total + 1) if k not in done]}
 

@@ -89,14 +89,14 @@ def state(run_dir: Path | str) -> State:
     accepted = load_acceptance(run_dir)
     if accepted:
         return State("accepted", f"accepted as the reference: {accepted['reason']}")
-    status = load_meta(run_dir).get("status") or "complete"
-    if status != "complete":
-        return State("interrupted", f"its run did not complete ({status})")
     night, said = load_night(run_dir), load_summary(run_dir)
     missing = night.get("missing_shards") or []
     if missing:
         return State("incomplete", f"shard(s) {', '.join(missing)} of {night.get('shards')} "
                                    f"never reached the merge: their cases were not measured")
+    status = load_meta(run_dir).get("status") or "complete"
+    if status != "complete":
+        return State("interrupted", f"its run did not complete ({status})")
     phases = night.get("phases") or {}
     if night.get("kind") == "merged" and "merge" not in phases:
         return State("unfinished", "its merge never finished: its shards' rows may be "
