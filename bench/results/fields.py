@@ -208,6 +208,33 @@ OTHER_FIELDS: dict[str, str] = {
                         "absent for eager",
     "keras_fit_epoch_s": "a Keras model measured with batch_size: the wall time of that epoch "
                          "of fit in this mode, traces and compiles included",
+    "keras_fit_step_s": "a Keras model: what a step costs inside fit's own loop in this mode "
+                        "(its iterator, input pipeline, train function and callbacks, "
+                        "verbose=0): the median of keras_fit_step_samples_s; the step alone "
+                        "is the row's median_s",
+    "keras_fit_step_samples_s": "a Keras model: each epoch of fit timed in this mode (epoch "
+                                "begin to end, as a callback times it; each mode's first "
+                                "epoch, its trace and compile, left out), over its steps [s]",
+    "keras_fit_timed": "a Keras model: the epochs of fit timed per mode (x, y one batch: that "
+                       "batch repeated into an epoch; with batch_size the dataset), fit's "
+                       "settings, and how many epochs and calls of fit were timed",
+    "keras_fit_epoch_fixed_s": "a Keras model: the part of an epoch of fit that is not its "
+                               "steps (a new iterator, the call that finds it empty, the "
+                               "epoch's metrics), median over the timed epochs; fit pays it "
+                               "once an epoch, so it weighs less per step in a longer epoch",
+    "keras_fit_loop_s": "a Keras model: keras_fit_step_s minus median_s: what fit's own loop, "
+                        "input pipeline and callbacks add to each step in this mode",
+    "keras_fit_speedup": "a Keras model, its JIT-on modes: the nearest JIT-off mode's "
+                         "keras_fit_step_s over this mode's (above 1: faster as fit runs "
+                         "them); the summary's first sentence",
+    "keras_fit_ci_low": "lower end of keras_fit_speedup's 95% bootstrap interval (the modes' "
+                        "timed epochs)",
+    "keras_fit_ci_high": "upper end of keras_fit_speedup's 95% bootstrap interval",
+    "keras_fit_verdict": "keras_fit_speedup judged: faster, slower, no difference (inside its "
+                         "interval or +-2%), unresolved (a single epoch on a side)",
+    "keras_fit_error": "a Keras model: why fit was not timed in this mode (fit raised, or Keras "
+                       "runs the model otherwise than the mode asks: jit_compile=True refused "
+                       "for a layer)",
     "keras_backend": "a Keras model on the JAX backend: jax (its stateless train_step(state, "
                      "(x, y)) measured in JAX's modes); absent on the TensorFlow backend",
     "keras_no_jit_layers": "a Keras model: the layers that declare supports_jit=False (Keras "

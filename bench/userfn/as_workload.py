@@ -342,8 +342,9 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None, rtol=None, 
         fn, args, donate, unwrapped = _declared_donation(fn, args, donated, static, fw,
                                                          adapter, unwrapped)
     run_, skipped = resolve_modes(fw, modes, problem, donating=donate is not None)
-    per_mode = (fit_epochs(model, dataset, batch_size, run_)
-                if model is not None and batch_size is not None and here else {})
+    # a Keras model: fit timed per epoch in each mode (x, y one batch, or with batch_size
+    # the dataset), beside the step alone that the rows time
+    per_mode = fit_epochs(model, dataset, batch_size, run_) if model is not None and here else {}
     if reference is not None and callable(reference):
         import numpy as np
 

@@ -55,8 +55,9 @@ class Result:
 
     def __init__(self, rows: list[dict[str, Any]], run_id: str = "measure"):
         from jitbench.results.row import stamp
+        from jitbench.userfn.keras_model import with_fit_loop
 
-        self.rows = [stamp(r, r.get("run_id") or run_id) for r in rows]
+        self.rows = with_fit_loop([stamp(r, r.get("run_id") or run_id) for r in rows])
 
     def table(self):
         """A pandas DataFrame with the columns of ``jitbench.load_results``."""
@@ -110,10 +111,12 @@ class Result:
         """One sentence per JIT-on mode against its nearest JIT-off mode, then any failures."""
         from jitbench import analysis
         from jitbench.report import fmt
+        from jitbench.userfn.keras_model import fit_sentences
 
         sp = self.speedups()
         by_mode = {row["mode"]: row for row in self.rows}
-        parts = []
+        parts = fit_sentences(self.rows)  # a Keras model: as fit runs it first, the step after
+        alone = "train_step alone: " if parts else ""
         # each JIT-on mode against its nearest JIT-off mode, or the one measured beside it
         chosen = (sp.sort_values("nearest", ascending=False, kind="stable")
                   .drop_duplicates("mode") if len(sp) else sp)
@@ -137,7 +140,7 @@ class Result:
             else:
                 head = (f"{r['mode']} is no faster than {r['baseline']} ({fmt.times(ratio)} "
                         f"{fmt.interval(lo, hi)}, within the noise)")
-            text = head
+            text = alone + head
             synced = by_mode.get(r["mode"], {})
             if (isinstance(synced.get("synced_speedup"), float)
                     and r["verdict"] != analysis.NO_JIT):

@@ -1,0 +1,109 @@
+"""A compiled Keras model measured as ``fit`` runs it (issue 64, item 2): each mode's time per
+step inside fit's own loop and input pipeline (``model.fit`` timed per epoch, the modes taking
+turns), the step alone (the rows' ``median_s``) beside it, what fit's loop adds to a step, and
+the summary's first sentence the xla-over-graph speedup as fit runs them. A tiny 32-16-4 MLP:
+nothing here asserts a speed, only that the figures exist and hang together."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import jitbench
+from jitbench.protocol.settings import Protocol
+
+QUICK = Protocol(min_time=0.02, min_samples=5, warmup_max_time=1.0, budget=1.0)
+
+
+def tiny_mlp(**compile_kw):
+    import keras
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dense(4)])
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True), **compile_kw)
+    rng = np.random.default_rng(0)
+    return model, rng.standard_normal((16, 32)).astype(np.float32), rng.integers(0, 4, 16)
+
+
+def test_fit_steps_beside_the_step_alone_and_fits_loop_between_them():
+    pytest.importorskip("keras")
+    model, x, y = tiny_mlp()
+    before = [w.copy() for w in model.get_weights()]
+    r = jitbench.measure(model, x, y, protocol=QUICK)  # x, y: one batch
+    rows = {row["mode"]: row for row in r.rows}
+    assert {m: row["status"] for m, row in rows.items()} == {
+        "eager": "ok", "graph": "ok", "xla": "ok"}, r.summary()
+    for mode in ("eager", "graph", "xla"):
+        row = rows[mode]
+        fit, alone, samples = row["keras_fit_step_s"], row["median_s"], row[
+            "keras_fit_step_samples_s"]
+        assert fit > 0 and alone > 0 and samples and min(samples) <= fit <= max(samples)
+        assert row["keras_fit_timed"].startswith("the batch given (16 rows) 64 times: 64 steps "
+                                                 "an epoch at batch_size 16")
+        assert row["keras_fit_epoch_fixed_s"] >= 0
+        assert math.isclose(row["keras_fit_loop_s"], fit - alone)
+        # not timing-flaky: a step inside fit is the step and then some; half the step alone
+        # is far below any noise seen on a busy 2-core host
+        assert fit > 0.5 * alone, (mode, fit, alone)
+        assert "keras_fit_traces" not in row  # counted only for a dataset (batch_size)
+    for mode in ("graph", "xla"):  # a 32-16-4 step is short: fit's loop is most of a step
+        assert rows[mode]["keras_fit_loop_s"] >= 0, (mode, rows[mode]["keras_fit_loop_s"])
+    xla = rows["xla"]
+    assert xla["keras_fit_ci_low"] <= xla["keras_fit_ci_high"]
+    assert xla["keras_fit_verdict"] in ("faster", "slower", "no difference")
+    assert "keras_fit_speedup" not in rows["graph"]  # a baseline has none
+    summary = r.summary()
+    # the headline is fit's; the step alone follows it
+    assert summary.startswith("xla ") and summary.index("as fit runs them") < summary.index(
+        "train_step alone: xla"), summary
+    assert "a step in fit's loop against" in summary
+    assert "of which fit's own loop and input pipeline take" in summary
+    # the model as it came: weights, optimizer step, settings, no train function left behind
+    assert all(np.array_equal(b, w) for b, w in zip(before, model.get_weights()))
+    assert int(model.optimizer.iterations.numpy()) == 0
+    assert model.jit_compile is False and model.run_eagerly is False
+    assert model.train_function is None
+
+
+def test_a_dataset_is_timed_as_its_own_epochs_with_the_models_steps_per_execution():
+    pytest.importorskip("keras")
+    model, _, _ = tiny_mlp(steps_per_execution=2)
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((40, 32)).astype(np.float32), rng.integers(0, 4, 40)
+    r = jitbench.measure(model, x, y, batch_size=8, modes=["graph", "xla"], protocol=QUICK)
+    rows = {row["mode"]: row for row in r.rows}
+    assert {m: row["status"] for m, row in rows.items()} == {"graph": "ok", "xla": "ok"}
+    for row in rows.values():
+        assert row["keras_fit_timed"].startswith("batch_size 8, 5 steps an epoch")
+        assert "2 steps per call (steps_per_execution)" in row["keras_fit_timed"]
+        assert row["keras_fit_traces"] == 1 and row["keras_fit_epoch_s"] > 0  # the first epoch
+        assert row["keras_fit_step_s"] > 0 and "keras_fit_loop_s" in row
+    assert isinstance(rows["xla"]["keras_fit_speedup"], float)
+
+
+@pytest.mark.unit
+def test_the_headline_says_slower_and_leaves_out_a_mode_without_a_baseline_in_fit():
+    from jitbench.userfn.keras_model import fit_sentences, with_fit_loop
+
+    def row(mode, fit, alone, **more):
+        return {"mode": mode, "framework": "tf", "status": "ok", "median_s": alone,
+                "keras_fit_step_s": fit, "keras_fit_epoch_fixed_s": 0.02,
+                "keras_fit_timed": "an epoch", **more}
+
+    rows = with_fit_loop([row("graph", 0.002, 0.0015), row(
+        "xla", 0.003, 0.001, keras_fit_speedup=2 / 3, keras_fit_ci_low=0.6,
+        keras_fit_ci_high=0.7, keras_fit_verdict="slower")])
+    assert math.isclose(rows[0]["keras_fit_loop_s"], 0.0005)
+    (line,) = fit_sentences(rows)
+    assert line.startswith("xla is 1.50× slower than graph as fit runs them [1.43–1.67]: "
+                           "3 ms a step in fit's loop against 2 ms, of which fit's own loop "
+                           "and input pipeline take 2 ms and 500 µs"), line
+    assert fit_sentences(rows[1:]) == []  # no graph row timed in fit: nothing to compare
+    failed = {"mode": "xla", "framework": "tf", "keras_fit_error": "Keras runs this model "
+              "with jit_compile=False where the mode asks for run_eagerly=False, "
+              "jit_compile=True"}
+    assert fit_sentences([failed]) == [f"xla in fit: {failed['keras_fit_error']}"]
