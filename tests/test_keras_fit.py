@@ -33,11 +33,12 @@ def test_fit_steps_beside_the_step_alone_and_fits_loop_between_them():
     pytest.importorskip("keras")
     model, x, y = tiny_mlp()
     before = [w.copy() for w in model.get_weights()]
-    r = jitbench.measure(model, x, y, protocol=QUICK)  # x, y: one batch
+    # x, y: one batch. eager's fit is timed alike (tests/test_user_functions.py runs it)
+    r = jitbench.measure(model, x, y, modes=["graph", "xla"], protocol=QUICK)
     rows = {row["mode"]: row for row in r.rows}
-    assert {m: row["status"] for m, row in rows.items()} == {
-        "eager": "ok", "graph": "ok", "xla": "ok"}, r.summary()
-    for mode in ("eager", "graph", "xla"):
+    assert {m: row["status"] for m, row in rows.items()} == {"graph": "ok", "xla": "ok"}, \
+        r.summary()
+    for mode in ("graph", "xla"):
         row = rows[mode]
         fit, alone, samples = row["keras_fit_step_s"], row["median_s"], row[
             "keras_fit_step_samples_s"]
@@ -50,8 +51,9 @@ def test_fit_steps_beside_the_step_alone_and_fits_loop_between_them():
         # is far below any noise seen on a busy 2-core host
         assert fit > 0.5 * alone, (mode, fit, alone)
         assert "keras_fit_traces" not in row  # counted only for a dataset (batch_size)
-    for mode in ("graph", "xla"):  # a 32-16-4 step is short: fit's loop is most of a step
-        assert rows[mode]["keras_fit_loop_s"] >= 0, (mode, rows[mode]["keras_fit_loop_s"])
+        # a 32-16-4 step is short: fit's loop (its iterator, pipeline, train function) is
+        # most of a step in fit
+        assert row["keras_fit_loop_s"] >= 0, (mode, row["keras_fit_loop_s"])
     xla = rows["xla"]
     assert xla["keras_fit_ci_low"] <= xla["keras_fit_ci_high"]
     assert xla["keras_fit_verdict"] in ("faster", "slower", "no difference")
