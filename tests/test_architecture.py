@@ -371,3 +371,22 @@ def test_a_nights_summary_is_a_typed_record_written_and_read_in_results():
     for written in ("latest_run", "regression", "confirmed", "undecided", "smaller_steps",
                     "change", "accepted", files.PENDING):
         assert written in keys, written
+
+
+@pytest.mark.unit
+def test_no_file_holds_a_machines_path_to_this_checkout():
+    """Lab scripts and pages take their folders as arguments or variables and find the
+    repository from their own place: a path of the machine they were written on (this
+    checkout's, or the development machine's checkout) runs nowhere else. Recorded fixtures
+    keep what the run recorded."""
+    here = str(ROOT.resolve())
+    found = []
+    for folder in ("bench", "suites", "docs", "examples", "tests"):
+        for path in (ROOT / folder).rglob("*"):
+            if (not path.is_file() or "fixtures" in path.parts or "__pycache__" in path.parts
+                    or path.suffix not in (".py", ".sh", ".md", ".yml", ".toml", ".txt")):
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if here + "/" in text or "/work/" "main/" in text:
+                found.append(str(path.relative_to(ROOT)))
+    assert found == [], found

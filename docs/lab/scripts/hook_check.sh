@@ -4,7 +4,8 @@
 # in the stable profile; then, per process, the n512 jit row's speedup and its interval's sigma.
 # LIB: this code installed apart (pip install --no-deps --no-build-isolation --target LIB .).
 set -u
-OUT=${OUT:-/tmp/hook-check}; N=${N:-6}; PY=${PY:-/work/main/.venv/bin/python}
+REPO=$(cd "$(dirname "$0")/../../.." && pwd)  # this repository, wherever it is cloned
+OUT=${OUT:?set OUT=DIR, the folder the runs go to}; N=${N:-6}; PY=${PY:-$REPO/.venv/bin/python}
 CASE=mmd-default-jax-jit-cpu-float32-n512-d64
 mkdir -p "$OUT"
 for i in $(seq 1 "$N"); do

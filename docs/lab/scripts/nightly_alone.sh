@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# (lab script: the corpus of docs/lab/nightly-processes.md "The shipped night alone"; paths of that session)
+# (lab script: the corpus of docs/lab/nightly-processes.md "The shipped night alone")
+# usage: LIB=DIR nightly_alone.sh WORKDIR  (LIB: jitbench installed apart, pip install --no-deps
+# --no-build-isolation --target DIR .)
 # 30 nights of the shipped night alone on the host (stable profile, one process, core 0 by the
 # profile), nothing beside it; then three planted nights, each on a fresh copy of those 30 nights.
-cd /tmp/alone
-PY=/work/main/.venv/bin/python
-export PYTHONPATH=/tmp/snap9
+REPO=$(cd "$(dirname "$0")/../../.." && pwd)  # this repository, wherever it is cloned
+mkdir -p "${1:?usage: LIB=DIR nightly_alone.sh WORKDIR}" && cd "$1"
+PY=${PY:-$REPO/.venv/bin/python}
+export PYTHONPATH=${LIB:?set LIB=DIR, jitbench installed apart}
 COMMON="--suite matmul_relu,mmd --size quick --device cpu"
 mkdir -p results logs
 night() {  # label cmd...

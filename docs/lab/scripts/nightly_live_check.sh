@@ -7,7 +7,7 @@
 # the code at /tmp/rec/lib, for the cost side by side.
 cd /tmp/post
 OUT=${OUT:-live}
-PY=/work/main/.venv/bin/python
+PY=${PY:-$(cd "$(dirname "$0")/../../.." && pwd)/.venv/bin/python}
 NEW=(env ${SNAP:+PYTHONPATH=$SNAP} $PY)
 COMMON="--suite matmul_relu,mmd --size quick --device cpu"
 rm -rf $OUT && mkdir -p $OUT/results $OUT/logs

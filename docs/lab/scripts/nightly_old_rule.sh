@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # the rule of the session's start (e856da0) on the recorded corpora
-cd /tmp/post
+# usage: nightly_old_rule.sh WORKDIR  (the folder nightly_corpora.sh wrote: A, B, AB corpora)
+set -u
+REPO=$(cd "$(dirname "$0")/../../.." && pwd)  # this repository, wherever it is cloned
+cd "${1:?usage: nightly_old_rule.sh WORKDIR}"
+W=$(pwd); PY=${PY:-$REPO/.venv/bin/python}
 rm -rf oldtree oldlib
-git -C /work/main worktree add -f /tmp/post/oldtree e856da0 >/dev/null 2>&1
-/work/main/.venv/bin/python -m pip install -q --no-deps --no-build-isolation --target /tmp/post/oldlib /tmp/post/oldtree 2>/dev/null
-for c in /work/main/tests/fixtures/nightly-corpus/corpus-default-profile.json.gz A.json.gz B.json.gz AB.json.gz; do
-  echo "== $c"; PYTHONPATH=/tmp/post/oldlib /work/main/.venv/bin/python -m jitbench nightly --evaluate $c | sed -n 5p
-  PYTHONPATH=/tmp/post/oldlib /work/main/.venv/bin/python -m jitbench nightly --evaluate $c --json > old-$(basename $c .json.gz).json
+git -C "$REPO" worktree add -f $W/oldtree e856da0 >/dev/null 2>&1
+$PY -m pip install -q --no-deps --no-build-isolation --target $W/oldlib $W/oldtree 2>/dev/null
+for c in $REPO/tests/fixtures/nightly-corpus/corpus-default-profile.json.gz A.json.gz B.json.gz AB.json.gz; do
+  echo "== $c"; PYTHONPATH=$W/oldlib $PY -m jitbench nightly --evaluate $c | sed -n 5p
+  PYTHONPATH=$W/oldlib $PY -m jitbench nightly --evaluate $c --json > old-$(basename $c .json.gz).json
 done
-git -C /work/main worktree remove --force /tmp/post/oldtree
+git -C "$REPO" worktree remove --force $W/oldtree

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Two streams side by side, as the fixture README's first recording: stream A2 on core 0 with
 # the stable profile of this code (core, hash seed, glibc's allocator keeping freed memory;
-# installed apart in /tmp/rec2/lib), a default-profile night after every 10th for the cost;
+# installed apart in RECORDING/lib), a default-profile night after every 10th for the cost;
 # then 5 more unchanged nights and a planted one (the live check). Stream B2 on core 1 repeats
-# stream B exactly (the recording's code, /tmp/rec/lib, the stable profile of then): a control
+# stream B exactly (the recording's code in $OLD_LIB, the stable profile of then): a control
 # for how much the host itself changed since stream B.
-# usage: nightly_record_malloc.sh A | B
-cd /tmp/rec2
-PY=/work/main/.venv/bin/python
+# usage: [OLD_LIB=DIR] nightly_record_malloc.sh RECORDING A | B
+REPO=$(cd "$(dirname "$0")/../../.." && pwd)  # this repository, wherever it is cloned
+cd "${1:?usage: [OLD_LIB=DIR] nightly_record_malloc.sh RECORDING A|B}"; shift
+PY=${PY:-$REPO/.venv/bin/python}
 COMMON="--suite matmul_relu,mmd --size quick --device cpu"
 mkdir -p logs
 night() {  # log root run-id extra...
@@ -19,7 +20,7 @@ night() {  # log root run-id extra...
   echo "$id $(date -u +%H:%M:%S) rc=$rc wall=$(echo "$(date +%s.%N) - $t0" | bc)" >> $log
 }
 if [ "$1" = A ]; then
-  export PYTHONPATH=/tmp/rec2/lib; PRE=()
+  export PYTHONPATH=$(pwd)/lib; PRE=()
   for i in $(seq -w 1 30); do
     night nightsA2.log A2 s$i
     case $i in 10|20|30) night nightsA2.log default d$i --process-profile default ;; esac
@@ -30,7 +31,7 @@ if [ "$1" = A ]; then
     night nightsA2.log A2 p36
   echo done >> nightsA2.log
 else
-  export PYTHONPATH=/tmp/rec/lib; PRE=(taskset -c 1)
+  export PYTHONPATH=${OLD_LIB:?set OLD_LIB=DIR, the code of the recording installed apart}; PRE=(taskset -c 1)
   for i in $(seq -w 1 40); do
     [ -e stopB2 ] && break
     night nightsB2.log B2 b$i

@@ -8,7 +8,7 @@ for k in 2 3; do
   for d in live7/results/*; do [ "$(basename $d)" = planted ] || cp -r --no-dereference $d p$k/results/; done
   t0=$(date +%s.%N)
   JITBENCH_TEST_SLOWDOWN='mmd-default-jax-jit-cpu-float32-n512-d64=x1.1' PYTHONPATH=/tmp/snap8 \
-    /work/main/.venv/bin/python -m jitbench nightly --suite matmul_relu,mmd --size quick --device cpu \
+    "${PY:-$(cd "$(dirname "$0")/../../.." && pwd)/.venv/bin/python}" -m jitbench nightly --suite matmul_relu,mmd --size quick --device cpu \
     --results p$k/results --reports p$k/reports --run-id planted$k > p$k/logs/out 2> p$k/logs/err
   echo "planted$k $(date -u +%H:%M:%S) rc=$? wall=$(echo "$(date +%s.%N) - $t0" | bc)" >> planted_again.log
 done
