@@ -20,6 +20,12 @@ from jitbench.results.files import SUMMARY_NAME
 WORKLOAD = Path(__file__).parent / "workloads" / "nightly_small.py"
 
 
+def _last_good(results_root, judged):
+    from jitbench.nightly.state import last_good
+
+    return last_good(results_root, judged)[0]
+
+
 def _case(workload="mmd", framework="jax", mode="jit", device="cpu", size="n512"):
     return Case(workload, "default", size, "{}", "float32", framework, device, mode)
 
@@ -110,9 +116,9 @@ def test_the_last_good_night_skips_a_night_that_regressed(tmp_path):
         (tmp_path / run_id / "meta.json").write_text(json.dumps({"status": "complete"}))
         (tmp_path / run_id / SUMMARY_NAME).write_text(
             json.dumps({"regression": regressed}))
-    assert change.last_good(tmp_path, ["n1", "n2", "n3"]) == "n1"
-    assert change.last_good(tmp_path, ["n1", "n2"]) == "n1"
-    assert change.last_good(tmp_path, ["n1"]) is None
+    assert _last_good(tmp_path, ["n1", "n2", "n3"]) == "n1"
+    assert _last_good(tmp_path, ["n1", "n2"]) == "n1"
+    assert _last_good(tmp_path, ["n1"]) is None
     # a night whose judgement never finished (the nightly crashed) is no reference either;
     # nor is a run no night judged (a `jitbench run` into the results folder, no summary)
     from jitbench.results.files import PENDING, write_summary
@@ -120,8 +126,8 @@ def test_the_last_good_night_skips_a_night_that_regressed(tmp_path):
     write_summary(tmp_path / "n3", {"latest_run": "n3", PENDING: "..."})
     (tmp_path / "n4").mkdir()
     (tmp_path / "n4" / "meta.json").write_text(json.dumps({"status": "complete"}))
-    assert change.last_good(tmp_path, ["n1", "n2", "n3", "n4"]) == "n1"
-    assert change.last_good(tmp_path, ["n1", "n2", "n3", "n4", "n5"]) == "n1"
+    assert _last_good(tmp_path, ["n1", "n2", "n3", "n4"]) == "n1"
+    assert _last_good(tmp_path, ["n1", "n2", "n3", "n4", "n5"]) == "n1"
 
 
 def _night(tmp_path, suite_file, run_id, *extra):
@@ -436,7 +442,7 @@ def test_an_accepted_night_is_the_reference_from_then_on(tmp_path, capsys):
     nights = sorted(p.name for p in results.iterdir())
     for night in nights[2:]:  # the third night regressed, the fourth too (the same step)
         (results / night / SUMMARY_NAME).write_text(json.dumps({"regression": True}))
-    assert change.last_good(results, nights) == nights[1]
+    assert _last_good(results, nights) == nights[1]
     assert analyse(results).accepted == {}
     # a mistake is one line naming the bad value, exit 2, and nothing is written
     assert main(["nightly", "--results", str(results), "--accept", "night9", "--reason",
@@ -449,7 +455,7 @@ def test_an_accepted_night_is_the_reference_from_then_on(tmp_path, capsys):
                  "XLA's new fusion: 8% on one case, 30% won elsewhere"]) == 0
     assert f"accepted {nights[2]} as the reference" in capsys.readouterr().out
     # the next night is measured against it, and the history starts from it
-    assert change.last_good(results, nights) == nights[2]
+    assert _last_good(results, nights) == nights[2]
     h = analyse(results)
     assert h.reference == nights[2:]
     assert h.accepted[nights[2]]["reason"].startswith("XLA's new fusion")

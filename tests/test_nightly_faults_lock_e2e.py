@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from jitbench.nightly.lock import LOCKED_EXIT
+from test_nightly_faults_lock import _alive  # tests/: one helper for both files
 from jitbench.nightly.runs import run_dirs
 
 WORKLOAD = Path(__file__).parent / "workloads" / "nightly_small.py"
@@ -41,14 +42,6 @@ def _processes() -> dict[int, tuple[int, str]]:
         pid, ppid, *args = line.split(None, 2)
         table[int(pid)] = (int(ppid), args[0] if args else "")
     return table
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_two_nights_started_together_one_runs_the_other_refuses(tmp_path):

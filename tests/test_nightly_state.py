@@ -205,8 +205,8 @@ def test_a_stray_run_is_not_tonight_and_tonight_is_the_run_a_night_measured(tmp_
     h = analyse(Path(__file__).parent / "fixtures" / "nightly-history" / "results",
                 latest="night2")
     assert h.order[-1] == "night2" and "night3" not in h.order
-    assert change.last_good(Path(__file__).parent / "fixtures" / "nightly-history"
-                            / "results", h.judged) == "night1"
+    assert state.last_good(Path(__file__).parent / "fixtures" / "nightly-history"
+                           / "results", h.judged)[0] == "night1"
     assert (Path(__file__).parent / "fixtures" / "nightly-history" / "results" / "night1"
             / SUMMARY_NAME).is_file()
 

@@ -13,10 +13,10 @@ decided.
   variables that framework, a distribution the frameworks whose dependencies reach it
   (``jitbench.results.installed``: numpy both, keras TensorFlow, the JAX CUDA plugin JAX),
   the rest, and a distribution neither reaches, every case.
-- :func:`last_good`: the latest earlier night of the same history whose summary neither
-  confirmed a regression nor left a case undecided, or that a team accepted (a regressed
-  night is no reference: the next night is measured against the night before it again, until
-  the step is gone or the night that brought it is accepted, ``jitbench nightly --accept``).
+- the last good night it is measured against: ``jitbench.nightly.state.last_good`` (a
+  regressed, undecided or unfinished night is no reference: the next night is measured
+  against the night before it again, until the step is gone or the night that brought it is
+  accepted, ``jitbench nightly --accept``).
 - :func:`arms`: the two environments as ``jitbench ab`` arms: A runs the last good night's
   interpreter where the packages changed, its values of every changed variable, and the copy
   of a changed workload's file that night kept (``jitbench.results.run_folder.keep_sources``,
@@ -153,21 +153,6 @@ def touched(cases: Sequence[Case], changes: Sequence[Change]) -> tuple[list[Case
     ids = {c.case_id for c in cases if any(ch.touches(c) for ch in changes)}
     groups = [g for g in group_cases(cases) if any(c.case_id in ids for c in g)]
     return [c for g in groups for c in g], ids
-
-
-def is_good(run_dir: Path) -> bool:
-    """Whether a night can be the reference (``jitbench.nightly.state.state``)."""
-    from jitbench.nightly.state import is_good as good
-
-    return good(run_dir)
-
-
-def last_good(results_root: Path, judged: Sequence[str]) -> str | None:
-    """The latest night before tonight (``judged[-1]``) among ``judged`` that can be the
-    reference (``jitbench.nightly.state.last_good``)."""
-    from jitbench.nightly.state import last_good as good
-
-    return good(results_root, judged)[0]
 
 
 @dataclasses.dataclass(frozen=True)

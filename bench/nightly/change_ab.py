@@ -118,10 +118,10 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
     runs = recorded(night_dir)
     covered = _measured_ids(runs)
     missing = [c for c in again if c.case_id in ids and c.case_id not in covered]
-    error = None
-    if missing and load_night(night_dir).get("kind") != "merged":
-        error = arm_a_moved(plan, sorted({c.framework for c in missing}))
-    if missing and not error and load_night(night_dir).get("kind") != "merged":
+    # a merged night's shards measured its cases on their machines: the judge's may not
+    measure_now = bool(missing) and load_night(night_dir).get("kind") != "merged"
+    error = arm_a_moved(plan, sorted({c.framework for c in missing})) if measure_now else None
+    if measure_now and not error:
         todo, _ = touched(again, [_Only({c.case_id for c in missing})])
         try:
             runs.append(ab_arms.run_ab(todo, night_dir / FOLDER, (plan.arm_a, plan.arm_b),

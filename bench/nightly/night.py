@@ -321,11 +321,10 @@ def _finish(h: History, results_root: Path, reports_root: Path, thresholds: Thre
     verdict = {**verdict, **creep.judge(results_root, h, thresholds.steady, verdict)}
     # the environment the next night is measured against: tonight's unless it regressed (a CI
     # job upgrades the other of two environments, examples/nightly-gpu.yml)
-    good = h.order[-1] if load_acceptance(latest_dir) or not (
-        verdict["regression"] or verdict.get("undecided")) else change.last_good(
-        results_root, h.judged)
-    # the nights after the reference that could not be it, and why (killed, unjudged, ...)
+    # and the nights after tonight's reference that could not be it, and why
     reference_night, skipped = state.last_good(results_root, h.judged)
+    good = h.order[-1] if load_acceptance(latest_dir) or not (
+        verdict["regression"] or verdict.get("undecided")) else reference_night
     them = "it" if len(h.waiting) == 1 else "them"
     seen, seen_note = _seen(h, verdict)
     record = NightSummary(

@@ -68,7 +68,7 @@ def analyse(results_root: Path | str, thresholds: Thresholds | None = None,
 
 def accept(results_root: Path | str, run_id: str, reason: str | None) -> dict[str, Any]:
     """``jitbench nightly --accept RUN_ID --reason TEXT``: the night ``run_id`` becomes the
-    reference from the next night on (:func:`jitbench.nightly.change.is_good`; the history
+    reference from the next night on (:func:`jitbench.nightly.state.state`; the history
     judges later nights against it and the nights after it), recorded with its reason."""
     import datetime as dt
 
