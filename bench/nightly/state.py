@@ -108,7 +108,8 @@ def state(run_dir: Path | str) -> State:
     if not said:
         return State("unjudged", "no night judged it (measured outside `jitbench nightly`)")
     if said.get("regression"):
-        steps = [r.get("case_id") for r in said.get("confirmed") or []]
+        # a case once, whichever of its measures stepped (time, first call, compiles)
+        steps = list(dict.fromkeys(r.get("case_id") for r in said.get("confirmed") or []))
         return State("regressed", "it confirmed a regression"
                      + (f" ({', '.join(map(str, steps[:3]))}"
                         + (f" and {len(steps) - 3} more" if len(steps) > 3 else "") + ")"
