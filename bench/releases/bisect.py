@@ -1,0 +1,187 @@
+"""Which release stepped: halving a range of releases between a good and a bad one, without
+assuming a single step.
+
+A comparison of two releases (:class:`Comparison`) says, per case, time after / time before
+with its interval and the A/B's four-outcome verdict (``jitbench.analysis.ab_verdicts``). A
+case *differs* across a comparison (:func:`differs`) when the verdict is ``slower`` or
+``faster`` and the ratio's point estimate lies beyond the threshold (``1 + threshold`` or its
+inverse), when it broke or was mended (a case ``ok`` on one side only), or when the verdict is
+undecided and the point estimate lies beyond the threshold (not ruled out: halved further, and
+named ``undecided`` if it reaches neighbours so).
+
+The search (:func:`bisect`): compare the endpoints; for every range of more than two releases
+whose endpoints differ in any case, or whose midpoint differs from either endpoint, compare the
+midpoint with both and search both halves; a range of two neighbouring releases is a leaf and
+names a step for every case that differs there. So a range holding a slowdown and its
+recovery, whose endpoints agree, is still searched as soon as its midpoint sits inside the
+slow stretch; a flat range costs one midpoint. What it cannot see: a step and its recovery
+both inside one half whose endpoints and midpoint all agree (a full ladder sees it).
+
+Pure: the comparisons come from a function (``compare(before, after)``); the CLI's measures
+an A/B of the two releases' environments (``jitbench.releases.ladder``), the tests' read
+recorded figures (:func:`from_samples`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable, Mapping, Sequence
+
+from jitbench.errors import UserError
+
+STEPS = ("slower", "faster")  # decided changes of time
+BROKE, MENDED = "broke", "mended"  # ok before and not after, and the reverse
+UNDECIDED = ("unresolved", "open")
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """One case between two releases: ``ratio`` = time after / time before (the A/B's B / A)
+    with its interval, ``verdict`` one of the A/B's (``slower``, ``faster``, ``same``,
+    ``unresolved``, ``failed``, ``skipped``) or :data:`BROKE` / :data:`MENDED`, ``pairs`` the
+    process pairs behind it."""
+
+    verdict: str
+    ratio: float = math.nan
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    pairs: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """Two releases side by side: per case id its :class:`Change`; ``rounds``: the rounds of
+    fresh processes it took (a pair of processes each)."""
+
+    before: str
+    after: str
+    changes: Mapping[str, Change]
+    rounds: int = 0
+
+
+def beyond(ratio: float, threshold: float) -> bool:
+    """The ratio lies at or beyond a step of ``threshold`` either way (1.10 and 1/1.10 for
+    0.10)."""
+    return ratio == ratio and ratio > 0 and abs(math.log(ratio)) >= math.log1p(threshold) - 1e-12
+
+
+def differs(change: Change, threshold: float) -> bool:
+    """Whether a case differs across a comparison (module docstring): a decided step beyond
+    the threshold, a case broken or mended, or an undecided one whose estimate lies beyond
+    it."""
+    if change.verdict in (BROKE, MENDED):
+        return True
+    return (change.verdict in STEPS or change.verdict in UNDECIDED) and \
+        beyond(change.ratio, threshold)
+
+
+def kind(change: Change) -> str:
+    """What a leaf names a differing case: ``step`` (decided, or broken / mended) or
+    ``undecided`` (the pairs ran out before the verdict)."""
+    return "undecided" if change.verdict in UNDECIDED else "step"
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """A case that differs between two neighbouring releases."""
+
+    case_id: str
+    before: str
+    after: str
+    change: Change
+
+    @property
+    def kind(self) -> str:
+        return kind(self.change)
+
+
+@dataclasses.dataclass(frozen=True)
+class Bisection:
+    """What a bisect found: ``steps`` between neighbouring releases (in release order, then
+    case), the releases it measured (in order), the comparisons it made (in the order made)."""
+
+    releases: tuple[str, ...]
+    measured: tuple[str, ...]
+    comparisons: tuple[Comparison, ...]
+    steps: tuple[Step, ...]
+
+    @property
+    def rounds(self) -> int:
+        """Rounds of fresh processes over every comparison: a pair of processes each."""
+        return sum(c.rounds for c in self.comparisons)
+
+
+def span(candidates: Sequence[str], good: str, bad: str) -> list[str]:
+    """The releases from ``good`` to ``bad`` in the candidates' order (either may come first);
+    UserError naming a release that is not a candidate, or the same release twice."""
+    names = list(candidates)
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise UserError(f"--candidates names {', '.join(twice)} more than once")
+    for flag, name in (("--good", good), ("--bad", bad)):
+        if name not in names:
+            raise UserError(f"{flag} {name!r} is not among the releases measured "
+                            f"({', '.join(names) or 'none'})")
+    if good == bad:
+        raise UserError(f"--good and --bad are both {good!r}: nothing lies between")
+    i, j = sorted((names.index(good), names.index(bad)))
+    return names[i:j + 1]
+
+
+def bisect(releases: Sequence[str], compare: Callable[[str, str], Comparison],
+           threshold: float) -> Bisection:
+    """Search ``releases`` (in order, good and bad at the ends) for every step of
+    ``threshold`` (module docstring); ``compare(before, after)`` is called once per pair of
+    releases at most."""
+    order = list(releases)
+    if len(order) < 2:
+        raise UserError(f"a bisect needs two releases at least, got {len(order)}")
+    made: dict[tuple[int, int], Comparison] = {}
+
+    def cmp(i: int, j: int) -> Comparison:
+        if (i, j) not in made:
+            made[(i, j)] = compare(order[i], order[j])
+        return made[(i, j)]
+
+    def any_differs(i: int, j: int) -> bool:
+        return any(differs(c, threshold) for c in cmp(i, j).changes.values())
+
+    steps: list[Step] = []
+
+    def search(lo: int, hi: int) -> None:
+        if hi - lo == 1:
+            steps.extend(Step(case, order[lo], order[hi], c)
+                         for case, c in sorted(cmp(lo, hi).changes.items())
+                         if differs(c, threshold))
+            return
+        mid = (lo + hi) // 2
+        if any_differs(lo, hi) or any_differs(lo, mid) or any_differs(mid, hi):
+            search(lo, mid)
+            search(mid, hi)
+
+    search(0, len(order) - 1)
+    measured = sorted({k for pair in made for k in pair})
+    return Bisection(tuple(order), tuple(order[k] for k in measured), tuple(made.values()),
+                     tuple(steps))
+
+
+def from_samples(figures: Mapping[str, Mapping[str, Sequence[float]]], *, tolerance: float,
+                 confidence: float = 0.95) -> Callable[[str, str], Comparison]:
+    """A ``compare`` over recorded figures: release -> case id -> each process's time, the
+    i-th process of one release paired with the i-th of the other (an A/B's round), judged
+    as ``jitbench.analysis.ab_verdicts`` judges a finished A/B of that many pairs."""
+    from jitbench.analysis.ab_verdicts import decide_interval
+
+    def compare(before: str, after: str) -> Comparison:
+        changes, rounds = {}, 0
+        for case in sorted(set(figures[before]) & set(figures[after])):
+            a, b = figures[before][case], figures[after][case]
+            units = [math.log(y / x) for x, y in zip(a, b)]
+            rounds = max(rounds, len(units))
+            verdict, _, ratio, lo, hi = decide_interval(
+                units, tolerance=tolerance, confidence=confidence, max_pairs=len(units))
+            changes[case] = Change(verdict or "unresolved", ratio, lo, hi, len(units))
+        return Comparison(before, after, changes, rounds)
+
+    return compare
