@@ -327,9 +327,7 @@ class Adapter:
             programs.append(Program(f"{i}-{getattr(stage, '__name__', 'stage')}",
                                     compiled.as_text(), cost=_cost(compiled.cost_analysis()),
                                     memory=_memory(compiled)))
-            outs = compiled.out_info
-            outs = jax.tree_util.tree_map(
-                lambda o: jax.ShapeDtypeStruct(o.shape, o.dtype, sharding=o.sharding), outs)
+            outs = _out_shapes(compiled, stage, args)
             args = list(outs) if isinstance(outs, tuple) else [outs]
         return programs
 
@@ -387,6 +385,19 @@ def _cost(analysis) -> dict[str, float] | None:
     return {"flops": float(analysis.get("flops", 0.0)),
             "transcendentals": float(analysis.get("transcendentals", 0.0)),
             "bytes_accessed": float(analysis.get("bytes accessed", 0.0))}
+
+
+def _out_shapes(compiled, stage, args):
+    """The shapes, dtypes and shardings of ``compiled``'s outputs (``Compiled.out_info``); a
+    JAX without ``out_info`` (0.4.30) gets shapes and dtypes from ``jax.eval_shape`` of the
+    stage (traced again, nothing runs)."""
+    outs = getattr(compiled, "out_info", None)
+    if outs is not None:
+        return jax.tree_util.tree_map(
+            lambda o: jax.ShapeDtypeStruct(o.shape, o.dtype, sharding=o.sharding), outs)
+    static = _static(stage)
+    return jax.eval_shape(lambda *dyn: stage(*_merge(dyn, args, static)),
+                          *[a for i, a in enumerate(args) if i not in static])
 
 
 def _compute_capability(device) -> float | None:

@@ -1,0 +1,497 @@
+"""One virtual environment per framework release, built once into a cache folder and reused
+(issue 65, item 1): what a ladder or a bisect of releases measures in.
+
+``ensure("jax==0.4.31")`` returns a :class:`ReleaseEnv`: the environment's interpreter, or
+``python=None`` and the installer's reason when the release cannot install or import on this
+interpreter. The installer resolves the framework's own companions (jaxlib with jax: a bare
+``jax==X`` is installed as ``jax[cpu]==X``, the extra that pins the matching jaxlib; keras with
+tensorflow) together with the same jitbench as the caller's, built once as a wheel from its
+source and installed non-editable, so each environment measures with the caller's code and
+its own framework. ``uv`` installs where it is found (the ``releases`` extra), pip otherwise.
+
+The cache folder (:func:`default_cache`) holds, per environment name (:func:`env_name`):
+
+- ``NAME/``: the environment, present only once its import check passed: it is built in
+  ``.building-NAME-*`` and renamed into place, so a build that was killed never reads as
+  cached (the next build of NAME removes what it left);
+- ``NAME/jitbench-env.json``: what was installed (requirement, installer, versions, the hash
+  of the jitbench source it holds); when the caller's jitbench source changed since, only
+  jitbench is reinstalled (``--no-deps``), the rest is kept;
+- ``NAME.failed``: why the last build failed, so the next call returns that reason at once
+  instead of trying again for minutes (``retry=True`` tries again);
+- ``NAME.lock``: held (``fcntl.flock``) while NAME is built or refreshed, so two processes
+  asking for the same release at once build it once;
+- ``.jitbench-wheels/HASH/``: the wheel of jitbench's source with that content hash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from jitbench import launch
+from jitbench.errors import UserError
+
+__all__ = ["INSTALLERS", "ReleaseEnv", "default_cache", "ensure", "ensure_all", "env_name",
+           "find_uv", "releases", "source_hash"]
+
+# the distributions whose versions an environment reports (ReleaseEnv.versions), besides the
+# one asked for
+REPORTED = ("jax", "jaxlib", "tensorflow", "keras", "numpy", "ml_dtypes", "jitbench")
+# a distribution whose import name is not its own name with "-" as "_"
+IMPORT_NAMES = {"tensorflow-cpu": "tensorflow", "tensorflow-intel": "tensorflow",
+                "tf-nightly": "tensorflow", "jax-cuda12-plugin": "jax_cuda12_plugin"}
+INSTALLERS = ("uv", "pip")
+MARKER = "jitbench-env.json"
+WHEELS = ".jitbench-wheels"
+# the folders and files of jitbench's source that make its wheel (setup.py maps bench/ and
+# suites/ to jitbench and jitbench.suites; pyproject.toml names README.md as the readme)
+SOURCE_PARTS = ("bench", "suites", "setup.py", "pyproject.toml", "README.md")
+# a release's whole install (TensorFlow's wheels are ~600 MB): past this it is a failure
+INSTALL_TIMEOUT_S = 1800.0
+IMPORT_TIMEOUT_S = 300.0
+# lines of an installer's output kept as the reason it failed
+REASON_LINES = 12
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ReleaseEnv:
+    """One release's environment, built or not (module docstring)."""
+
+    requirement: str           # as asked, e.g. "jax==0.4.31" or "tensorflow==2.16.2"
+    path: Path                 # its folder under the cache
+    python: Path | None        # the interpreter; None when it could not be built
+    error: str | None          # the installer's (or the import's) reason, its last lines
+    reused: bool               # the cache already held it (built, or its failure remembered)
+    versions: dict[str, str] = field(default_factory=dict)  # installed distributions that
+    # matter (REPORTED and the one asked for)
+    installer: str | None = None  # "uv" or "pip": what built it
+    jitbench_hash: str | None = None  # the content hash of the jitbench source it holds
+
+    @property
+    def ok(self) -> bool:
+        return self.python is not None
+
+
+def default_cache() -> Path:
+    """``$JITBENCH_ENVS``, else ``~/.cache/jitbench/envs``."""
+    given = os.environ.get("JITBENCH_ENVS")
+    return Path(given).expanduser() if given else Path.home() / ".cache" / "jitbench" / "envs"
+
+
+def parse(requirement: str) -> Requirement:
+    """The requirement, or a UserError naming it and the form expected."""
+    try:
+        parsed = Requirement(requirement)
+    except InvalidRequirement as e:
+        raise UserError(f"not a requirement: {requirement!r} ({e}); expected a package and "
+                        f"its release, e.g. 'jax==0.4.31' or 'tensorflow==2.16.2'") from None
+    if parsed.url or parsed.marker:
+        raise UserError(f"a release is a package and a version, not {requirement!r} "
+                        f"(a URL or an environment marker)")
+    return parsed
+
+
+def env_name(requirement: str, extras: Sequence[str] = (), *, jitbench: bool = True) -> str:
+    """The environment's folder name: the requirement and its extra requirements as a slug,
+    this interpreter's version, and ``-bare`` without jitbench (e.g. ``jax-0.4.31-py311``)."""
+    words = [_slug(parse(requirement)), *sorted(_slug(parse(e)) for e in extras)]
+    slug = "+".join(words)
+    if len(slug) > 80:  # long lists of extras: a readable head and a hash of the whole
+        slug = slug[:60] + "-" + hashlib.sha256(slug.encode()).hexdigest()[:12]
+    return f"{slug}-py{sys.version_info[0]}{sys.version_info[1]}" + ("" if jitbench else "-bare")
+
+
+def _slug(requirement: Requirement) -> str:
+    """``jax-0.4.31`` for ``jax==0.4.31``; any other requirement with what a folder name
+    should not hold as ``_``."""
+    specs = list(requirement.specifier)
+    if not requirement.extras and len(specs) == 1 and specs[0].operator == "==":
+        return f"{canonicalize_name(requirement.name)}-{specs[0].version}"
+    text = str(requirement).replace(" ", "")
+    # the operators become "_": the hash keeps "keras<3.5" and "keras>3.5" apart
+    return (re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_") + "-"
+            + hashlib.sha256(text.encode()).hexdigest()[:8])
+
+
+def install_spec(requirement: str) -> str:
+    """What the installer is given for ``requirement``: a bare ``jax==X`` gets the ``cpu``
+    extra, which pins the jaxlib of the same release (jax alone accepts an older jaxlib, or
+    none); any other requirement as it is (tensorflow brings its keras itself)."""
+    parsed = parse(requirement)
+    if canonicalize_name(parsed.name) == "jax" and not parsed.extras and parsed.specifier:
+        return f"jax[cpu]{parsed.specifier}"
+    return str(parsed)
+
+
+def find_uv() -> str | None:
+    """The ``uv`` executable: the one the ``uv`` package installs (the ``releases`` extra),
+    else one on PATH; None without either."""
+    try:
+        from uv import find_uv_bin  # deferred: an optional extra
+        return find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+# --------------------------------------------------------------------------- jitbench's source
+
+def jitbench_source() -> Path:
+    """The source tree of the running jitbench (its checkout: ``bench/`` is the package), or a
+    UserError when it runs from an installed copy, which has no source to build a wheel of."""
+    import jitbench
+
+    root = Path(jitbench.__file__).resolve().parent.parent
+    if all((root / part).exists() for part in SOURCE_PARTS):
+        return root
+    raise UserError(f"the running jitbench ({Path(jitbench.__file__).parent}) is not a "
+                    f"checkout: environments per release install jitbench from its source; run "
+                    f"jitbench from a checkout (pip install -e .), or pass source=")
+
+
+def _source_files(source: Path) -> Iterator[Path]:
+    for part in SOURCE_PARTS:
+        path = source / part
+        if path.is_file():
+            yield path
+        elif path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.is_file()
+                              and "__pycache__" not in p.parts and p.suffix != ".pyc"
+                              and not any(q.endswith(".egg-info") for q in p.parts))
+
+
+def source_hash(source: Path) -> str:
+    """A content hash of jitbench's source (:data:`SOURCE_PARTS`; bytecode and egg-info
+    left out): two trees with the same files and bytes have the same hash."""
+    digest = hashlib.sha256()
+    for path in _source_files(Path(source)):
+        digest.update(path.relative_to(source).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _wheel(source: Path, cache: Path, digest: str, log: Log) -> Path:
+    """The wheel of ``source`` (content hash ``digest``), built once per hash: from a copy of
+    the source, so the build leaves nothing in the caller's tree (setuptools writes build/
+    and egg-info where it builds)."""
+    folder = cache / WHEELS / digest
+    found = sorted(folder.glob("jitbench-*.whl"))
+    if found:
+        return found[0]
+    (cache / WHEELS).mkdir(parents=True, exist_ok=True)
+    with _locked(cache / WHEELS / f"{digest}.lock"):
+        found = sorted(folder.glob("jitbench-*.whl"))
+        if found:
+            return found[0]
+        log(f"building jitbench's wheel from {source} ({digest})")
+        with tempfile.TemporaryDirectory(prefix="jitbench-source-") as tmp:
+            copy = Path(tmp) / "src"
+            for path in _source_files(source):
+                dest = copy / path.relative_to(source)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, dest)
+            out = Path(tmp) / "wheel"
+            done = launch.tool([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                                "--no-build-isolation", "-w", str(out), str(copy)],
+                               timeout=600)
+            wheels = sorted(out.glob("jitbench-*.whl"))
+            if done is None or done.returncode != 0 or not wheels:
+                raise UserError(f"could not build jitbench's wheel from {source}: "
+                                + _reason(done, "pip wheel"))
+            staging = cache / WHEELS / f".{digest}-{os.getpid()}"
+            staging.mkdir()
+            shutil.copy2(wheels[0], staging / wheels[0].name)
+            staging.rename(folder)
+    return next(folder.glob("jitbench-*.whl"))
+
+
+# --------------------------------------------------------------------------- building
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (created), released when the block ends (or the
+    process dies)."""
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _reason(done, what: str) -> str:
+    """The last lines an installer printed, as the reason it failed."""
+    if done is None:
+        return f"{what} could not start or ran out of time"
+    text = "\n".join(s for s in (done.stdout, done.stderr) if s).strip()
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    tail = "\n".join(lines[-REASON_LINES:])
+    return f"{what} exited {done.returncode}" + (f":\n{tail}" if tail else "")
+
+
+def _python(env: Path) -> Path:
+    return env / "bin" / "python"
+
+
+def _venv(installer: str, target: Path, uv: str | None) -> list[str]:
+    if installer == "uv":
+        # relocatable: its scripts find their interpreter relative to themselves, so the
+        # folder still works after the rename into place; seeded with pip, so a user can add
+        # to it without uv
+        return [uv, "venv", "--quiet", "--seed", "--relocatable", "--python", sys.executable,
+                str(target)]
+    return [sys.executable, "-m", "venv", str(target)]
+
+
+def _install(installer: str, python: Path, uv: str | None, args: Sequence[str]) -> list[str]:
+    if installer == "uv":
+        return [uv, "pip", "install", "--quiet", "--python", str(python), *args]
+    return [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+            *args]
+
+
+# run in the new environment: import what was asked for (and jitbench), print the versions
+_CHECK = r"""
+import importlib, importlib.metadata as md, json, sys
+for name in sys.argv[2:]:
+    importlib.import_module(name)
+versions = {}
+for dist in json.loads(sys.argv[1]):
+    try:
+        versions[dist] = md.version(dist)
+    except md.PackageNotFoundError:
+        pass
+print("JITBENCH-VERSIONS " + json.dumps(versions))
+"""
+
+
+def _check(python: Path, requirement: Requirement, jitbench: bool
+           ) -> tuple[dict[str, str] | None, str | None]:
+    """(versions, None) when the release (and jitbench) import in the environment, else
+    (None, the import's reason)."""
+    name = canonicalize_name(requirement.name)
+    modules = [IMPORT_NAMES.get(name, name.replace("-", "_"))] + (["jitbench"] if jitbench
+                                                                   else [])
+    dists = list(dict.fromkeys([name, *REPORTED]))
+    # isolated (-I): neither PYTHONPATH nor the current folder (a checkout's egg-info) counts
+    done = launch.tool([str(python), "-I", "-c", _CHECK, json.dumps(dists), *modules],
+                       timeout=IMPORT_TIMEOUT_S, cwd=str(python.parent))
+    line = next((s for s in (done.stdout.splitlines() if done is not None else [])
+                 if s.startswith("JITBENCH-VERSIONS ")), None)
+    if done is None or done.returncode != 0 or line is None:
+        return None, _reason(done, f"import {', '.join(modules)}")
+    return json.loads(line.split(" ", 1)[1]), None
+
+
+def _read_marker(env: Path) -> dict | None:
+    try:
+        return json.loads((env / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Written whole or not at all (a temporary file renamed over it)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def ensure(requirement: str, cache: Path | str | None = None, *, extras: Sequence[str] = (),
+           log: Log | None = None, retry: bool = False, installer: str | None = None,
+           jitbench: bool = True, source: Path | str | None = None) -> ReleaseEnv:
+    """The environment of ``requirement`` (e.g. ``"jax==0.4.31"``) under ``cache`` (default
+    :func:`default_cache`): built when missing, reused when there, jitbench reinstalled alone
+    when its source changed since (module docstring).
+
+    ``extras``: further requirements installed with it (e.g. ``"jax[cuda12]"``'s plugin, a
+    pinned keras). ``log``: called with a line per step (building, reusing, refreshing).
+    ``retry``: try again a release whose last build failed (by default its remembered reason
+    is returned at once). ``installer``: ``"uv"`` or ``"pip"`` (default: uv where
+    :func:`find_uv` finds it). ``jitbench=False``: the release alone, without jitbench.
+    ``source``: the jitbench source tree to install (default: the running one's checkout).
+
+    A release that cannot install or import is a ReleaseEnv with ``python=None`` and the
+    installer's (or the import's) last lines as ``error``; bad input (a requirement that does
+    not parse, an unknown installer) is a UserError."""
+    log = log or (lambda line: None)
+    parsed = parse(requirement)
+    for extra in extras:
+        parse(extra)
+    if installer is not None and installer not in INSTALLERS:
+        raise UserError(f"unknown installer {installer!r}; valid: {', '.join(INSTALLERS)}")
+    uv = find_uv() if installer in (None, "uv") else None
+    if installer == "uv" and uv is None:
+        raise UserError("installer 'uv' asked for and not found: pip install 'jitbench[releases]'"
+                        " (or uv on PATH), or installer='pip'")
+    chosen = installer or ("uv" if uv else "pip")
+    cache = Path(cache).expanduser() if cache is not None else default_cache()
+    cache.mkdir(parents=True, exist_ok=True)
+    name = env_name(requirement, extras, jitbench=jitbench)
+    path = cache / name
+    failed = cache / f"{name}.failed"
+    digest = wheel = None
+    if jitbench:
+        src = Path(source).resolve() if source is not None else jitbench_source()
+        digest = source_hash(src)
+    with _locked(cache / f"{name}.lock"):
+        marker = _read_marker(path)
+        if marker is not None:
+            if digest is not None and marker.get("jitbench_hash") != digest:
+                wheel = _wheel(src, cache, digest, log)
+                return _refresh(requirement, path, marker, wheel, digest, uv, log)
+            log(f"{requirement}: reusing {path}")
+            return _built(requirement, path, marker, reused=True)
+        if failed.is_file() and not retry:
+            try:
+                remembered = json.loads(failed.read_text())
+            except (OSError, ValueError):
+                remembered = {}
+            reason = remembered.get("error") or "its last build failed"
+            log(f"{requirement}: failed before ({remembered.get('when', '?')}), not retried")
+            return ReleaseEnv(requirement, path, None, reason, reused=True,
+                              installer=remembered.get("installer"))
+        if digest is not None:
+            wheel = _wheel(src, cache, digest, log)
+        for stale in cache.glob(f".building-{name}-*"):  # left by a killed build of NAME
+            shutil.rmtree(stale, ignore_errors=True)
+        if path.exists():  # a folder without its marker: not an environment of ours
+            shutil.rmtree(path, ignore_errors=True)
+        building = Path(tempfile.mkdtemp(prefix=f".building-{name}-", dir=cache))
+        try:
+            versions, error = _build(parsed, building, [install_spec(requirement), *extras],
+                                     wheel, chosen, uv, log)
+            if error is not None:
+                _write_json(failed, {"requirement": requirement, "error": error,
+                                     "installer": chosen, "when": _now(),
+                                     "python": sys.version.split()[0]})
+                log(f"{requirement}: failed ({error.splitlines()[0]})")
+                return ReleaseEnv(requirement, path, None, error, reused=False,
+                                  installer=chosen)
+            marker = {"requirement": requirement, "extras": list(extras), "installer": chosen,
+                      "jitbench_hash": digest, "versions": versions, "built": _now(),
+                      "python": sys.version.split()[0]}
+            _write_json(building / MARKER, marker)
+            _relocate(building, path)
+            building.rename(path)
+            failed.unlink(missing_ok=True)
+        finally:
+            shutil.rmtree(building, ignore_errors=True)
+    log(f"{requirement}: built {path}")
+    return _built(requirement, path, marker, reused=False)
+
+
+def _build(requirement: Requirement, target: Path, specs: list[str], wheel: Path | None,
+           installer: str, uv: str | None, log: Log) -> tuple[dict | None, str | None]:
+    """Build the environment in ``target``: (versions, None), or (None, the reason)."""
+    log(f"{requirement}: building with {installer} in {target}")
+    done = launch.tool(_venv(installer, target, uv), timeout=300)
+    if done is None or done.returncode != 0:
+        return None, _reason(done, f"{installer} venv")
+    args = [*specs, *([str(wheel)] if wheel is not None else [])]
+    done = launch.tool(_install(installer, _python(target), uv, args),
+                       timeout=INSTALL_TIMEOUT_S)
+    if done is None or done.returncode != 0:
+        return None, _reason(done, f"{installer} install {' '.join(specs)}")
+    return _check(_python(target), requirement, jitbench=wheel is not None)
+
+
+def _relocate(building: Path, path: Path) -> None:
+    """What names the folder it was built in (pip's scripts' first lines, the activate
+    scripts; uv's relocatable ones name none) names the folder it is renamed to."""
+    old, new = str(building).encode(), str(path).encode()
+    for script in (building / "bin").iterdir():
+        if script.is_symlink() or not script.is_file() or script.stat().st_size > 1 << 16:
+            continue
+        text = script.read_bytes()
+        if old in text:
+            script.write_bytes(text.replace(old, new))
+
+
+def _refresh(requirement: str, path: Path, marker: dict, wheel: Path, digest: str,
+             uv: str | None, log: Log) -> ReleaseEnv:
+    """Reinstall jitbench alone (``--no-deps``) into a built environment whose jitbench came
+    from other source; the marker says the new hash only once it is in."""
+    installer = marker.get("installer") if marker.get("installer") in INSTALLERS else "pip"
+    if installer == "uv" and uv is None:
+        installer = "pip"  # seeded with pip (see _venv)
+    log(f"{requirement}: jitbench changed ({marker.get('jitbench_hash')} -> {digest}), "
+        f"reinstalling it alone in {path}")
+    done = launch.tool(_install(installer, _python(path), uv,
+                                ["--no-deps", "--reinstall" if installer == "uv"
+                                 else "--force-reinstall", str(wheel)]),
+                       timeout=600)
+    if done is None or done.returncode != 0:
+        error = _reason(done, f"{installer} install {wheel.name}")
+        return ReleaseEnv(requirement, path, None, error, reused=True, installer=installer,
+                          versions=dict(marker.get("versions") or {}))
+    versions, error = _check(_python(path), parse(requirement), jitbench=True)
+    if error is not None:
+        return ReleaseEnv(requirement, path, None, error, reused=True, installer=installer)
+    marker = {**marker, "jitbench_hash": digest, "versions": versions, "refreshed": _now()}
+    _write_json(path / MARKER, marker)
+    return _built(requirement, path, marker, reused=True)
+
+
+def _built(requirement: str, path: Path, marker: dict, reused: bool) -> ReleaseEnv:
+    return ReleaseEnv(requirement, path, _python(path), None, reused=reused,
+                      versions=dict(marker.get("versions") or {}),
+                      installer=marker.get("installer"),
+                      jitbench_hash=marker.get("jitbench_hash"))
+
+
+def ensure_all(requirements: Sequence[str], cache: Path | str | None = None, **kw
+               ) -> list[ReleaseEnv]:
+    """:func:`ensure` of each requirement in turn (the same options for each), in their
+    order; every requirement is checked before the first build."""
+    for requirement in requirements:
+        parse(requirement)
+    return [ensure(requirement, cache, **kw) for requirement in requirements]
+
+
+# --------------------------------------------------------------------------- the registry
+
+def releases(package: str, since: str | None = None, until: str | None = None) -> list[str]:
+    """The versions of ``package`` the registry serves for this interpreter, oldest first,
+    between ``since`` and ``until`` (both included; final releases only), as pip's index
+    lookup lists them (``pip index versions``)."""
+    bounds = {}
+    for what, value in (("since", since), ("until", until)):
+        if value is not None:
+            try:
+                bounds[what] = Version(value)
+            except InvalidVersion:
+                raise UserError(f"{what} {value!r} is not a version (e.g. 0.4.31)") from None
+    parse(package)
+    done = launch.tool([sys.executable, "-m", "pip", "index", "versions", package,
+                        "--disable-pip-version-check"], timeout=120)
+    line = next((s for s in (done.stdout.splitlines() if done is not None else [])
+                 if s.startswith("Available versions:")), None)
+    if line is None:
+        raise UserError(f"the registry lists no release of {package!r} for this interpreter: "
+                        + _reason(done, "pip index versions"))
+    found = sorted(Version(v.strip()) for v in line.split(":", 1)[1].split(",") if v.strip())
+    return [str(v) for v in found
+            if ("since" not in bounds or v >= bounds["since"])
+            and ("until" not in bounds or v <= bounds["until"])]
