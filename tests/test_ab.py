@@ -206,7 +206,7 @@ def test_a_slowdown_planted_in_another_interpreter_is_called_slower_and_nothing_
     # ratio scatters widely (a planted 1.5x once read 2.1x; once 3 pairs left it unresolved,
     # and a 2x with 4 pairs was left unresolved by one disturbed pair in 4: 3 degrees of
     # freedom leave a t interval that wide). Slower by about the factor, no upper
-    # bound; how often the interval covers the factor is a rate (docs/lab/ab.md)
+    # bound; how often the interval covers the factor is a rate (docs/lab/ab-on-the-cpu/index.md)
     assert cases[CASE]["ratio"] > 1.4 and cases[CASE]["ci_low"] > 1.0
     # the step is the planted case's alone: an unchanged case may be called by chance at the
     # per-case error rate, but none is shown clear of 1.25x as the planted one is

@@ -43,7 +43,7 @@ def test_a_broken_link_fails_the_docs_build(tmp_path):
     shutil.copytree(ROOT / "docs", tmp_path / "docs")
     for name in ("mkdocs.yml", "README.md"):  # the site's config, its home page's source
         shutil.copy(ROOT / name, tmp_path)
-    page = tmp_path / "docs" / "lab" / "findings.md"
+    page = tmp_path / "docs" / "lab" / "interleaving-and-the-harness" / "index.md"
     page.write_text(page.read_text(encoding="utf-8") + "\n[gone](nightly.md)\n",
                     encoding="utf-8")
     done = build_docs(tmp_path, tmp_path / "site")

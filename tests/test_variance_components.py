@@ -1,4 +1,4 @@
-"""The nested analysis of variance of ``docs/lab/scripts/variance_components.py`` on synthetic
+"""The nested analysis of variance of ``docs/lab/where-the-variance-lives/variance_components.py`` on synthetic
 streams with known components (the table in docs/statistics.md comes from it)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 pytestmark = pytest.mark.unit
 
-SCRIPT = (Path(__file__).resolve().parents[1] / "docs" / "lab" / "scripts"
+SCRIPT = (Path(__file__).resolve().parents[1] / "docs" / "lab" / "where-the-variance-lives"
           / "variance_components.py")
 
 

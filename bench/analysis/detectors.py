@@ -131,7 +131,7 @@ def ttest_rule(x, lo, hi, threshold=0.10, window=30, min_previous=5, start=0):
 PAIRED_WINDOW = 30  # earlier nights the paired rule judges a night against
 PAIRED_FLOOR = 0.015  # the least sigma (log) of one process a night: a few agreeing nights are
 # not a noiseless series (the quietest pinned series scatter 0.3-1.5% a night; 1% and 1.5%
-# gave the same replayed figures, 2% hid steps: docs/lab/nightly-processes.md); nights of k
+# gave the same replayed figures, 2% hid steps: docs/lab/nightly-corpora/index.md); nights of k
 # fresh processes each have 1/sqrt(k) of it
 POWER_Z = 1.645  # a step is "visible" to the paired rule when a night shows it 95% of the time
 
@@ -141,7 +141,7 @@ NEAR_Z = 2.0  # a night above the line and the history's top with z above this, 
 # more processes, not missed on one night's luck (docs/nightly.md)
 NIGHT_SHARE = 0.5  # the part of a series' variance between nights that more processes in
 # one night do not average away: streams A and B, measured at the same time on the two
-# cores, shared 12-34% of theirs (median over series; docs/lab/nightly-processes.md)
+# cores, shared 12-34% of theirs (median over series; docs/lab/nightly-live-check/index.md)
 
 
 def processes_noise(processes: float, history_processes: float = 1.0) -> float:
@@ -174,7 +174,7 @@ def paired_night(x: float, lo: float, hi: float, prev: np.ndarray, threshold: fl
     clears the highest earlier night by the threshold: no re-measurement needed). Only a
     night of two or more fresh processes (``processes``) can be decisive: one process's
     interval does not carry the scatter between processes, and an unchanged JAX series once
-    read +250% with an interval of +-6% in one pinned process (docs/lab/nightly-processes.md).
+    read +250% with an interval of +-6% in one pinned process (docs/lab/nightly-corpora/index.md).
     ``base_move``: the series' own JIT-off time's move that night beyond the machine's
     (:func:`baseline_moves`); a ratio that rose while the JIT time itself (the step plus that
     move) rose by less than a quarter of the step, because its baseline fell, is no JIT

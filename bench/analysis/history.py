@@ -380,7 +380,7 @@ def detect_regressions(points, run_order: Sequence[str], thresholds: Thresholds 
     ``near`` = not suspect, but near enough to be re-measured. ``whole_night=False`` (a
     re-measurement of some worker groups): the ratio alone, no JIT time against the machine
     and no baseline check, which need every JIT-off mode of a night to place the machine (a
-    recheck measures a few groups, two processes at once: docs/lab/nightly-processes.md).
+    recheck measures a few groups, two processes at once: docs/lab/nightly-live-check/index.md).
     """
     import pandas as pd
 

@@ -265,7 +265,7 @@ class Adapter:
         and reductions: enough for auto-clustering to form a cluster), on a (8, 8) float32
         input; the worker runs it in each of its modes before its first group (process
         start-up cost). The first eager use of an op type costs ~4-6 ms whatever the shape
-        (docs/lab/scripts/tf_eager_first_call.py: without relu here, the first group using relu
+        (docs/lab/tf-eager-first-call/tf_eager_first_call.py: without relu here, the first group using relu
         paid 5.1-7.7 ms for a first call that costs 1.6-2.4 ms in any later group)."""
         def tiny(x):
             y = tf.matmul(x, x) * 0.5 + 1.0

@@ -6,5 +6,5 @@ NIGHT_PRECISION = 0.03
 NIGHT_BUDGET = 4.0
 # fresh processes a series gets a night, at most (jitbench.nightly.repeats): one by default,
 # as on the 2-core host 30 nights of two pinned processes each saw less than one process did
-# (docs/lab/nightly-processes.md); --max-processes 2 or more to repeat
+# (docs/lab/nightly-alone/index.md); --max-processes 2 or more to repeat
 MAX_PROCESSES = 1

@@ -35,7 +35,7 @@ MIN_TIME_LIMIT = 300.0
 # seconds of sampling per case group and process on a night whose workers are pinned (the
 # ``stable`` profile): there a process lands close to the next, and 0.3 s (``jitbench ab``'s
 # default, made for unpinned workers) leaves a mode of a 25 ms call a handful of samples, whose
-# own scatter then dominates a pair's (docs/lab/nightly-team.md, "Duet pairs in the engine")
+# own scatter then dominates a pair's (docs/lab/duet-pairs/index.md, "Duet pairs in the engine")
 PINNED_BUDGET = 1.5
 
 

@@ -61,7 +61,7 @@ def recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, ru
 
     A round is one process, alone on its core: two at once on the two cores of the pinned
     profile read a JAX series' ratio with twice one process's scatter between processes
-    (docs/lab/nightly-processes.md). After each round a suspect's point is the
+    (docs/lab/nightly-live-check/index.md). After each round a suspect's point is the
     combination of every re-measuring process so far
     (``jitbench.analysis.processes.combine``: the process is the unit, so its interval
     carries the scatter between processes), judged with the same rule against the same history

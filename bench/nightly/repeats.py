@@ -121,7 +121,7 @@ def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str,
     """Rounds 2.. of the plan after the night's run, one after another, each in fresh
     processes under ``run_dir/repeats/`` (on the night's core where its profile pins one: a
     second process measured at the same time on another core scattered more than one alone,
-    docs/lab/nightly-processes.md), while ``budget_s`` seconds last (a round starts
+    docs/lab/nightly-live-check/index.md), while ``budget_s`` seconds last (a round starts
     only when what it is expected to take, from the night's own seconds per case, fits in what
     is left). The facts for the summary."""
     from jitbench.run import runner

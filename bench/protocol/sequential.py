@@ -39,7 +39,7 @@ whose :data:`MIN_BLOCK` calls would outlast ``block_time`` (:func:`long_calls`) 
 its first block, as few samples as fill ``block_time`` (one for a call that long), and no
 untimed call after a switch: what the previous mode left running is a small share of such a
 call, and the switch call and two more samples made each of its units cost four calls, so a
-large speedup over a slow op-by-op call was left unresolved (docs/lab/statistics-experiments.md,
+large speedup over a slow op-by-op call was left unresolved (docs/lab/where-the-variance-lives/index.md,
 "Slow calls").
 """
 
@@ -64,7 +64,7 @@ MIN_UNITS = 3  # an interval needs at least this many blocks of the JIT mode
 HAC_MIN_UNITS = 8  # from this many units on, their autocorrelation widens the error
 # a block has at least this many samples (its median then ignores one slow first sample) and
 # ends there once it has lasted ``Protocol.block_time``: 5-sample blocks of a mode of
-# quarter-second calls made 4 rounds outlast the budget (docs/lab/statistics-experiments.md)
+# quarter-second calls made 4 rounds outlast the budget (docs/lab/where-the-variance-lives/index.md)
 MIN_BLOCK = 3
 VERDICTS = ("faster", "slower", "same", "unresolved")
 
@@ -125,7 +125,7 @@ def standard_error(us: Sequence[float]) -> float:
     Neighbouring units share a baseline block (the one between them), and a JIT mode's ratio
     to a noisier baseline drifts: units of JAX jit/aot against op-by-op eager correlated from
     one to the next and the plain error was too small for them
-    (docs/lab/statistics-experiments.md, "Are block units independent?"). Never narrower than the
+    (docs/lab/where-the-variance-lives/index.md, "Are block units independent?"). Never narrower than the
     plain
     error: a negative correlation estimated from a few units is noise, not precision."""
     n = len(us)

@@ -49,16 +49,16 @@ class Protocol:
     # with sequential stopping, a sample also lasts about this long at least: JAX dispatches
     # asynchronously, so a short jit call takes about twice as long with a sync after each
     # call as pipelined; the overhead rule alone gave a few calls per sample and the speedup
-    # moved with that number from run to run (docs/lab/findings.md). At 1 ms a 0.5-ms jitted
+    # moved with that number from run to run (docs/lab/interleaving-and-the-harness/index.md). At 1 ms a 0.5-ms jitted
     # training step made 1-2 calls a sample and read 1.2-1.4x the time of the user's own loop;
-    # at 10 ms, 11-16 calls and within 10% of it (docs/lab/what-users-jit.md, "Beside a
+    # at 10 ms, 11-16 calls and within 10% of it (docs/lab/measure-vs-loop/index.md, "Beside a
     # plain loop"). The fixed protocol keeps the overhead rule alone; the nightly and the
     # change night's A/B keep 1 ms on a CPU, as their histories and corpus were recorded
     sample_min_time: float = 0.01
     # on a GPU, a sample lasts this long at least (with sequential stopping): at 1 ms a 67-us
     # TF32 matmul made 6 calls a sample and read 0.82x as fast as a plain loop of the same
     # jitted function, a 1.4-ms one was timed one call a sample (latency, not throughput); at
-    # 10 ms, 55 calls and within 2% of the loop (docs/lab/h200-first-runs.md). Kept apart
+    # 10 ms, 55 calls and within 2% of the loop (docs/lab/h200-first-runs/index.md). Kept apart
     # from sample_min_time, which recorded runs name too
     gpu_sample_min_time: float = 0.01
     # block: the scheme whose interleaved speedups agreed with the modes measured alone
@@ -99,7 +99,7 @@ class Protocol:
     # between-build standard deviation of a speedup's log, added to the blocks' error
     # (jitbench.protocol.sequential): identical builds side by side (A/A controls and 0-cluster
     # auto-clustering rows) land further apart than their blocks say, by about this much
-    # (docs/lab/statistics-experiments.md, "Builds hardly differ; time does")
+    # (docs/lab/where-the-variance-lives/index.md, "Builds hardly differ; time does")
     build_sigma: float = 0.01
     # when a pair has sampled enough: "verdict" (its verdict is known: the default) or
     # "precise" (its interval is within +-precision whatever the verdict: the nightly, which

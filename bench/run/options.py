@@ -27,7 +27,7 @@ COMPILE_CACHE_FOLDER = "compile-cache"  # under the run folder
 # hash seed); "stable" pinned to one core with hash seed 0, which removed most of the scatter
 # between fresh processes (docs/nightly.md, "Process profiles"): it detects a change in the
 # compiled code, but a single core is not the user's multi-threaded program. glibc's allocator
-# thresholds on top did not make nights quieter (docs/lab/nightly-processes.md)
+# thresholds on top did not make nights quieter (docs/lab/nightly-allocator/index.md)
 PROCESS_PROFILES = {
     "default": "every core, a random hash seed: as a user's process runs",
     "stable": "each worker pinned to one core, hash seed 0: little scatter between fresh "

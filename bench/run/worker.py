@@ -451,7 +451,7 @@ def _leave_now() -> None:
     """End jitbench's own worker without the interpreter's teardown, once its parent closed
     the channel: TensorFlow's teardown alone costs about as much as a small group's samples,
     paid by every worker of every run and by each fresh process of an A/B
-    (docs/lab/first-verdict.md); the worker has nothing left to write but its flushed
+    (docs/lab/make-bench-time/index.md); the worker has nothing left to write but its flushed
     output. The exit handlers still run (the XLA dump folder's removal among them, and
     ``logging``'s flush): the teardown's cost is the interpreter's finalization, not them. Not
     a worker of ``isolate=True``: it runs a user's code, which may count on a normal exit."""

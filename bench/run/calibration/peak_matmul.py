@@ -5,7 +5,7 @@ alone is not a safe reference (an OpenBLAS kernel choice can halve it), so every
 measures its own and the report takes the best. The size reaches the plateau of each device
 and keeps the calibration within seconds (:data:`N_BY_DEVICE`): 1024³ on a CPU (~2 GFLOP a
 call); 8192³ on a GPU, where 1024³ is launch-bound (an H200 ran TF32 matmuls at about a tenth
-of its plateau there, and within a few percent of it from 8192³ on: docs/lab/h200-first-runs.md).
+of its plateau there, and within a few percent of it from 8192³ on: docs/lab/h200-first-runs/index.md).
 """
 
 from __future__ import annotations
