@@ -11,6 +11,7 @@ import math
 
 from jitbench.cli import ab as ab_cli
 from jitbench.cli import doctor as doctor_cli
+from jitbench.cli import releases as releases_cli
 from jitbench.cli import sweep as sweep_cli
 from jitbench.define.modes import FRAMEWORKS, modes_for
 from jitbench.frameworks import MATMUL_PRECISIONS
@@ -373,6 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep_cli.add_parser(sub, add_filters, filters)
     doctor_cli.add_parser(sub)
     ab_cli.add_parser(sub, add_filters, positive, positive_int, percent, add_process_profile)
+    releases_cli.add_parser(sub, add_filters, positive, positive_int, percent)
     p = sub.add_parser("merge", help="merge the runs of several shards into one run folder")
     p.add_argument("shard_dirs", nargs="+", metavar="SHARD_RUN_DIR",
                    help="the run folders of the shards (`jitbench run --shard K/N`)")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from jitbench.cli import ab as ab_cli
 from jitbench.cli import doctor as doctor_cli
+from jitbench.cli import releases as releases_cli
 from jitbench.cli import nightly as nightly_cli
 from jitbench.cli.nightly import UNDECIDED_EXIT  # noqa: F401  (the exit codes' home)
 from jitbench.cli import sweep as sweep_cli
@@ -213,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     handler = {"list": cmd_list, "run": cmd_run, "report": cmd_report, "sweep": sweep_cli.cmd,
                "nightly": lambda a: nightly_cli.cmd(a, _selected_cases, _progress_printer), "merge": cmd_merge, "compare": cmd_compare,
                "doctor": doctor_cli.cmd,
-               "ab": lambda a: ab_cli.cmd(a, _selected_cases, _progress_printer())
+               "ab": lambda a: ab_cli.cmd(a, _selected_cases, _progress_printer()),
+               "releases": lambda a: releases_cli.cmd(a, _selected_cases, _progress_printer()),
                }[args.command]
     try:
         return handler(args)

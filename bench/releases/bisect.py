@@ -99,12 +99,15 @@ class Step:
 @dataclasses.dataclass(frozen=True)
 class Bisection:
     """What a bisect found: ``steps`` between neighbouring releases (in release order, then
-    case), the releases it measured (in order), the comparisons it made (in the order made)."""
+    case), the releases it measured (in order), the comparisons it made (in the order made),
+    the ``leaves``: the comparisons between neighbours (releases that cannot be measured
+    left out) where it stopped halving."""
 
     releases: tuple[str, ...]
     measured: tuple[str, ...]
     comparisons: tuple[Comparison, ...]
     steps: tuple[Step, ...]
+    leaves: tuple[tuple[str, str], ...] = ()
 
     @property
     def rounds(self) -> int:
@@ -130,10 +133,13 @@ def span(candidates: Sequence[str], good: str, bad: str) -> list[str]:
 
 
 def bisect(releases: Sequence[str], compare: Callable[[str, str], Comparison],
-           threshold: float) -> Bisection:
+           threshold: float, available: Callable[[str], bool] | None = None) -> Bisection:
     """Search ``releases`` (in order, good and bad at the ends) for every step of
     ``threshold`` (module docstring); ``compare(before, after)`` is called once per pair of
-    releases at most."""
+    releases at most. ``available(release)``: whether it can be measured (its environment
+    built); one that cannot is passed over, the release nearest the middle taken instead, and
+    a step between two releases with only such releases between them is named between
+    those two."""
     order = list(releases)
     if len(order) < 2:
         raise UserError(f"a bisect needs two releases at least, got {len(order)}")
@@ -148,22 +154,36 @@ def bisect(releases: Sequence[str], compare: Callable[[str, str], Comparison],
         return any(differs(c, threshold) for c in cmp(i, j).changes.values())
 
     steps: list[Step] = []
+    leaves: list[tuple[str, str]] = []
+    usable = available or (lambda name: True)
+
+    def middle(lo: int, hi: int) -> int | None:
+        """The release nearest the middle of (lo, hi) that can be measured; None when none."""
+        mid = (lo + hi) // 2
+        for k in sorted(range(lo + 1, hi), key=lambda k: (abs(k - mid), k)):
+            if usable(order[k]):
+                return k
+        return None
 
     def search(lo: int, hi: int) -> None:
-        if hi - lo == 1:
+        mid = middle(lo, hi)
+        if mid is None:  # neighbours, or only releases that cannot be measured between
+            leaves.append((order[lo], order[hi]))
             steps.extend(Step(case, order[lo], order[hi], c)
                          for case, c in sorted(cmp(lo, hi).changes.items())
                          if differs(c, threshold))
             return
-        mid = (lo + hi) // 2
         if any_differs(lo, hi) or any_differs(lo, mid) or any_differs(mid, hi):
             search(lo, mid)
             search(mid, hi)
 
+    for end in (order[0], order[-1]):
+        if not usable(end):
+            raise UserError(f"{end} cannot be measured, so it cannot end a bisect")
     search(0, len(order) - 1)
     measured = sorted({k for pair in made for k in pair})
     return Bisection(tuple(order), tuple(order[k] for k in measured), tuple(made.values()),
-                     tuple(steps))
+                     tuple(steps), tuple(leaves))
 
 
 def from_samples(figures: Mapping[str, Mapping[str, Sequence[float]]], *, tolerance: float,
