@@ -6,9 +6,11 @@
 
 from jitbench.define.workload import Case, TrainStep, Workload
 from jitbench.errors import UserError
+from jitbench.userfn.options import Sampling, Tolerances
 
 __version__ = "0.1.0"
-__all__ = ["Case", "TrainStep", "UserError", "Workload", "load_results", "measure", "__version__"]
+__all__ = ["Case", "Sampling", "Tolerances", "TrainStep", "UserError", "Workload", "__version__",
+           "load_results", "measure"]
 
 
 def load_results(path_or_paths):

@@ -197,10 +197,11 @@ def test_isolate_runs_autoclustering_in_its_own_worker_with_tf_counters():
         jitbench.measure(deep, *_inputs(), framework="tf", isolate=True, protocol=QUICK)
     r = jitbench.measure(tf_deep, *_inputs(), framework="tf", modes=["graph", "xla",
                                                                    "autoclustering"],
-                      isolate=True, protocol=QUICK)
+                      isolate=True, protocol=QUICK, tolerances=jitbench.Tolerances(rtol=0.01))
     rows = {row["mode"]: row for row in r.rows}
     assert {m: row["status"] for m, row in rows.items()} == {
         "graph": "ok", "xla": "ok", "autoclustering": "ok"}
+    assert {row["rtol"] for row in r.rows} == {0.01}  # the worker checked with the given one
     assert rows["xla"]["first_compiles"] >= 1  # read from XLA's log, which the worker keeps
     assert rows["autoclustering"]["first_clusters"] >= 1
     assert rows["autoclustering"]["jit_happened"] is True
@@ -288,34 +289,31 @@ def test_failure_with_jit_only_is_a_row_and_a_wrong_answer_a_mismatch():  # impo
     assert "output differs from the reference" in r.rows[0]["error"]
 
 
+def test_the_option_objects_and_their_shorthand_measure_alike():
+    """``tolerances=`` and ``sampling=`` reach the rows as ``rtol=``, ``atol=``,
+    ``precision=`` and ``budget=`` do (tests/test_measure_options.py: the objects alone)."""
+    jax = pytest.importorskip("jax")
+    w, x = (jax.numpy.asarray(a) for a in _inputs())
+    fixed = Protocol(min_time=0.02, min_samples=5, warmup_max_time=1.0)
+    by_objects = jitbench.measure(jax_layer, w, x, modes=["eager", "jit"], protocol=fixed,
+                                  tolerances=jitbench.Tolerances(rtol=0.25, atol=0.5),
+                                  sampling=jitbench.Sampling(precision="off", budget=1))
+    by_keywords = jitbench.measure(jax_layer, w, x, modes=["eager", "jit"], protocol=fixed,
+                                   rtol=0.25, atol=0.5, precision="off", budget=1)
+    for r in (by_objects, by_keywords):
+        assert {(row["rtol"], row["atol"], row["status"]) for row in r.rows} == {
+            (0.25, 0.5, "ok")}
+        # precision "off": the fixed protocol's bootstrap verdict, never a sequential one
+        assert r.verdict("jit") in ("faster", "slower", "no difference"), r.summary()
+
+
 def test_import_bench_and_its_front_doors_import_no_framework():
     code = ("import sys, jitbench; jitbench.measure; "
             "import jitbench.userfn.measure, jitbench.userfn.as_workload, jitbench.userfn.isolate, "
+            "jitbench.userfn.functions, jitbench.userfn.stateful, jitbench.userfn.keras_model, "
+            "jitbench.userfn.keras_fit, jitbench.userfn.options, "
             "jitbench.pytest_plugin.fixture, jitbench.pytest_plugin.plugin; "
             "print(sorted(m for m in ('tensorflow', 'jax') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
-
-
-@pytest.mark.unit
-@pytest.mark.parametrize("precision, budget, expect", [
-    (0.1, None, (0.1, 6.0)), ("off", 2, (None, 2.0)), ("OFF", None, (None, 6.0)),
-    (None, 3.5, (0.05, 3.5))])
-def test_precision_and_budget_override_the_protocol(precision, budget, expect):
-    from jitbench.userfn.measure import stopping
-
-    p = stopping(Protocol(), precision, budget)
-    assert (p.precision, p.budget) == expect
-
-
-@pytest.mark.unit
-@pytest.mark.parametrize("precision, budget, named", [
-    (5, None, "precision=5"), (0, None, "precision=0"), ("5%", None, "precision='5%'"),
-    (True, None, "precision=True"), (None, 0, "budget=0"), (None, float("nan"), "budget=nan"),
-    (None, "6", "budget='6'")])
-def test_bad_precision_or_budget_is_one_user_error_naming_it(precision, budget, named):
-    from jitbench.userfn.measure import stopping
-
-    with pytest.raises(UserError, match=re.escape(named)):
-        stopping(Protocol(), precision, budget)

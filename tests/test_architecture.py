@@ -1,6 +1,6 @@
 """The architecture, checked: import-linter's contracts (pyproject.toml), no import cycle inside
-``bench``, no module over 600 lines (a guard against monsters; modules split by job), and mode
-names only where frameworks declare them."""
+``bench``, no module over 600 lines (a guard against monsters; modules split by job; 450 in
+``userfn``, split by what users pass), and mode names only where frameworks declare them."""
 
 from __future__ import annotations
 
@@ -318,6 +318,16 @@ def test_the_nightly_lives_in_rooms_of_at_most_400_lines():
     long = {p.name: n for p in (BENCH / "nightly").glob("*.py")
             if (n := len(p.read_text().splitlines())) > 400}
     assert long == {}, long
+
+
+@pytest.mark.unit
+def test_the_user_function_room_is_split_by_what_users_pass_in_modules_of_at_most_450_lines():
+    """``jitbench.userfn``: a plain or jitted function, a stateful step, a Keras model and its
+    ``fit``, the run as a workload and the options each in a module of its own."""
+    modules = {p.name: len(p.read_text().splitlines()) for p in (BENCH / "userfn").glob("*.py")}
+    assert {"functions.py", "stateful.py", "keras_model.py", "keras_fit.py", "as_workload.py",
+            "options.py"} <= set(modules), sorted(modules)
+    assert {name: n for name, n in modules.items() if n > 450} == {}
 
 
 @pytest.mark.unit

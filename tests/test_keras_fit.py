@@ -89,7 +89,7 @@ def test_a_dataset_is_timed_as_its_own_epochs_with_the_models_steps_per_executio
 
 @pytest.mark.unit
 def test_the_headline_says_slower_and_leaves_out_a_mode_without_a_baseline_in_fit():
-    from jitbench.userfn.keras_model import fit_sentences, with_fit_loop
+    from jitbench.userfn.keras_fit import fit_sentences, with_fit_loop
 
     def row(mode, fit, alone, **more):
         return {"mode": mode, "framework": "tf", "status": "ok", "median_s": alone,

@@ -71,20 +71,21 @@ class JitBenchmark:
         self._request = request
         self._calls = 0
 
-    def __call__(self, fn, /, *args, modes=None, framework=None, reference=None, rtol=None,
-                 atol=None, flops=None, device=None, name=None, isolate=False, protocol=None,
-                 precision=None, budget=None, timeout=None, donate=None, batch_size=None,
-                 kwargs=None, **keywords):
+    def __call__(self, fn, /, *args, modes=None, framework=None, reference=None,
+                 tolerances=None, flops=None, device=None, name=None, isolate=False,
+                 protocol=None, sampling=None, timeout=None, donate=None, batch_size=None,
+                 kwargs=None, rtol=None, atol=None, precision=None, budget=None, **keywords):
         """Measure ``fn(*args, **keywords)`` in ``modes`` (default: every mode this process
         can run) and store one benchmark per mode; returns the
         ``jitbench.userfn.measure.Result``. The options are ``jitbench.measure``'s, passed
         through; ``protocol`` replaces the one pytest-benchmark's options make
         (``protocol_from``), and ``--benchmark-disable`` still runs one checked call per mode.
-        ``precision`` / ``budget``: sequential stopping; each JIT entry's ``extra_info``
-        carries its ``verdict``."""
+        ``sampling`` (or its shorthand ``precision`` / ``budget``): sequential stopping; each
+        JIT entry's ``extra_info`` carries its ``verdict``."""
         from jitbench.userfn.arguments import given_options, keyword_arguments
         from jitbench.userfn.as_workload import prepare, run
-        from jitbench.userfn.measure import OPTIONS, Result, check_options, stopping
+        from jitbench.userfn.measure import OPTIONS, Result
+        from jitbench.userfn.options import check_options, resolve
 
         given = given_options(JitBenchmark.__call__, locals())  # before any is reassigned
         self._calls += 1
@@ -92,10 +93,12 @@ class JitBenchmark:
         try:
             kwargs = keyword_arguments(fn, args, keywords, kwargs, given, OPTIONS,
                                        "jit_benchmark")
+            tolerances, sampling = resolve(tolerances, sampling, rtol=rtol, atol=atol,
+                                           precision=precision, budget=budget)
             check_options(isolate, timeout, donate, batch_size)
             if not isolate:  # workers check the modes they run: nothing skipped here
                 spec = prepare(fn, args, framework=framework, modes=modes, reference=reference,
-                               rtol=rtol, atol=atol, flops=flops, device=device, name=name,
+                               tolerances=tolerances, flops=flops, device=device, name=name,
                                env=os.environ, donate=donate, batch_size=batch_size,
                                kwargs=kwargs)
         except UserError as exc:
@@ -112,19 +115,13 @@ class JitBenchmark:
             protocol = Protocol(min_time=0.0, min_samples=1, max_samples=1, early_calls=1,
                                 warmup_min_calls=1, warmup_max_time=0.0)
         else:
-            try:
-                protocol = stopping(protocol or protocol_from(self._request.config),
-                                    precision, budget)
-            except UserError as exc:
-                problem = exc
-            if problem:
-                pytest.fail(f"jit_benchmark: {problem}", pytrace=False)
+            protocol = sampling.applied_to(protocol or protocol_from(self._request.config))
         try:
             if spec is None:
                 from jitbench.userfn.isolate import measure_isolated
 
                 rows = measure_isolated(fn, args, modes=modes, framework=framework,
-                                        reference=reference, rtol=rtol, atol=atol,
+                                        reference=reference, tolerances=tolerances,
                                         flops=flops, device=device, name=name,
                                         protocol=protocol, timeout=timeout, kwargs=kwargs)
             else:

@@ -30,10 +30,9 @@ from jitbench.results import row as rows
 from jitbench.run.worker_parent import JobFailed, WorkerFailed
 from jitbench.run.groups import open_loop
 from jitbench.run.worker import OWN_PROCESS_ENV, protocol_of, resolve
+from jitbench.userfn.options import Tolerances
 
 DEFAULT_TIMEOUT_S = 1800.0  # per worker: starting it, then measuring its modes
-
-
 
 
 def importable_name(fn) -> str:
@@ -65,8 +64,8 @@ def importable_name(fn) -> str:
     return f"{module}:{qual}"
 
 
-def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops, device, name,
-                     protocol: Protocol, timeout: float | None = None,
+def measure_isolated(fn, args, *, modes, framework, reference, tolerances: Tolerances, flops,
+                     device, name, protocol: Protocol, timeout: float | None = None,
                      kwargs=None) -> list[dict[str, Any]]:
     """Rows of every requested mode, each group of modes measured in a worker of its own, which
     gets ``timeout`` seconds (default :data:`DEFAULT_TIMEOUT_S`) to start and to measure.
@@ -79,7 +78,7 @@ def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops
     # checks the arguments (and computes the reference) here; the workers' environments decide
     # what runs where, so no mode is "skipped for this process"
     spec = prepare(fn, args, framework=framework, modes=modes, reference=reference,
-                   rtol=rtol, atol=atol, flops=flops, device=device, name=name, here=False,
+                   tolerances=tolerances, flops=flops, device=device, name=name, here=False,
                    kwargs=kwargs)
     groups: dict[str, list[str]] = {}
     for m in spec.modes:  # checked, JIT-off first; every one of them with modes=None
@@ -92,8 +91,8 @@ def measure_isolated(fn, args, *, modes, framework, reference, rtol, atol, flops
         for group, group_modes in groups.items():
             job = {"target": target, "args": np_args, "kwargs": np_kwargs,
                    "framework": spec.framework,
-                   "modes": group_modes, "reference": spec.reference, "rtol": rtol,
-                   "atol": atol, "flops": flops, "device": device, "name": spec.name,
+                   "modes": group_modes, "reference": spec.reference,
+                   "tolerances": tolerances, "flops": flops, "device": device, "name": spec.name,
                    "protocol": dataclasses.asdict(protocol)}
             job_path = Path(tmp, f"{group}.job")
             job_path.write_bytes(pickle.dumps(job))
@@ -146,7 +145,7 @@ def worker_job(adapter, msg: dict[str, Any]) -> list[dict[str, Any]]:
     use_adapter(job["framework"], adapter)  # made before the function's module is imported
     fn = resolve(job["target"])
     spec = prepare(fn, job["args"], framework=job["framework"], modes=job["modes"],
-                   reference=job["reference"], rtol=job["rtol"], atol=job["atol"],
+                   reference=job["reference"], tolerances=job["tolerances"],
                    flops=job["flops"], device=job["device"], name=job["name"],
                    kwargs=job.get("kwargs"))
     return run(spec, protocol_of(job["protocol"]), counts=True)

@@ -28,6 +28,7 @@ from typing import Any
 
 from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
+from jitbench.userfn.options import Sampling, Tolerances, check_options, resolve
 
 SUMMARY_COLUMNS = ["mode", "jit", "status", "first_call_s", "median_s", "iqr_s", "n_samples",
                    "max_rel_err_vs_nojit", "error"]
@@ -55,7 +56,7 @@ class Result:
 
     def __init__(self, rows: list[dict[str, Any]], run_id: str = "measure"):
         from jitbench.results.row import stamp
-        from jitbench.userfn.keras_model import with_fit_loop
+        from jitbench.userfn.keras_fit import with_fit_loop
 
         self.rows = with_fit_loop([stamp(r, r.get("run_id") or run_id) for r in rows])
 
@@ -111,7 +112,7 @@ class Result:
         """One sentence per JIT-on mode against its nearest JIT-off mode, then any failures."""
         from jitbench import analysis
         from jitbench.report import fmt
-        from jitbench.userfn.keras_model import fit_sentences
+        from jitbench.userfn.keras_fit import fit_sentences
 
         sp = self.speedups()
         by_mode = {row["mode"]: row for row in self.rows}
@@ -206,12 +207,13 @@ class Result:
 
 
 def measure(fn, /, *args, modes: Sequence[str] | None = None, framework: str | None = None,
-            reference=None, rtol: float | None = None, atol: float | None = None,
-            flops: float | None = None, device: str | None = None, name: str | None = None,
-            isolate: bool = False, protocol: Protocol | None = None,
-            precision: float | str | None = None, budget: float | None = None,
+            reference=None, tolerances: Tolerances | None = None, flops: float | None = None,
+            device: str | None = None, name: str | None = None, isolate: bool = False,
+            protocol: Protocol | None = None, sampling: Sampling | None = None,
             timeout: float | None = None, donate: int | None = None,
             batch_size: int | None = None, kwargs: Mapping[str, Any] | None = None,
+            rtol: float | None = None, atol: float | None = None,
+            precision: float | str | None = None, budget: float | None = None,
             **keywords) -> Result:
     """Measure ``fn(*args, **keywords)`` in every requested JIT mode with jitbench's protocol.
 
@@ -227,14 +229,17 @@ def measure(fn, /, *args, modes: Sequence[str] | None = None, framework: str | N
     - ``framework``: "tf" or "jax"; by default told from the inputs (needed for numpy inputs).
     - ``reference``: the expected output, or a function computing it from float64 numpy copies
       of the inputs; every mode is checked against it. JIT-on outputs are always checked
-      against the JIT-off output (``rtol``, ``atol``; defaults by dtype).
+      against the JIT-off output.
+    - ``tolerances``: a ``jitbench.Tolerances(rtol=, atol=)`` for those checks (default: by
+      dtype); ``rtol=``, ``atol=`` are shorthand for it.
     - ``flops``: work of one call, for GFLOP/s. ``device``: "cpu" or "gpu" (default: gpu where
-      the framework sees one). ``protocol``: a ``jitbench.protocol.timing.Protocol`` (time per mode,
-      ...).
-    - ``precision``: sample until each JIT mode's verdict against its nearest JIT-off mode is
-      known to +-``precision`` (default 0.05), or ``"off"``: the fixed protocol (``protocol``'s
-      ``min_time`` per mode). ``budget``: seconds of interleaved sampling, at most (default 6).
-      Both override ``protocol``'s.
+      the framework sees one). ``protocol``: a ``jitbench.protocol.settings.Protocol`` (time
+      per mode, ...).
+    - ``sampling``: a ``jitbench.Sampling(precision=, budget=)``, overriding ``protocol``'s:
+      sample until each JIT mode's verdict against its nearest JIT-off mode is known to
+      +-``precision`` (default 0.05), or ``precision="off"``: the fixed protocol
+      (``protocol``'s ``min_time`` per mode); ``budget``: seconds of interleaved sampling, at
+      most (default 6). ``precision=``, ``budget=`` are shorthand for it.
     - ``donate``: the position of an argument the function returns anew (a training step's
       state): it is measured as a training loop calls it, the new value carried from call to
       call, and the ``donate`` mode (``jax.jit(fn, donate_argnums=donate)``) runs beside the
@@ -250,8 +255,9 @@ def measure(fn, /, *args, modes: Sequence[str] | None = None, framework: str | N
       process nothing can stop a function that hangs: ``timeout`` needs ``isolate=True``.
 
     Raises ``jitbench.UserError`` naming the problem: inputs of mixed frameworks, an unknown mode,
-    a function that fails with JIT off. A mode that fails only with JIT on is a row of the
-    result (its status and error), never an exception.
+    a function that fails with JIT off, a shorthand given beside its object (``rtol=`` with
+    ``tolerances=``). A mode that fails only with JIT on is a row of the result (its status and
+    error), never an exception.
     """
     from jitbench.userfn.arguments import given_options, keyword_arguments
     from jitbench.userfn.as_workload import prepare, run
@@ -259,17 +265,19 @@ def measure(fn, /, *args, modes: Sequence[str] | None = None, framework: str | N
     # read before any option is reassigned: which of them the caller set
     kwargs = keyword_arguments(fn, args, keywords, kwargs, given_options(measure, locals()),
                                OPTIONS, "jitbench.measure")
-    protocol = stopping(protocol or Protocol(), precision, budget)
+    tolerances, sampling = resolve(tolerances, sampling, rtol=rtol, atol=atol,
+                                   precision=precision, budget=budget)
+    protocol = sampling.applied_to(protocol or Protocol())
     check_options(isolate, timeout, donate, batch_size)
     if isolate:
         from jitbench.userfn.isolate import measure_isolated
 
         return Result(measure_isolated(fn, args, modes=modes, framework=framework,
-                                       reference=reference, rtol=rtol, atol=atol, flops=flops,
+                                       reference=reference, tolerances=tolerances, flops=flops,
                                        device=device, name=name, protocol=protocol,
                                        timeout=timeout, kwargs=kwargs))
-    spec = prepare(fn, args, framework=framework, modes=modes, reference=reference, rtol=rtol,
-                   atol=atol, flops=flops, device=device, name=name, donate=donate,
+    spec = prepare(fn, args, framework=framework, modes=modes, reference=reference,
+                   tolerances=tolerances, flops=flops, device=device, name=name, donate=donate,
                    batch_size=batch_size, kwargs=kwargs)
     for mode, why in spec.skipped.items():
         spec.skipped[mode] = f"{why}; jitbench.measure(..., isolate=True) gives it one"
@@ -279,49 +287,3 @@ def measure(fn, /, *args, modes: Sequence[str] | None = None, framework: str | N
 # measure's own options: a keyword of the user's function is every other name
 OPTIONS = tuple(name for name, p in inspect.signature(measure).parameters.items()
                 if p.kind is p.KEYWORD_ONLY)
-
-
-def check_options(isolate: bool, timeout, donate, batch_size) -> None:
-    """The options of ``jitbench.measure`` and the ``jit_benchmark`` fixture that only go
-    together one way; ``UserError`` naming the pair otherwise."""
-    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0
-                                    and math.isfinite(timeout)):
-        raise UserError(f"timeout must be a finite number of seconds > 0, not {timeout!r}")
-    if isolate and batch_size is not None:
-        raise UserError(f"batch_size={batch_size!r} is measured in this process: leave out "
-                        f"isolate=True")
-    if isolate and donate is not None:
-        raise UserError(f"donate={donate!r} is measured in this process: leave out isolate=True")
-    if timeout is not None and not isolate:
-        raise UserError("timeout needs isolate=True: a function that hangs in this process "
-                        "cannot be stopped; jitbench.measure(..., isolate=True, timeout=...) "
-                        "measures it in a worker that can be killed")
-
-
-def stopping(protocol: Protocol, precision: float | str | None = None,
-             budget: float | None = None) -> Protocol:
-    """``protocol`` with the sequential-stopping knobs of ``jitbench.measure`` and the
-    ``jit_benchmark`` fixture: ``precision`` a fraction in (0, 1) or ``"off"`` (the fixed
-    protocol), ``budget`` seconds > 0; None keeps ``protocol``'s. Raises ``jitbench.UserError``
-    naming a bad value and the valid ones."""
-    import dataclasses
-
-    from jitbench.errors import UserError
-
-    changes: dict[str, Any] = {}
-    if precision is not None:
-        if isinstance(precision, str) and precision.strip().lower() == "off":
-            changes["precision"] = None
-        elif (isinstance(precision, (int, float)) and not isinstance(precision, bool)
-              and 0 < precision < 1):
-            changes["precision"] = float(precision)
-        else:
-            raise UserError(f"precision={precision!r}: give a fraction in (0, 1) such as 0.05 "
-                            f"(+-5%), or 'off' for the fixed protocol")
-    if budget is not None:
-        if (isinstance(budget, bool) or not isinstance(budget, (int, float))
-                or not 0 < budget < math.inf):
-            raise UserError(f"budget={budget!r}: give the seconds of sampling per group, a "
-                            f"number > 0 such as 6")
-        changes["budget"] = float(budget)
-    return dataclasses.replace(protocol, **changes) if changes else protocol
