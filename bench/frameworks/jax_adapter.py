@@ -390,14 +390,17 @@ def _cost(analysis) -> dict[str, float] | None:
 def _out_shapes(compiled, stage, args):
     """The shapes, dtypes and shardings of ``compiled``'s outputs (``Compiled.out_info``); a
     JAX without ``out_info`` (0.4.30) gets shapes and dtypes from ``jax.eval_shape`` of the
-    stage (traced again, nothing runs)."""
+    stage (traced again, nothing runs) and the shardings from ``Compiled.output_shardings``."""
     outs = getattr(compiled, "out_info", None)
-    if outs is not None:
+    if outs is None:
+        static = _static(stage)
+        shapes = jax.eval_shape(lambda *dyn: stage(*_merge(dyn, args, static)),
+                                *[a for i, a in enumerate(args) if i not in static])
         return jax.tree_util.tree_map(
-            lambda o: jax.ShapeDtypeStruct(o.shape, o.dtype, sharding=o.sharding), outs)
-    static = _static(stage)
-    return jax.eval_shape(lambda *dyn: stage(*_merge(dyn, args, static)),
-                          *[a for i, a in enumerate(args) if i not in static])
+            lambda o, sharding: jax.ShapeDtypeStruct(o.shape, o.dtype, sharding=sharding),
+            shapes, compiled.output_shardings)
+    return jax.tree_util.tree_map(
+        lambda o: jax.ShapeDtypeStruct(o.shape, o.dtype, sharding=o.sharding), outs)
 
 
 def _compute_capability(device) -> float | None:
