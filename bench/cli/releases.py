@@ -60,6 +60,11 @@ def add_parser(sub, add_filters, positive, positive_int, percent) -> None:
     p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
                    metavar="S", help="time limit of one case group in one process "
                                      "(default: 1800)")
+    from jitbench.run.options import PROCESS_PROFILES
+
+    p.add_argument("--process-profile", choices=list(PROCESS_PROFILES), default="default",
+                   help="how every worker starts: " + "; ".join(
+                       f"{k}: {v}" for k, v in PROCESS_PROFILES.items()) + " (default: default)")
     add_output_folders(p, "the ladder (an A/B run folder per step and releases.json)")
     p.add_argument("--json", action="store_true",
                    help="print releases.json (rungs, steps, cases per release, cost) instead "
@@ -133,7 +138,8 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     cases = selected_cases(args)
     settings = ladder.Settings(
         ab=ab_arms.Settings(max_pairs=args.max_pairs, tolerance=args.tolerance / 100,
-                            time_limit=args.time_limit, budget=args.budget).check(),
+                            time_limit=args.time_limit, budget=args.budget,
+                            process_profile=args.process_profile).check(),
         threshold=args.threshold / 100, case_timeout=args.case_timeout)
     run_folder.check_writable(args.out, "--out")
     if not args.no_report:

@@ -13,7 +13,9 @@ the middle is measured twice (beside each neighbour).
 Each measured ratio is judged as the A/B judges time (``jitbench.analysis.ab_verdicts``: the
 pair's log ratio, Student's t over pairs, the looks): time B / A, first call B / A, and the
 JIT's share of its baseline's time (1 / speedup) B / A, so ``slower`` always means "the later
-release is worse" (for the speedup: the JIT pays off less). Compile counts and programs are
+release is worse" (for the speedup: the JIT pays off less). A step judges every case and
+measure at once, so its error rate is shared out over them (Bonferroni): an A/A step calls a
+step in 1 - confidence of ladders at most, not in that share of its cases. Compile counts and programs are
 facts (changed or not); the error is a fact per release, a step when it moves by more than
 :data:`ERROR_STEP` either way or the case stops matching its reference.
 
@@ -286,8 +288,10 @@ def _measurable(rungs: Sequence[Rung], at_least: int = 2) -> list[Rung]:
 def summarise(run_dir: Path | str, before: str, after: str, threshold: float
               ) -> dict[str, Any]:
     """One A/B between two rungs, per case: each measure of :data:`MEASURES` with its ratio
-    after / before, interval and verdict, each fact of :data:`FACTS` on both sides, and the
-    measures that stepped (``stepped``)."""
+    after / before, interval and verdict at the step's family-wise confidence (the A/B's
+    confidence over every case and measure judged; the A/B's own verdict of the time per
+    case: ``time.ab_verdict``), each fact of :data:`FACTS` on both sides, and the measures
+    that stepped (``stepped``)."""
     import pandas as pd
 
     from jitbench.results.files import load_meta, load_results
@@ -300,16 +304,24 @@ def summarise(run_dir: Path | str, before: str, after: str, threshold: float
     table = ab_verdicts.verdicts(df, final=True, **rules)
     df = df.assign(jit_share=1.0 / pd.to_numeric(df.get("verdict_speedup"), errors="coerce"))
     units = {m: ab_verdicts.pair_units(df, col) for m, col in
-             (("jit_speedup", "jit_share"), ("first_call", "first_call_s"))}
+             (("time", "median_s"), ("jit_speedup", "jit_share"),
+              ("first_call", "first_call_s"))}
+    series = {(m, case): list(g["log_ratio"]) for m, u in units.items()
+              for case, g in u.groupby("case_id", sort=False)}
+    # one step of a ladder asks every case and measure at once: its error rate is the
+    # step's, shared out over those judged (Bonferroni), so an A/A step calls nothing at the
+    # A/B's confidence in all but 1 - confidence of ladders
+    judged = sum(1 for v in series.values() if len(v) >= ab_verdicts.MIN_PAIRS)
+    family = {**rules, "confidence": 1 - (1 - s["confidence"]) / max(1, judged)}
     cases = []
     for r in table.to_dict("records"):
         case = {k: r.get(k) for k in ab_verdicts.CASE_COLUMNS}
-        case["time"] = {"verdict": r["verdict"], "ratio": r["ratio"], "ci_low": r["ci_low"],
-                        "ci_high": r["ci_high"], "pairs": r["pairs"],
-                        "before": r["median_a_s"], "after": r["median_b_s"]}
-        for name, u in units.items():
-            series = list(u.loc[u["case_id"] == r["case_id"], "log_ratio"])
-            case[name] = _measured(series, rules)
+        for name in units:
+            case[name] = _measured(series.get((name, r["case_id"]), []), family)
+        case["time"].update(before=r["median_a_s"], after=r["median_b_s"],
+                            ab_verdict=r["verdict"])
+        if case["time"]["verdict"] is None:  # no pair: the A/B's failed or skipped
+            case["time"]["verdict"] = r["verdict"]
         rows = df[df["case_id"] == r["case_id"]]
         case["jit_speedup"].update(before=_geo_side(rows, "a"), after=_geo_side(rows, "b"))
         case["first_call"].update(before=r["first_call_a_s"], after=r["first_call_b_s"])
@@ -323,6 +335,7 @@ def summarise(run_dir: Path | str, before: str, after: str, threshold: float
         case["stepped"] = _stepped(case, threshold)
         cases.append(_clean(case))
     return {"before": before, "after": after, "run_dir": str(run_dir),
+            "confidence": family["confidence"], "judged": judged,
             "run_id": meta.get("run_id"), "status": meta.get("status"),
             "rounds": int(meta["ab"].get("rounds") or 0),
             "warnings": list(meta["ab"].get("warnings") or []),
