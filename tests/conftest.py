@@ -87,7 +87,8 @@ E2E_FILES = ("test_integration.py", "test_nightly.py", "test_nightly_recipe.py",
              "test_change_night.py", "test_robustness.py", "test_compile_cache.py",
              "test_resume.py", "test_filters.py", "test_pytest_plugin.py", "test_transformer.py",
              "test_jit_fixture.py", "test_old_jitbench_arm.py", "test_nightly_faults.py",
-             "test_nightly_faults_lock_e2e.py", "test_release_envs_e2e.py")
+             "test_nightly_faults_lock_e2e.py", "test_release_envs_e2e.py",
+             "test_releases_e2e.py")
 
 # The slowest modules left in `make test`, slowest first (`pytest --durations=0`, summed per
 # file). `make test` hands whole files to two processes (`-n 2 --dist loadfile
