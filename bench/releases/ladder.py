@@ -12,12 +12,13 @@ the middle is measured twice (beside each neighbour).
 
 Each measured ratio is judged as the A/B judges time (``jitbench.analysis.ab_verdicts``: the
 pair's log ratio, Student's t over pairs, the looks): time B / A, first call B / A, and the
-JIT's share of its baseline's time (1 / speedup) B / A, so ``slower`` always means "the later
-release is worse" (for the speedup: the JIT pays off less). A step judges every case and
-measure at once, so its error rate is shared out over them (Bonferroni): an A/A step calls a
-step in 1 - confidence of ladders at most, not in that share of its cases. Compile counts and programs are
-facts (changed or not); the error is a fact per release, a step when it moves by more than
-:data:`ERROR_STEP` either way or the case stops matching its reference.
+JIT's share of its baseline's time (1 / speedup) B / A, said of the speedup (its ratio B / A,
+``lower`` where the share is ``slower``: the JIT pays off less; ``higher``, ``same``,
+``unresolved``). A step judges every case and measure at once, so its error rate is shared out
+over them (Bonferroni): an A/A step calls a step in 1 - confidence of ladders at most, not in
+that share of its cases. Compile counts and programs are facts (changed or not); the error is
+a fact per release, a step when it moves by :data:`ERROR_STEP` or more either way; a case that
+runs on one side only broke (or was mended).
 
 ``releases.json`` (:func:`write`) holds it all for machines; the page
 (``jitbench.report.releases_page``) reads that file, so both say the same.
@@ -323,6 +324,7 @@ def summarise(run_dir: Path | str, before: str, after: str, threshold: float
         if case["time"]["verdict"] is None:  # no pair: the A/B's failed or skipped
             case["time"]["verdict"] = r["verdict"]
         rows = df[df["case_id"] == r["case_id"]]
+        case["jit_speedup"] = _as_speedup(case["jit_speedup"])
         case["jit_speedup"].update(before=_geo_side(rows, "a"), after=_geo_side(rows, "b"))
         case["first_call"].update(before=r["first_call_a_s"], after=r["first_call_b_s"])
         case["compiles"] = {"before": r["compiles_a"], "after": r["compiles_b"],
@@ -351,6 +353,21 @@ def _measured(series: Sequence[float], rules: Mapping[str, Any]) -> dict[str, An
     verdict, _, ratio, lo, hi = ab_verdicts.decide_interval(series, final=True, **rules)
     return {"verdict": verdict or "unresolved", "ratio": ratio, "ci_low": lo, "ci_high": hi,
             "pairs": len(series)}
+
+
+SPEEDUP_WORDS = {"slower": "lower", "faster": "higher"}  # the JIT's share of time -> speedup
+
+
+def _as_speedup(share: dict[str, Any]) -> dict[str, Any]:
+    """The verdict on the JIT's share of its baseline's time (later / earlier), said of the
+    speedup: its ratio and interval inverted (speedup later / earlier), ``slower`` as
+    ``lower`` (the JIT pays off less), ``faster`` as ``higher``."""
+    def inv(v):
+        return 1.0 / v if isinstance(v, float) and v == v and v > 0 else math.nan
+
+    return {**share, "verdict": SPEEDUP_WORDS.get(share["verdict"], share["verdict"]),
+            "ratio": inv(share["ratio"]), "ci_low": inv(share["ci_high"]),
+            "ci_high": inv(share["ci_low"])}
 
 
 def _geo_side(rows, arm: str) -> float:
@@ -400,7 +417,8 @@ def _stepped(case: Mapping[str, Any], threshold: float) -> list[str]:
     """The measures of a case that stepped between the two sides: a measured ratio decided
     slower or faster beyond the threshold; a fact that changed; ``status`` when it broke or
     was mended."""
-    out = [m for m in MEASURES if case[m]["verdict"] in halving.STEPS
+    moved = (*halving.STEPS, *SPEEDUP_WORDS.values())
+    out = [m for m in MEASURES if case[m]["verdict"] in moved
            and halving.beyond(_nan(case[m]["ratio"]), threshold)]
     out += [f for f in ("compiles", "program", "error") if case[f]["changed"]]
     return out + (["status"] if case["status"]["change"] else [])

@@ -15,10 +15,8 @@ from jitbench.report import fmt
 
 MEASURES = (("time", "steady time", "secs"), ("jit_speedup", "JIT speedup", "times"),
             ("first_call", "first call", "secs"))
-CSS = {"slower": "slower", "faster": "faster", "broke": "slower", "mended": "faster"}
-# the JIT speedup's verdict is on its share of the baseline's time (1 / speedup): slower
-# there means the JIT pays off less, said so on the page
-WORDS = {"jit_speedup": {"slower": "lower", "faster": "higher"}}
+CSS = {"slower": "slower", "faster": "faster", "broke": "slower", "mended": "faster",
+       "lower": "slower", "higher": "faster"}  # lower / higher: the JIT speedup's
 
 
 def _value(kind: str, v: Mapping[str, Any] | None) -> dict[str, str]:
@@ -36,7 +34,7 @@ def _ids(values) -> str:
 def _step_cell(measure: str, c: Mapping[str, Any]) -> dict[str, str]:
     v = c.get(measure) or {}
     verdict = v.get("verdict")
-    word = WORDS.get(measure, {}).get(verdict, verdict) or ""
+    word = verdict or ""
     moved = measure in (c.get("stepped") or [])
     ratio = f"{fmt.times(v.get('ratio'))} {fmt.interval(v.get('ci_low'), v.get('ci_high'))}"
     return {"text": ratio,
