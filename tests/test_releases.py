@@ -212,7 +212,7 @@ NAMES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), m
                 max_size=12).filter(lambda s: s.strip() and s.strip() == s)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(names=st.lists(NAMES, min_size=2, max_size=3, unique=True), workload=NAMES)
 def test_the_page_shows_release_names_and_case_ids_as_text(names, workload, tmp_path_factory,
@@ -235,3 +235,22 @@ def test_the_page_shows_release_names_and_case_ids_as_text(names, workload, tmp_
         assert n in text
     assert workload in text
     assert text.count("step(s)") >= 1  # LEVEL differs between neighbours: jit stepped
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["jax", "0.4.31", "latest"], "release 'latest' is not a version"),
+    (["jax", "0.4.31"], "a ladder needs two releases at least, got 1 (0.4.31)"),
+    ([], "name a package and its releases"),
+    (["jax", "0.4.31", "--arm", "", "--arm", "A=1"], "leave out the package and releases"),
+    (["--arm", "A=1"], "two --arm at least, got 1"),
+    (["jax", "--good", "0.4.31"], "a bisect needs both --good V and --bad V"),
+    (["jax", "0.4.31", "0.5.0", "--candidates", "0.4.35"], "--candidates goes with --good"),
+])
+def test_a_bad_releases_command_line_is_exit_2_and_one_line_naming_it(argv, says, tmp_path,
+                                                                        capsys):
+    from jitbench.cli.main import main
+
+    code = main(["releases", *argv, "--suite", "matmul_relu", "--framework", "jax",
+                 "--out", str(tmp_path / "r"), "--reports", str(tmp_path / "p")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and says in err[0], err
