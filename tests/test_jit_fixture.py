@@ -32,6 +32,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 import tensorflow as tf
+from jitbench import Sampling, Tolerances
 
 
 def jax_layer(w, x):
@@ -55,7 +56,8 @@ def inputs():
 def test_jax(jit_benchmark):
     w, x = inputs()
     r = jit_benchmark(jax_layer, jnp.asarray(w), jnp.asarray(x), reference=layer_np,
-                      precision=0.2, budget=2)
+                      sampling=Sampling(precision=0.2, budget=2),
+                      tolerances=Tolerances(rtol=2e-3))
     assert {row["mode"] for row in r.rows} == {"eager", "jit", "aot"}
 
 
@@ -186,11 +188,13 @@ def test_user_project_jax_and_tf_json_and_report(pytester, project, tmp_path):
         assert info["dtype"] == "float32"
         if info["jit"]:
             assert info["max_rel_err_vs_nojit"] < 1e-3
-            # sequential stopping (test_jax: precision=0.2, budget=2): a verdict per JIT entry
+            # sequential stopping (test_jax: Sampling(precision=0.2, budget=2)): a verdict per
+            # JIT entry
             assert info["verdict"] in ("faster", "slower", "same", "unresolved")
             assert info["verdict_baseline"] == {"jax": "eager", "tf": "graph"}[info["framework"]]
         if info["framework"] == "jax":  # checked against the float64 reference given
             assert info["max_rel_err"] < 1e-3
+            assert info["rtol"] == 2e-3  # the Tolerances given (float32's default: 1e-3)
             assert info["first_compiles"] >= 1  # JAX's compile counters work in-process
 
     loaded = pytester.run(sys.executable, "-c", REPORT, str(out))
