@@ -44,9 +44,9 @@ def source(tmp_path_factory) -> Path:
     return copy
 
 
-def _run(python: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
-    """``jitbench run`` in the environment, from outside the checkout (its jitbench is the
-    installed one)."""
+def _run(python: Path, out: Path, *args: str):
+    """The rows of a ``jitbench run`` in the environment, from outside the checkout (its
+    jitbench is the installed one)."""
     out.mkdir(parents=True, exist_ok=True)
     done = subprocess.run([str(python), "-m", "jitbench", "run", "--device", "cpu", "--size",
                            "quick", "--no-report", "--no-calibrate", "--precision", "off",
@@ -54,7 +54,8 @@ def _run(python: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
                           cwd=out, capture_output=True, text=True, timeout=900,
                           env={**os.environ, "PYTHONPATH": ""})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done
+    (run,) = [p.parent for p in out.glob("*/results.jsonl")]
+    return load_results(run)
 
 
 def _installed_jitbench(python: Path) -> list[str]:
@@ -72,9 +73,8 @@ def test_the_oldest_jax_runs_every_mode_and_its_programs_are_captured(cache, sou
     where, _ = _installed_jitbench(env.python)
     assert Path(where).is_relative_to(env.path)  # installed, not the checkout's
 
-    _run(env.python, tmp_path, "--framework", "jax", "--suite", "matmul_relu,train_step",
-         "--dtype", "float32")
-    rows = load_results(tmp_path)
+    rows = _run(env.python, tmp_path, "--framework", "jax", "--suite",
+                "matmul_relu,train_step", "--dtype", "float32")
     assert set(rows["mode"]) == {"eager", "jit", "aot", "donate"}
     assert set(rows["status"]) == {"ok"}, rows[rows.status != "ok"][["mode", "error"]]
     assert (rows["first_compiles"] > 0).all()  # jax.monitoring's compile events there too
@@ -104,8 +104,7 @@ def test_the_oldest_tensorflow_runs_every_mode(cache, source, tmp_path):
     env = envs.ensure(OLDEST_TF, cache, source=source)
     assert env.ok, env.error
     assert env.versions["tensorflow"] == "2.16.2" and "keras" in env.versions
-    _run(env.python, tmp_path, "--framework", "tf", "--suite", "matmul_relu,train_step",
-         "--dtype", "float32")
-    rows = load_results(tmp_path)
+    rows = _run(env.python, tmp_path, "--framework", "tf", "--suite",
+                "matmul_relu,train_step", "--dtype", "float32")
     assert set(rows["mode"]) == {"eager", "graph", "xla", "autoclustering"}
     assert set(rows["status"]) == {"ok"}, rows[rows.status != "ok"][["mode", "error"]]
