@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import jitbench
 from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
-from jitbench.userfn.options import Sampling, Tolerances, resolve
+from jitbench.userfn.options import Sampling, Tolerances, option_objects
 
 pytestmark = pytest.mark.unit
 
@@ -82,22 +82,22 @@ def test_default_tolerances_follow_the_dtype_and_the_largest_jit_off_value():
 
 
 def test_the_shorthand_makes_the_same_objects():
-    assert resolve(rtol=0.1, atol=0.2, precision="off", budget=2) == (
+    assert option_objects(rtol=0.1, atol=0.2, precision="off", budget=2) == (
         Tolerances(rtol=0.1, atol=0.2), Sampling(precision="off", budget=2))
     objects = (Tolerances(rtol=0.1), Sampling(budget=2))
-    assert resolve(*objects) == objects
-    assert resolve() == (Tolerances(), Sampling())
+    assert option_objects(*objects) == objects
+    assert option_objects() == (Tolerances(), Sampling())
 
 
 @pytest.mark.parametrize("call, says", [
-    (lambda: resolve(Tolerances(rtol=0.1), rtol=0.2),
-     "rtol= is given beside tolerances=: put it in tolerances=jitbench.Tolerances(rtol=..., "
-     "atol=...), or give rtol=, atol= alone"),
-    (lambda: resolve(sampling=Sampling(budget=2), precision=0.1),
+    (lambda: option_objects(Tolerances(rtol=0.1), rtol=0.2),
+     ("rtol= is given beside tolerances=: put it in tolerances=jitbench.Tolerances(rtol=..., "
+      "atol=...), or give rtol=, atol= alone")),
+    (lambda: option_objects(sampling=Sampling(budget=2), precision=0.1),
      "precision= is given beside sampling=: put it in sampling=jitbench.Sampling("),
-    (lambda: resolve(tolerances={"rtol": 0.1}),
+    (lambda: option_objects(tolerances={"rtol": 0.1}),
      "tolerances={'rtol': 0.1}: give a jitbench.Tolerances(rtol=..., atol=...)"),
-    (lambda: resolve(sampling=0.05),
+    (lambda: option_objects(sampling=0.05),
      "sampling=0.05: give a jitbench.Sampling(precision=..., budget=...)"),
 ])
 def test_an_object_of_another_type_or_a_shorthand_beside_its_object_is_one_user_error(call,

@@ -85,7 +85,7 @@ class JitBenchmark:
         from jitbench.userfn.arguments import given_options, keyword_arguments
         from jitbench.userfn.as_workload import prepare, run
         from jitbench.userfn.measure import OPTIONS, Result
-        from jitbench.userfn.options import check_options, resolve
+        from jitbench.userfn.options import check_options, option_objects
 
         given = given_options(JitBenchmark.__call__, locals())  # before any is reassigned
         self._calls += 1
@@ -93,8 +93,9 @@ class JitBenchmark:
         try:
             kwargs = keyword_arguments(fn, args, keywords, kwargs, given, OPTIONS,
                                        "jit_benchmark")
-            tolerances, sampling = resolve(tolerances, sampling, rtol=rtol, atol=atol,
-                                           precision=precision, budget=budget)
+            tolerances, sampling = option_objects(tolerances, sampling, rtol=rtol,
+                                                  atol=atol, precision=precision,
+                                                  budget=budget)
             check_options(isolate, timeout, donate, batch_size)
             if not isolate:  # workers check the modes they run: nothing skipped here
                 spec = prepare(fn, args, framework=framework, modes=modes, reference=reference,

@@ -146,7 +146,7 @@ def prepare(fn, args, *, framework=None, modes=None, reference=None,
     ``os.environ`` by default) skipped; ``here=False`` (``jitbench.userfn.isolate``'s caller) checks
     only the arguments. ``kwargs``: the function's keyword arguments, checked by
     ``jitbench.userfn.arguments.keyword_arguments``, passed after ``args`` (``with_keywords``).
-    ``tolerances``: checked where they were made (``jitbench.userfn.options.resolve``)."""
+    ``tolerances``: checked where they were made (``jitbench.userfn.options.option_objects``)."""
     if not callable(fn):
         raise UserError(f"the function to measure is not callable: {fn!r}")
     args = tuple(args)

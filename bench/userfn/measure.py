@@ -28,7 +28,7 @@ from typing import Any
 
 from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
-from jitbench.userfn.options import Sampling, Tolerances, check_options, resolve
+from jitbench.userfn.options import Sampling, Tolerances, check_options, option_objects
 
 SUMMARY_COLUMNS = ["mode", "jit", "status", "first_call_s", "median_s", "iqr_s", "n_samples",
                    "max_rel_err_vs_nojit", "error"]
@@ -265,8 +265,8 @@ def measure(fn, /, *args, modes: Sequence[str] | None = None, framework: str | N
     # read before any option is reassigned: which of them the caller set
     kwargs = keyword_arguments(fn, args, keywords, kwargs, given_options(measure, locals()),
                                OPTIONS, "jitbench.measure")
-    tolerances, sampling = resolve(tolerances, sampling, rtol=rtol, atol=atol,
-                                   precision=precision, budget=budget)
+    tolerances, sampling = option_objects(tolerances, sampling, rtol=rtol, atol=atol,
+                                          precision=precision, budget=budget)
     protocol = sampling.applied_to(protocol or Protocol())
     check_options(isolate, timeout, donate, batch_size)
     if isolate:

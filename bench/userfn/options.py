@@ -10,7 +10,7 @@ for options that only go together one way.
 - :class:`Sampling`: when sampling stops: ``precision``, ``budget``.
 
 Both are frozen, so one object serves a whole test module. ``rtol=``, ``atol=``,
-``precision=`` and ``budget=`` are shorthand for them (:func:`resolve`).
+``precision=`` and ``budget=`` are shorthand for them (:func:`option_objects`).
 """
 
 from __future__ import annotations
@@ -95,8 +95,8 @@ class Sampling:
         return dataclasses.replace(protocol, **changes) if changes else protocol
 
 
-def resolve(tolerances: Any = None, sampling: Any = None, *, rtol=None, atol=None,
-            precision=None, budget=None) -> tuple[Tolerances, Sampling]:
+def option_objects(tolerances: Any = None, sampling: Any = None, *, rtol=None, atol=None,
+                   precision=None, budget=None) -> tuple[Tolerances, Sampling]:
     """The option objects of one call: ``tolerances`` and ``sampling`` as given, or made from
     their shorthand keywords. ``UserError`` for an object of another type, and for a
     shorthand given beside its object (which one was meant is unclear)."""
