@@ -364,8 +364,9 @@ def test_a_duet_needs_two_cores_and_cases_on_the_cpu(monkeypatch):
 
 @pytest.mark.unit
 def test_an_ab_samples_as_its_corpus_was_recorded_while_a_run_samples_longer():
-    """A run's samples last 10 ms (a user's loop pipelines its calls); the A/B's arms keep
-    1 ms on a CPU, where the change-night corpus was recorded, and a GPU's 10 ms."""
+    """A run's samples of a mode whose calls pipeline last up to 10 ms (a user's loop
+    pipelines its calls); the A/B's arms keep 1 ms for every mode on a CPU, where the
+    change-night corpus was recorded, and a GPU's 10 ms."""
     from jitbench.protocol.settings import Protocol
     from jitbench.run import ab_arms
 
@@ -373,7 +374,9 @@ def test_an_ab_samples_as_its_corpus_was_recorded_while_a_run_samples_longer():
     assert ab.budget == 1.5 and ab.aa_control == "off"
     assert ab.for_device("cpu").sample_min_time == 0.001
     assert ab.for_device("gpu").sample_min_time == 0.01
-    assert Protocol().for_device("cpu").sample_min_time == 0.01
+    assert ab.pipeline_time is None
+    run = Protocol().for_device("cpu")
+    assert run.sample_min_time == 0.001 and run.pipeline_time == 0.01
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a duet needs two cores")

@@ -306,6 +306,24 @@ def test_the_gpu_sample_length_splits_gpu_histories_only():
 
 
 @pytest.mark.unit
+def test_a_night_samples_every_mode_alike_as_its_history_was_recorded():
+    """Nights recorded before ``pipeline_time`` existed sampled every mode alike: a night
+    that says so (None, as the nightly's protocol does) goes on with their history; one that
+    sampled pipelining modes longer would start a new one."""
+    from jitbench.cli.main import build_parser
+    from jitbench.cli.nightly import night_options
+
+    seq = {"precision": 0.03, "switch_calls": 1, "sample_min_time": 0.001}
+    night = {"old": {"protocol": seq}, "new": {"protocol": dict(seq, pipeline_time=None)},
+             "run": {"protocol": dict(seq, pipeline_time=0.01)}}
+    assert comparable(night, ["old", "new"]) == ["old", "new"]
+    assert comparable(night, ["old", "new", "run"]) == ["run"]
+    args = build_parser().parse_args(["nightly"])
+    args.argv = ["nightly"]
+    assert night_options(args, [], lambda: None).protocol.pipeline_time is None
+
+
+@pytest.mark.unit
 def test_an_alert_says_when_the_machine_changed_that_night():
     import pandas as pd
 

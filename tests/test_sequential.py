@@ -15,6 +15,7 @@ autocorrelation-robust error.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -68,9 +69,10 @@ def _run(speedup: float, p: Protocol, n: int = N_PAIRS, seed: int = 0, base_nois
     return counts, sum(t for _, t in out) / n
 
 
-# a sample is one call (CALL_S each; the 10-ms shortest sample would make the 1.1x faster
-# mode's two): these test the stopping rule, not the sample's length
-SEQ = Protocol(alone_samples=0, switch_calls=0, warmup_max_time=0.2, sample_min_time=0.001)
+# a sample is one call (CALL_S each; no pipelining probe, whose noisy "gap" would batch the
+# simulated calls): these test the stopping rule, not the sample's length
+SEQ = Protocol(alone_samples=0, switch_calls=0, warmup_max_time=0.2, sample_min_time=0.001,
+               pipeline_time=None)
 FIXED = Protocol(alone_samples=0, switch_calls=0, warmup_max_time=0.2, precision=None)
 
 
@@ -168,7 +170,8 @@ class Steps:
 
 def test_a_block_ends_once_it_has_lasted_block_time_and_the_verdict_comes_at_the_first_look():
     clock = Steps()
-    p = Protocol(alone_samples=0, switch_calls=0, block_time=0.25, build_sigma=0.0, budget=100.0)
+    p = Protocol(alone_samples=0, switch_calls=0, block_time=0.25, build_sigma=0.0, budget=100.0,
+                 min_block_time=None)
     base = clock.mode("off", itertools.repeat(0.07))  # 0.25 s reached at the 4th sample
     jit = clock.mode("on", itertools.repeat(0.035))
     results = measure([base, jit], p, clock=clock, pairs=[("on", "off")])
@@ -177,6 +180,28 @@ def test_a_block_ends_once_it_has_lasted_block_time_and_the_verdict_comes_at_the
     assert v["speedup"] == pytest.approx(2.0)
     assert len(results["off"].samples) == 4 * v["rounds"]
     assert len(results["on"].samples) == 5 * v["rounds"]  # block_samples, the most a block has
+
+
+@pytest.mark.parametrize("sample_s, per_block", [
+    (0.001, 5),  # 3 samples last 3 ms: block_samples
+    (0.004, 3),  # 3 samples last 12 ms, past min_block_time: a block of 3
+])
+def test_a_block_of_long_samples_ends_after_three(sample_s, per_block):
+    clock = Steps()
+    p = Protocol(alone_samples=0, switch_calls=0, block_time=0.25, build_sigma=0.0, budget=100.0,
+                 min_block_time=0.01, pipeline_time=None)
+    base = clock.mode("off", itertools.repeat(sample_s))
+    jit = clock.mode("on", itertools.repeat(sample_s / 2))
+    results = measure([base, jit], p, clock=clock, pairs=[("on", "off")])
+    v = results["on"].verdicts["off"]
+    assert v["verdict"] == "faster" and v["speedup"] == pytest.approx(2.0)
+    assert len(results["off"].samples) == per_block * v["rounds"]
+    # the nightly's protocol (min_block_time None) keeps its 5
+    p = dataclasses.replace(p, min_block_time=None)
+    results = measure([clock.mode("off", itertools.repeat(sample_s)),
+                       clock.mode("on", itertools.repeat(sample_s / 2))], p, clock=clock,
+                      pairs=[("on", "off")])
+    assert len(results["off"].samples) == 5 * results["on"].verdicts["off"]["rounds"]
 
 
 @pytest.mark.parametrize("call_s, per_block, untimed", [
@@ -197,7 +222,7 @@ def test_long_calls_make_blocks_of_fewer_samples_and_skip_the_switch_call(call_s
         return Timed(name, call, lambda out: None)
 
     p = Protocol(alone_samples=0, synced_time=0, switch_calls=1, block_time=0.25,
-                 build_sigma=0.0, budget=1000.0, warmup_max_time=0.0)
+                 build_sigma=0.0, budget=1000.0, warmup_max_time=0.0, min_block_time=None)
     results = measure([mode("off", call_s), mode("on", call_s / 2)], p, clock=clock,
                       pairs=[("on", "off")])
     off = results["off"]
@@ -211,7 +236,8 @@ def test_long_calls_make_blocks_of_fewer_samples_and_skip_the_switch_call(call_s
 def test_the_aa_control_stops_once_settled_while_a_real_pair_samples_on():
     clock = Steps()
     p = Protocol(alone_samples=0, switch_calls=0, budget=100.0, build_sigma=0.01,
-                 sample_min_time=0.001)  # one 10-ms call a sample, the faster mode's too
+                 sample_min_time=0.001,  # one 10-ms call a sample, the faster mode's too
+                 min_block_time=None)  # blocks of 5, as the JIT mode's pattern
     base = clock.mode("off", itertools.repeat(0.01))
     again = clock.mode("off~aa", itertools.repeat(0.01))  # the same program
     # a JIT mode 2.5-7.5% faster block by block: its interval keeps straddling the band edge

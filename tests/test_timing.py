@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
@@ -309,16 +310,72 @@ def test_interference_without_enough_to_compare_flags_nothing():
 
 
 
-def test_a_sample_lasts_10_ms_on_either_device_and_a_gpu_group_never_shorter():
+def test_a_sample_lasts_1_ms_on_a_cpu_and_10_ms_on_a_gpu():
     p = Protocol()
-    assert p.for_device("cpu") is p and p.sample_min_time == 0.01
+    assert p.for_device("cpu") is p and p.sample_min_time == 0.001
     assert p.for_device("gpu").sample_min_time == p.gpu_sample_min_time == 0.01
-    short = Protocol(sample_min_time=0.001)  # as the A/B's arms sample on a CPU
-    assert short.for_device("cpu").sample_min_time == 0.001
-    assert short.for_device("gpu").sample_min_time == 0.01
-    assert Protocol(gpu_sample_min_time=0.0005).for_device("gpu").sample_min_time == 0.01
+    assert Protocol(gpu_sample_min_time=0.0005).for_device("gpu").sample_min_time == 0.001
     with pytest.raises(ValueError, match="sample_min_time"):
         Protocol(gpu_sample_min_time=-1)
+    with pytest.raises(ValueError, match="pipeline_time"):
+        Protocol(pipeline_time=-0.01)
+
+
+class StillClock:
+    """Moves only when the code under test spends time (reading it costs nothing)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def spend(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def dispatching_mode(clock, compute, dispatch, finished_sync=1e-6):
+    """A call that pipelines as JAX's do: each call costs ``compute`` of host time, and the
+    sync after the last call waits ``dispatch`` more (hidden between calls back to back); a
+    sync of an output already finished costs ``finished_sync``."""
+    pending = []
+
+    def call():
+        clock.spend(compute)
+        pending[:] = [dispatch]
+        return 1
+
+    def sync(out):
+        clock.spend(pending.pop() if pending else finished_sync)
+
+    return Timed("m", call, sync)
+
+
+@pytest.mark.parametrize("dispatch, loops, floor", [
+    # 0.1 ms unhidden per sync of a 0.3-ms call: 2% (PIPELINE_BIAS) of a sample takes ~16
+    # calls, which the 10-ms pipeline_time also allows; 1 ms of 0.4-ms synced calls would be 3
+    (1e-4, 16, 3),
+    # no dispatch to hide (TF on a CPU): the 1-ms floor alone
+    (0.0, 4, 4),
+])
+def test_a_mode_whose_calls_pipeline_samples_long_enough_to_hide_its_dispatch(dispatch, loops,
+                                                                               floor):
+    clock = StillClock()
+    r = first_and_warmup(dispatching_mode(clock, 3e-4, dispatch), Protocol(), lambda: {}, clock)
+    assert r.ok and r.loops == loops
+    assert r.pipeline_gap_s == pytest.approx(dispatch * (1 - 1 / 26), abs=2e-6)
+    # without pipeline_time (the nightly, the A/B): every mode samples sample_min_time
+    r = first_and_warmup(dispatching_mode(clock, 3e-4, dispatch),
+                         Protocol(pipeline_time=None), lambda: {}, clock)
+    assert r.loops == floor and r.pipeline_gap_s is None
+    # a mode that runs its call before returning (TF on a CPU) is not probed
+    quiet = dataclasses.replace(dispatching_mode(clock, 3e-4, dispatch), pipelines=False)
+    r = first_and_warmup(quiet, Protocol(), lambda: {}, clock)
+    assert r.loops == floor and r.pipeline_gap_s is None
+    # a long dispatch is hidden up to pipeline_time, no longer: 8 calls probed (10 ms of
+    # synced 1.3-ms calls) took 0.425 ms each back to back; 10 ms of those is 24 calls
+    r = first_and_warmup(dispatching_mode(clock, 3e-4, 1e-3), Protocol(), lambda: {}, clock)
+    assert r.loops == 24
 
 
 @pytest.mark.unit

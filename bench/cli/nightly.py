@@ -66,7 +66,8 @@ def night_options(args, cases, progress_printer):
     # sequential stopping until each ratio is known to +-precision (what a night compares)
     precision = None if args.precision == "off" else args.precision
     protocol = Protocol(min_time=args.min_time, precision=precision, budget=args.budget,
-                        stop_when="precise", sample_min_time=RECORDED_SAMPLE_MIN_TIME)
+                        stop_when="precise", sample_min_time=RECORDED_SAMPLE_MIN_TIME,
+                        pipeline_time=None, min_block_time=None)
     return NightOptions(
         protocol=protocol, thresholds=thresholds, do_run=not args.no_run,
         recheck=not args.no_recheck, recheck_rounds=args.recheck_rounds,

@@ -152,6 +152,10 @@ class Adapter(Protocol):
         runs in each of its modes before its first group (``jitbench.run.startup``), e.g.
         ``([lambda x: jnp.sum(jnp.tanh(x @ x))], [np.ones((8, 8), np.float32)])``."""
 
+    def dispatches_ahead(self, device: str) -> bool:
+        """Whether a call on ``device`` may return before its work is done, so calls back to
+        back overlap (JAX: always; TF: on a GPU); the protocol samples such modes longer."""
+
     def sync(self, out: Any) -> None:
         """Wait until the device has finished everything, e.g. ``jax.block_until_ready(out)``;
         never a device-to-host copy."""

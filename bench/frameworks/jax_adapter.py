@@ -271,6 +271,11 @@ class Adapter:
         return [tiny], [np.ones((8, 8), np.float32)]
 
     @staticmethod
+    def dispatches_ahead(device: str) -> bool:
+        """JAX dispatches asynchronously on every device: a call returns before its result."""
+        return True
+
+    @staticmethod
     def sync(out) -> None:
         jax.block_until_ready(out)
 

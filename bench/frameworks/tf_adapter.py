@@ -275,6 +275,11 @@ class Adapter:
         return [tiny], [np.ones((8, 8), np.float32)]
 
     @staticmethod
+    def dispatches_ahead(device: str) -> bool:
+        """TensorFlow runs a call's ops on a CPU before it returns; a GPU's kernels queue."""
+        return device == "gpu"
+
+    @staticmethod
     def sync(out) -> None:
         # waits for every op on every device; .numpy() would add a device-to-host copy
         tf.test.experimental.sync_devices()

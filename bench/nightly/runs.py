@@ -41,7 +41,8 @@ def comparable(metas: dict[str, dict[str, Any]], order: list[str]) -> list[str]:
 # protocol fields a run recorded before they existed: the value that measures as it did
 _BEFORE = {"precision": None, "budget": None, "tolerance": None, "confidence": None,
            "build_sigma": None, "block_time": None, "sample_min_time": None,
-           "gpu_sample_min_time": None,
+           "gpu_sample_min_time": None, "pipeline_time": None,
+           "min_block_time": None,
            "stop_when": "verdict"}
 # fields that only govern what comes after the timed samples (the synced calls, the
 # interference check)

@@ -118,11 +118,12 @@ class Casework:
         placed = self.placed
         call = wrap(mode, fn, placed) if wrap else (lambda: fn(*placed))
         pending = getattr(fn, "pending", None) if isinstance(fn, Stepping) else None
+        ahead = self.adapter.dispatches_ahead(self.device)
         if pending is None:
-            return Timed(mode, call, self.adapter.sync)
+            return Timed(mode, call, self.adapter.sync, ahead)
         sync = self.adapter.sync
         # a training step's sample ends when its new state is ready, not only its loss
-        return Timed(mode, call, lambda out: sync((out, pending())))
+        return Timed(mode, call, lambda out: sync((out, pending())), ahead)
 
     def answer(self, fn: Callable, output: Any = None) -> Any:
         """What a built mode's answer is checked by: ``output`` (its first call's), or, for a

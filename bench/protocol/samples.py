@@ -24,6 +24,9 @@ class Timed:
     name: str
     call: Callable[[], Any]
     sync: Callable[[Any], None]
+    # its calls may queue on the device before the first finishes (JAX everywhere, TF on a
+    # GPU): then a sample is made long enough to hide the dispatch (Protocol.pipeline_time)
+    pipelines: bool = True
 
 
 @dataclasses.dataclass
@@ -39,6 +42,9 @@ class ModeResult:
     settled: bool = False
     loops: int = 1
     overhead_s: float = 0.0
+    # a call alone, synced, minus its share of calls back to back (the dispatch a loop hides);
+    # None where not probed (Protocol.pipeline_time)
+    pipeline_gap_s: float | None = None
     samples: list[float] = dataclasses.field(default_factory=list)  # seconds per call
     compiling_samples: list[float] = dataclasses.field(default_factory=list)
     counters_first: dict[str, float] = dataclasses.field(default_factory=dict)

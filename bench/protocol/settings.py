@@ -28,9 +28,9 @@ STOP_WHEN = ("verdict", "precise")
 AA_CONTROL = ("first", "every", "off")  # which groups of a worker carry the A/A control
 
 
-# the shortest pipelined sample on a CPU that the nightly's histories and the change-night
-# corpus were recorded with: a night compares only runs under its own protocol, so these keep
-# it where `jitbench run` samples 10 ms (Protocol.sample_min_time)
+# the shortest sample on a CPU that the nightly's histories and the change-night corpus were
+# recorded with, every mode alike (no ``pipeline_time``): a night compares only runs under its
+# own protocol
 RECORDED_SAMPLE_MIN_TIME = 0.001
 
 
@@ -46,15 +46,20 @@ class Protocol:
     settle_tolerance: float = 0.25  # last warm-up call within 25% of the median of the last few
     target_overhead: float = 0.01  # timer + sync overhead per sample, as a fraction
     max_loops: int = 10_000
-    # with sequential stopping, a sample also lasts about this long at least: JAX dispatches
-    # asynchronously, so a short jit call takes about twice as long with a sync after each
-    # call as pipelined; the overhead rule alone gave a few calls per sample and the speedup
-    # moved with that number from run to run (docs/lab/interleaving-and-the-harness/index.md). At 1 ms a 0.5-ms jitted
-    # training step made 1-2 calls a sample and read 1.2-1.4x the time of the user's own loop;
-    # at 10 ms, 11-16 calls and within 10% of it (docs/lab/measure-vs-loop/index.md, "Beside a
-    # plain loop"). The fixed protocol keeps the overhead rule alone; the nightly and the
-    # change night's A/B keep 1 ms on a CPU, as their histories and corpus were recorded
-    sample_min_time: float = 0.01
+    # with sequential stopping, a sample lasts this long at least (the overhead rule alone
+    # gave a few calls per sample and the speedup moved with that number from run to run,
+    # docs/lab/interleaving-and-the-harness/index.md)
+    sample_min_time: float = 0.001
+    # ...and, for a mode whose calls pipeline (JAX dispatches asynchronously: a short jitted
+    # call takes longer alone, synced, than its share of calls back to back), long enough that
+    # the dispatch a sample's last sync leaves unhidden costs under ``target_overhead`` of it,
+    # up to this long. At 1 ms for every mode a 0.5-ms jitted training step made 1-2 calls a
+    # sample and read 1.2-1.4x the time of the user's own loop; at 10 ms for every mode it
+    # read within 10% of the loop (docs/lab/measure-vs-loop/index.md), but a mode that does not
+    # pipeline (TF on a CPU) gained nothing and a run took longer. None: every mode samples
+    # ``sample_min_time`` (the nightly and the change night's A/B, as their histories and
+    # corpus were recorded)
+    pipeline_time: float | None = 0.01
     # on a GPU, a sample lasts this long at least (with sequential stopping): at 1 ms a 67-us
     # TF32 matmul made 6 calls a sample and read 0.82x as fast as a plain loop of the same
     # jitted function, a 1.4-ms one was timed one call a sample (latency, not throughput); at
@@ -94,6 +99,11 @@ class Protocol:
     precision: float | None = 0.05
     budget: float = 6.0  # seconds of interleaved sampling per group, at most
     block_time: float = 0.25  # with sequential stopping, a block ends after 3 samples and this
+    # ...or after 3 samples that lasted this long together (a block's median outvotes one slow
+    # sample with 3 as with 5; long samples made 5-sample blocks cost more than their verdicts
+    # needed, docs/lab/make-bench-time/index.md). None: 5 samples (block_samples) until
+    # block_time, as the nightly's histories and the change corpus were recorded
+    min_block_time: float | None = 0.01
     tolerance: float = 0.05  # the "same" band: within +-5% of 1.00x
     confidence: float = 0.95
     # between-build standard deviation of a speedup's log, added to the blocks' error
@@ -176,9 +186,13 @@ class Protocol:
                              f"{self.precision!r}")
         if not (self.budget > 0 and self.block_time > 0 and self.sample_min_time >= 0
                 and self.gpu_sample_min_time >= 0
+                and (self.pipeline_time is None or self.pipeline_time >= 0)
+                and (self.min_block_time is None or self.min_block_time >= 0)
                 and 0 < self.tolerance < 1
                 and 0.5 < self.confidence < 1):
-            raise ValueError(f"budget and block_time must be > 0 s, sample_min_time >= 0 s, "
+            raise ValueError(f"budget and block_time must be > 0 s, sample_min_time and "
+                             f"pipeline_time and min_block_time >= 0 s, "
                              f"tolerance in (0, 1), confidence in (0.5, 1); got "
                              f"{self.budget!r}, {self.block_time!r}, {self.sample_min_time!r}, "
+                             f"{self.pipeline_time!r}, {self.min_block_time!r}, "
                              f"{self.tolerance!r}, {self.confidence!r}")

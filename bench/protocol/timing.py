@@ -9,7 +9,9 @@ For each mode of one case group:
    whose steady state is compiling: it is measured as such, ``compiling_samples``);
 4. **calibration**: calls per sample (``loops``) so timer + sync overhead stays below
    ``target_overhead`` of a sample, and (sequential stopping) so a sample lasts
-   ``sample_min_time``: back-to-back calls, pipelined as in a user's loop;
+   ``sample_min_time``, and for a mode whose calls pipeline (a call alone takes longer than
+   its share of calls back to back) so the dispatch a sample's sync leaves unhidden stays below
+   ``target_overhead`` too, up to ``pipeline_time``: back-to-back calls, as in a user's loop;
 5. **timed samples**, modes interleaved (``Protocol.interleave``, :data:`INTERLEAVE_SCHEMES`),
    each sample ``loops`` calls then one sync; a sample during which anything compiled is set
    apart, not mixed into the statistics;
@@ -115,10 +117,42 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
         needed = r.overhead_s / (p.target_overhead * per_call)
         if p.precision is not None:  # and a sample long enough that calls pipeline as in a loop
             needed = max(needed, p.sample_min_time / per_call)
+            if (p.pipeline_time and p.pipeline_time > p.sample_min_time and t.pipelines
+                    and per_call < p.pipeline_time):  # (a GPU's 10-ms floor hides it anyway)
+                needed = max(needed, _pipelined_loops(t, r, per_call, p, clock))
         r.loops = int(min(p.max_loops, max(1, math.ceil(round(needed, 6)))))
     except Exception as exc:  # a failing mode is a result, the other modes go on
         r.error, r.error_phase = exc, phase
     return r
+
+
+# what the dispatch left unhidden may add to a pipelining mode's time per call, as a fraction
+# (by the gap's arithmetic: a call's share of it; the part a short run of calls pays warming up
+# is larger, so the measured time lands nearer the loop's than this says)
+PIPELINE_BIAS = 0.02
+
+
+def _pipelined_loops(t: Timed, r: ModeResult, synced: float, p: Protocol,
+                     clock: Callable[[], float]) -> float:
+    """Calls per sample so that what a sample's last sync leaves unhidden costs under
+    :data:`PIPELINE_BIAS` of the sample, at most ``pipeline_time`` long: a call alone, synced,
+    takes ``synced`` (its warm-up time); back to back, ``pipelined`` each (the median of three
+    probes of ``pipeline_time``: one probe of a matmul's independent calls read a quarter of
+    their time now and then); the difference (``r.pipeline_gap_s``) is the dispatch a loop
+    hides and a short sample pays once. A mode that does not pipeline (gap ~0) keeps the
+    overhead rule's calls."""
+    k = max(2, min(p.max_loops, math.ceil(p.pipeline_time / synced)))
+    probes = []
+    for _ in range(3):
+        t0 = clock()
+        out = None
+        for _ in range(k):
+            out = t.call()
+        t.sync(out)
+        probes.append((clock() - t0 - r.overhead_s) / k)
+    pipelined = max(statistics.median(probes), 1e-9)
+    r.pipeline_gap_s = max(0.0, synced - pipelined)
+    return min(r.pipeline_gap_s / (PIPELINE_BIAS * pipelined), p.pipeline_time / pipelined)
 
 
 def _compiles_every_call(compiled: Sequence[float], n: int) -> bool:

@@ -378,7 +378,8 @@ def run_case(benchmark, case_id: str, config) -> None:
               expected)
     after = adapter.counters()
     # pytest-benchmark timed each call with its sync (latency); the throughput kind beside it
-    sample_s = Protocol().for_device(case.device).sample_min_time
+    p = Protocol().for_device(case.device)
+    sample_s = max(p.sample_min_time, p.pipeline_time or 0.0)
     piped = ModeResult(case.mode, loops=max(1, math.ceil(sample_s / per_call)))
     for _ in range(PIPELINED_SAMPLES):  # samples as a run takes them: calls back to back
         take_sample(timed, piped, lambda: {}, time.perf_counter)

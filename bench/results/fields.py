@@ -172,6 +172,8 @@ OTHER_FIELDS: dict[str, str] = {
     "settled": "whether warm-up ended because times settled (not on its time limit)",
     "loops": "calls per timed sample (short calls are batched)",
     "sync_overhead_s": "the cost of one device sync, measured [s]",
+    "pipeline_gap_s": "a call alone, synced, minus its share of calls back to back: the "
+                      "dispatch a loop hides, which sets how many calls a sample batches [s]",
     "cpu_steal_pct": "CPU steal while the group ran [%]",
     "cpu_busy_pct": "CPU busy while the group ran [%]",
     "loadavg_1m": "the machine's 1-minute load average",

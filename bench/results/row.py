@@ -294,7 +294,8 @@ def group_rows(modes: Sequence[str], results: Mapping[str, Any], *,
     for mode in modes:
         r = results[mode]
         common: dict[str, Any] = dict(
-            **timing_fields(r), loops=r.loops, sync_overhead_s=r.overhead_s, flops=flops,
+            **timing_fields(r), loops=r.loops, sync_overhead_s=r.overhead_s,
+            pipeline_gap_s=r.pipeline_gap_s, flops=flops,
             interleaved_with=[m for m in modes if m != mode], rtol=rtol, atol=atol,
             matmul_precision=precision)
         if counters:

@@ -55,7 +55,8 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # (10 ms on a GPU), as the change-night corpus was recorded: both arms sample alike, so what a
 # sample's sync adds to a time cancels in time B / A
 PROTOCOL = Protocol(budget=0.3, aa_control="off", alone_samples=0, synced_time=0.05,
-                    synced_min_rounds=3, sample_min_time=RECORDED_SAMPLE_MIN_TIME)
+                    synced_min_rounds=3, sample_min_time=RECORDED_SAMPLE_MIN_TIME,
+                    pipeline_time=None, min_block_time=None)
 PROBE_TIMEOUT_S = 120.0
 # What the parent runs in an arm's interpreter (``python -c PROBE FRAMEWORK...``): the probe of
 # the jitbench installed there, as ``python -m jitbench.run.arm_probe`` runs it, then a line

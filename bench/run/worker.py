@@ -131,7 +131,7 @@ def _slowed_for_tests(case: Case, timed: Timed) -> Timed:
         time.sleep(float(amount))
         return timed.call()
 
-    return Timed(timed.name, slowed, timed.sync)
+    return dataclasses.replace(timed, call=slowed)
 
 
 def _scaled(timed: Timed, factor: float) -> Timed:
@@ -156,7 +156,7 @@ def _scaled(timed: Timed, factor: float) -> Timed:
             while time.perf_counter() < until:
                 pass
 
-    return Timed(timed.name, call, sync)
+    return dataclasses.replace(timed, call=call, sync=sync)
 
 
 def _peak_memory(adapter, timed: list[Timed], results, device: str
@@ -264,7 +264,7 @@ def run_group(adapter, cases: list[Case], protocol: Protocol,
         control = nearest_baseline(first.framework)
         if aa and any(c.mode == control for c in cases):
             again = work.timed(control, work.build(stages(), control), marked)
-            timed.append(Timed(control + AA_SUFFIX, again.call, again.sync))
+            timed.append(dataclasses.replace(again, name=control + AA_SUFFIX))
     except Exception as exc:  # the workload's own setup failed: every case says so
         msg = f"setup failed: {type(exc).__name__}: {exc}"
         return [row(c, status="runtime_error", error_type=type(exc).__name__, error=msg[:4000],
