@@ -127,9 +127,12 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
 
 
 # what the dispatch left unhidden may add to a pipelining mode's time per call, as a fraction
-# (by the gap's arithmetic: a call's share of it; the part a short run of calls pays warming up
-# is larger, so the measured time lands nearer the loop's than this says)
-PIPELINE_BIAS = 0.02
+# (by the gap's arithmetic: a call's share of it; a short run of calls pays more than that
+# warming up: at 2% a 0.33-ms JAX MLP step made ~18 calls a sample and read 1.15x its loop)
+PIPELINE_BIAS = 0.01
+# ...in at most this many calls: a sample of tiny calls (a 15-us matmul) is not made longer
+# than the overhead rule and sample_min_time make it, where its probe's gap is mostly noise
+PIPELINE_CALLS = 32
 
 
 def _pipelined_loops(t: Timed, r: ModeResult, synced: float, p: Protocol,
@@ -152,7 +155,8 @@ def _pipelined_loops(t: Timed, r: ModeResult, synced: float, p: Protocol,
         probes.append((clock() - t0 - r.overhead_s) / k)
     pipelined = max(statistics.median(probes), 1e-9)
     r.pipeline_gap_s = max(0.0, synced - pipelined)
-    return min(r.pipeline_gap_s / (PIPELINE_BIAS * pipelined), p.pipeline_time / pipelined)
+    return min(r.pipeline_gap_s / (PIPELINE_BIAS * pipelined), p.pipeline_time / pipelined,
+               PIPELINE_CALLS)
 
 
 def _compiles_every_call(compiled: Sequence[float], n: int) -> bool:
