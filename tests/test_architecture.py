@@ -332,25 +332,73 @@ def test_the_user_function_room_is_split_by_what_users_pass_in_modules_of_at_mos
 
 @pytest.mark.unit
 def test_every_kind_of_run_takes_its_loop_from_the_session_not_from_another_run():
-    """``jitbench.run.session`` makes the loop bound to a run's record and starts and ends every
-    kind of run: the run and its resume (the warm pass inside them), an A/B's rounds and a sweep
-    hold a ``Session``; an A/B arm takes its loop there and imports nothing from the runner;
-    the calibration brings its own group handlers."""
+    """``jitbench.run.session`` makes every loop of workers (a run's and its resume's, the warm
+    pass's, an A/B arm's, a sweep's; outside any run, ``isolate=True``'s) and starts and ends
+    every kind of run; an A/B arm imports nothing from the runner; the calibration brings its
+    own group handlers."""
     def imports(path: Path, module: str) -> bool:
         return any(isinstance(n, ast.ImportFrom) and n.module == module
                    for n in ast.walk(ast.parse(path.read_text())))
 
     assert not imports(BENCH / "run" / "ab_arms.py", "jitbench.run.runner")
-    assert imports(BENCH / "run" / "ab_arms.py", "jitbench.run.session")
-    assert imports(BENCH / "run" / "runner.py", "jitbench.run.session")
-    assert _modules_where(lambda n: isinstance(n, ast.FunctionDef)
-                          and n.name == "group_loop") == ["run/session.py"]
+    assert _modules_where(lambda n: _call_named(n, "open_loop")) == ["run/session.py"]
     runner_text = (BENCH / "run" / "runner.py").read_text()
     assert ".owns(" not in runner_text and "calibration.PROTOCOL" not in runner_text
     # every kind of run starts and ends through a Session: no one else arms the signals
     for kind in ("runner.py", "ab_arms.py", "sweep.py"):
         assert imports(BENCH / "run" / kind, "jitbench.run.session"), kind
     assert _modules_where(lambda n: _call_named(n, "stop_cleanly")) == ["run/session.py"]
+
+
+def _calls_on(node, owner: str, methods: set[str]) -> bool:
+    """``owner.method(...)`` for one of ``methods``."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in methods and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == owner)
+
+
+@pytest.mark.unit
+def test_one_place_creates_a_run_and_one_resumes_it():
+    """A run's folder and record are made (``RunRecord.folder``, ``create``, ``create_sweep``),
+    opened again (``RunRecord.open``) and their rows written (``.writing()``) by
+    ``jitbench.run.session.Session`` alone: ``Session.create`` and ``Session.resume``."""
+    assert _modules_where(lambda n: _calls_on(n, "RunRecord", {
+        "folder", "create", "create_sweep"})) == ["run/session.py"]
+    assert _modules_where(lambda n: _calls_on(n, "RunRecord", {"open"})) == ["run/session.py"]
+    assert _modules_where(lambda n: _call_named(n, "writing")) == ["run/session.py"]
+    # and no one makes a Session but through them
+    assert _modules_where(lambda n: _call_named(n, "Session")) == []
+    session = ast.parse((BENCH / "run" / "session.py").read_text())
+    methods = {f.name for c in ast.walk(session) if isinstance(c, ast.ClassDef)
+               and c.name == "Session" for f in c.body if isinstance(f, ast.FunctionDef)}
+    assert {"create", "resume", "running", "loop"} <= methods, methods
+    # the check itself sees such a call
+    assert _calls_on(ast.parse("RunRecord.open(d)").body[0].value, "RunRecord", {"open"})
+
+
+@pytest.mark.unit
+def test_run_ids_and_a_runs_sub_folders_are_named_in_results_alone():
+    """``jitbench.results.run_folder`` names run ids and a run's sub-folders (``logs/``, a
+    night's ``rechecks/``, ``repeats/``, ``change/``, ``ab/``): no other module joins one of
+    those names to a path or builds an id from the clock."""
+    from jitbench.results import run_folder
+
+    names = {run_folder.LOGS, run_folder.RECHECKS, run_folder.REPEATS, run_folder.CHANGE,
+             run_folder.AB}
+    assert names == {"logs", "rechecks", "repeats", "change", "ab"}
+
+    def joins_a_sub_folder(n) -> bool:
+        return (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)
+                and isinstance(n.right, ast.Constant) and n.right.value in names)
+
+    def a_run_id_from_the_clock(n) -> bool:
+        return (_call_named(n, "strftime") and n.args and isinstance(n.args[0], ast.Constant)
+                and str(n.args[0].value).startswith("%Y%m%d"))
+
+    outside = [m for m in _modules_where(joins_a_sub_folder) if not m.startswith("results/")]
+    assert outside == [], outside
+    assert _modules_where(a_run_id_from_the_clock) == ["results/run_folder.py"]
+    assert joins_a_sub_folder(ast.parse('night / "rechecks"').body[0].value)
 
 
 @pytest.mark.unit

@@ -435,7 +435,7 @@ def test_an_accepted_night_is_the_reference_from_then_on(tmp_path, capsys):
     import shutil
 
     from jitbench.cli.main import main
-    from jitbench.nightly.reference import analyse
+    from jitbench.nightly.past_nights import analyse
 
     results = tmp_path / "results"
     shutil.copytree(RECORDED, results)
@@ -457,7 +457,7 @@ def test_an_accepted_night_is_the_reference_from_then_on(tmp_path, capsys):
     # the next night is measured against it, and the history starts from it
     assert _last_good(results, nights) == nights[2]
     h = analyse(results)
-    assert h.reference == nights[2:]
+    assert h.judged_against == nights[2:]
     assert h.accepted[nights[2]]["reason"].startswith("XLA's new fusion")
 
 

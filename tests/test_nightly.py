@@ -175,7 +175,7 @@ def test_a_2x_slower_jit_mode_is_confirmed_and_named(history):
     assert repeated["measured"][SLOW_CASE] == 2 and repeated["runs"], repeated
     again_ids = [r["case_id"] for r in read_rows(Path(repeated["runs"][0]) / "results.jsonl")]
     assert SLOW_CASE in again_ids and Path(repeated["runs"][0]).parent.name == "repeats"
-    from jitbench.nightly.reference import analyse
+    from jitbench.nightly.past_nights import analyse
 
     pts = analyse(tmp / "results").points  # the history reads both processes back
     mine = pts[(pts["run_id"] == "night5") & (pts["case_id"] == SLOW_CASE)
@@ -327,7 +327,7 @@ def test_a_night_samples_every_mode_alike_as_its_history_was_recorded():
 def test_an_alert_says_when_the_machine_changed_that_night():
     import pandas as pd
 
-    from jitbench.nightly.reference import History
+    from jitbench.nightly.past_nights import History
     from jitbench.nightly.summary import _what_else
 
     def rows(night, scale):
@@ -466,7 +466,7 @@ def test_the_nightly_leaves_unjudged_nights_out_of_tonights_reference(tmp_path, 
     """The recorded nights copied to 8 runs; on n5 and n6 every JIT-off time x1.4 (the
     machine moved): the nightly on n7 names them and judges n7 against n0-n4 alone."""
     from jitbench.cli.main import main
-    from jitbench.nightly.reference import analyse
+    from jitbench.nightly.past_nights import analyse
 
     root = tmp_path / "results"
     for i in range(8):
@@ -490,7 +490,7 @@ def test_the_nightly_leaves_unjudged_nights_out_of_tonights_reference(tmp_path, 
     summary = json.loads((tmp_path / "reports" / "nightly-summary.json").read_text())
     assert summary["waiting"] == ["n5", "n6"]
     h = analyse(root)
-    assert h.reference == ["n0", "n1", "n2", "n3", "n4", "n7"]
+    assert h.judged_against == ["n0", "n1", "n2", "n3", "n4", "n7"]
     ratios = h.tests[h.tests["metric"] == "jit_ratio"]
     assert len(ratios) and (ratios["n_previous"] == 5).all()
 

@@ -122,7 +122,7 @@ def test_a_night_killed_in_its_report_is_no_reference_and_a_gpu_less_jax_only_ni
 @pytest.mark.filterwarnings("always")
 def test_accepting_a_night_whose_environment_moved_since_says_so(tmp_path):
     from jitbench.nightly import state
-    from jitbench.nightly.reference import accept
+    from jitbench.nightly.past_nights import accept
     from jitbench.results.files import write_summary
 
     night = state.begin(tmp_path / "n1")

@@ -197,7 +197,7 @@ def test_small_steps_add_up_since_the_last_accepted_night(tmp_path):
 
 def test_a_stray_run_is_not_tonight_and_tonight_is_the_run_a_night_measured(tmp_path):
     from jitbench.errors import UserError
-    from jitbench.nightly.reference import analyse
+    from jitbench.nightly.past_nights import analyse
 
     with pytest.raises(UserError, match="no run 'n9'"):
         analyse(Path(__file__).parent / "fixtures" / "nightly-history" / "results",
@@ -218,7 +218,7 @@ def test_arm_a_that_is_not_what_the_reference_measured_blocks_the_ab(monkeypatch
 
     plan = dataclasses.replace(
         _plan(), arm_a=ab_arms.Arm("a"), arm_b=ab_arms.Arm("b"),
-        reference_distributions=(("numpy", "1.26.4"), ("ml-dtypes", "0.5.0"),
+        last_good_distributions=(("numpy", "1.26.4"), ("ml-dtypes", "0.5.0"),
                                  ("jitbench", "0.1.0")))
     seen = {}
 
@@ -350,7 +350,7 @@ def test_a_recovery_between_small_steps_cancels_in_the_chain(tmp_path):
 def test_a_night_is_never_written_over_nor_a_partial_night_accepted(tmp_path):
     from jitbench.errors import UserError
     from jitbench.nightly.night import nightly
-    from jitbench.nightly.reference import accept
+    from jitbench.nightly.past_nights import accept
 
     night = _run(state.begin(tmp_path / "n1"))
     _judged(night)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from jitbench.analysis.recompilation import summary, verdict
+from jitbench.analysis.recompilation import per_mode, verdict
 from jitbench.define.workload import Filters
 from jitbench.run import sweep
 
@@ -30,7 +30,7 @@ def swept(tmp_path_factory):
     jobs += sweep.plan(Filters(suite=("rnn",), framework=("jax",), mode=("jit", "aot")),
                        ["steps-static"])
     rows = sweep.run(jobs, run_dir, timeout=300)
-    return run_dir, rows, {(s["sweep"], s["framework"], s["mode"]): s for s in summary(rows)}
+    return run_dir, rows, {(s["sweep"], s["framework"], s["mode"]): s for s in per_mode(rows)}
 
 
 def test_one_compile_per_new_sequence_length_and_none_on_revisit(swept):

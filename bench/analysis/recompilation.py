@@ -16,7 +16,7 @@ def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def summary(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def per_mode(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per mode of each sweep:
 
     ``compiles_new`` / ``traces_new``: per new signature, in call order (e.g. ``[1, 1, 1]``);

@@ -186,7 +186,7 @@ def _shard_night(args, cases, options) -> int:
 
 def _nightly_accept(args) -> int:
     """``nightly --accept RUN_ID --reason TEXT``: a night becomes the reference."""
-    from jitbench.nightly.reference import accept
+    from jitbench.nightly.past_nights import accept
 
     if not args.accept:
         raise UserError("--reason goes with --accept RUN_ID (the night to accept)")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 from jitbench.cli.folders import add_output_folders
@@ -34,12 +33,13 @@ def add_parser(sub, add_filters, filters) -> None:
 
 
 def cmd(args: argparse.Namespace) -> int:
-    from jitbench.analysis.recompilation import summary, verdict
+    from jitbench.analysis.recompilation import per_mode, verdict
     from jitbench.define.workload import Filters
+    from jitbench.results.run_folder import sweep_run_id
     from jitbench.run import sweep
 
     jobs = sweep.plan(args.filters(args), Filters.split(args.sweep))
-    run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + "-sweep"
+    run_id = args.run_id or sweep_run_id()
     run_dir = Path(args.out) / run_id  # a run's folder (--run-id): the sweep joins its report
 
     def progress(job) -> None:
@@ -47,7 +47,7 @@ def cmd(args: argparse.Namespace) -> int:
               f"[{','.join(job.modes)}] on {job.device}", file=sys.stderr, flush=True)
 
     rows = sweep.run(jobs, run_dir, on_job=progress, command=["jitbench", *sys.argv[1:]])
-    for line in table(summary(rows), verdict):
+    for line in table(per_mode(rows), verdict):
         print(line)
     print(f"sweep:   {run_dir / 'sweep.jsonl'}")
     if not args.no_report:

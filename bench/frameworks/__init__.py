@@ -149,7 +149,7 @@ class Adapter(Protocol):
 
     def warmup_stages(self) -> tuple[list[Callable], list[Any]]:
         """(stages, numpy inputs) of a tiny function unrelated to any workload, which a worker
-        runs in each of its modes before its first group (``jitbench.run.startup``), e.g.
+        runs in each of its modes before its first group (``jitbench.run.worker_warmup``), e.g.
         ``([lambda x: jnp.sum(jnp.tanh(x @ x))], [np.ones((8, 8), np.float32)])``."""
 
     def dispatches_ahead(self, device: str) -> bool:

@@ -49,7 +49,6 @@ _FRAMEWORK_NAME = {"tf": "TensorFlow", "jax": "JAX"}
 # jitbench itself (its own change is ``jitbench_version``/``jitbench_fingerprint``)
 _NOT_A_CHANGE = {"pip", "jitbench"}
 HOOK = "JITBENCH_TEST_SLOWDOWN"  # '<case id glob>=<amount>' (jitbench.run.worker)
-FOLDER = "change"  # under the night's run folder: the A/B run
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,20 +158,20 @@ def touched(cases: Sequence[Case], changes: Sequence[Change]) -> tuple[list[Case
 class Plan:
     """What a change night measures: the two arms, or why it cannot (``blocked``)."""
 
-    reference: str  # the last good night's run id
+    last_good: str  # the last good night's run id (the summary's "reference")
     changes: tuple[Change, ...]
     arm_a: Any = None  # jitbench.run.ab_arms.Arm
     arm_b: Any = None
     blocked: str | None = None
-    # the nights after the reference that could not be it (jitbench.nightly.state.last_good)
+    # the nights after the last good one that could not be it (jitbench.nightly.state.last_good)
     skipped: tuple[dict[str, Any], ...] = ()
-    # what the reference night recorded of its interpreter's distributions: arm A is checked
+    # what the last good night recorded of its interpreter's distributions: arm A is checked
     # against it before measuring (jitbench.nightly.change_ab.arm_a_moved)
-    reference_distributions: tuple[tuple[str, str], ...] = ()
-    reference_dir: str | None = None  # its run folder: which cases it measured ok
+    last_good_distributions: tuple[tuple[str, str], ...] = ()
+    last_good_dir: str | None = None  # its run folder: which cases it measured ok
 
     def facts(self) -> dict[str, Any]:
-        return {"reference": self.reference, "changes": [c.text() for c in self.changes],
+        return {"reference": self.last_good, "changes": [c.text() for c in self.changes],
                 "arm_a": self.arm_a.describe() if self.arm_a else None,
                 "arm_b": self.arm_b.describe() if self.arm_b else None,
                 "blocked": self.blocked, "skipped": list(self.skipped)}
@@ -184,8 +183,7 @@ def arms(old_dir: Path, old: dict[str, Any], new: dict[str, Any],
     (module docstring), or the reason the old environment cannot run again."""
     from jitbench.run.ab_arms import Arm
 
-    reference = old.get("run_id") or Path(old_dir).name
-    plan = Plan(reference, tuple(changes))
+    plan = Plan(old.get("run_id") or Path(old_dir).name, tuple(changes))
     exe_a = (old.get("machine") or {}).get("executable")
     exe_b = (new.get("machine") or {}).get("executable") or sys.executable
     driver = [c for c in changes if c.kind == "gpu"]
@@ -220,7 +218,7 @@ def arms(old_dir: Path, old: dict[str, Any], new: dict[str, Any],
         if source is None or not (Path(old_dir) / files[source]).is_file():
             return dataclasses.replace(plan, blocked=(
                 f"the source of workload {c.name} changed and the last good night "
-                f"({reference}) kept no copy of its file"))
+                f"({plan.last_good}) kept no copy of its file"))
         old_files[source] = str((Path(old_dir) / files[source]).absolute())
     if old_files:
         env_a[FILES_VAR] = json.dumps(old_files, sort_keys=True)
@@ -244,8 +242,8 @@ def plan_for(results_root: Path, judged: Sequence[str], metas: dict[str, dict[st
         return Plan(good, (), skipped=tuple(skipped))
     return dataclasses.replace(
         arms(Path(results_root) / good, metas[good], metas[judged[-1]], changes),
-        skipped=tuple(skipped), reference_dir=str(Path(results_root) / good),
-        reference_distributions=tuple(sorted(
+        skipped=tuple(skipped), last_good_dir=str(Path(results_root) / good),
+        last_good_distributions=tuple(sorted(
             (metas[good].get("distributions") or {}).items())))
 
 

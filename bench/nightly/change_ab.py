@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from jitbench.define.workload import Case
-from jitbench.nightly.change import FOLDER, Plan, touched
+from jitbench.nightly.change import Plan, touched
 from jitbench.nightly.change_judge import (FAMILY_CONFIDENCE, confidence, is_jit,  # noqa: F401
                                            judge_runs, judged)
 from jitbench.results.files import load_meta
+from jitbench.results.run_folder import CHANGE
 
 # pairs for a case whose verdict is open: at least MIN_PAIRS whatever the night's length, then
 # up to MAX_PAIRS while the time limit (the night's own run: a change night costs at most about
@@ -124,7 +125,7 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
     if measure_now and not error:
         todo, _ = touched(again, [_Only({c.case_id for c in missing})])
         try:
-            runs.append(ab_arms.run_ab(todo, night_dir / FOLDER, (plan.arm_a, plan.arm_b),
+            runs.append(ab_arms.run_ab(todo, night_dir / CHANGE, (plan.arm_a, plan.arm_b),
                                        chosen, case_timeout=case_timeout,
                                        on_progress=on_progress,
                                        command=["jitbench", "nightly", "(change night)"],
@@ -145,9 +146,9 @@ def reference_ok(plan: Plan) -> set[str] | None:
     """The cases the last good night measured ``ok`` (None where its folder is not known)."""
     from jitbench.results.files import read_rows
 
-    if not plan.reference_dir or not (Path(plan.reference_dir) / "results.jsonl").is_file():
+    if not plan.last_good_dir or not (Path(plan.last_good_dir) / "results.jsonl").is_file():
         return None
-    return {r.get("case_id") for r in read_rows(Path(plan.reference_dir) / "results.jsonl")
+    return {r.get("case_id") for r in read_rows(Path(plan.last_good_dir) / "results.jsonl")
             if r.get("status") == "ok"}
 
 
@@ -166,7 +167,7 @@ def arm_a_moved(plan: Plan, frameworks: Sequence[str]) -> str | None:
     from jitbench.errors import UserError
     from jitbench.run import ab_arms
 
-    recorded_then = {_normal(k): v for k, v in plan.reference_distributions}
+    recorded_then = {_normal(k): v for k, v in plan.last_good_distributions}
     if not recorded_then or plan.arm_a is None:
         return None
     try:
@@ -179,7 +180,7 @@ def arm_a_moved(plan: Plan, frameworks: Sequence[str]) -> str | None:
              and recorded_then[_normal(name)] != version]
     if not moved:
         return None
-    return (f"arm A's interpreter is not what the last good night ({plan.reference}) measured: "
+    return (f"arm A's interpreter is not what the last good night ({plan.last_good}) measured: "
             f"{', '.join(moved)} moved since; measuring it would not measure tonight's change "
             f"(restore that environment, or accept tonight with --accept RUN_ID --reason TEXT)")
 
@@ -229,7 +230,7 @@ def _measured_ids(runs: Sequence[Path]) -> set[str]:
 def recorded(night_dir: Path) -> list[Path]:
     """The A/B runs a night holds already and that finished (one per shard that measured a
     change); one that a kill or a time limit stopped is never judged on what it reached."""
-    folder = Path(night_dir) / FOLDER
+    folder = Path(night_dir) / CHANGE
     return sorted(d for d in folder.iterdir() if (d / "results.jsonl").is_file()
                   and (d / "meta.json").is_file() and load_meta(d).get("status") == "complete"
                   and "ab" in load_meta(d)) if folder.is_dir() else []

@@ -90,7 +90,7 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
                 "reference": 1.0, "latest": ratio, "change": ratio - 1, "noise": None,
                 "q_value": None,
                 "text": (f"{what}: tonight's environment / the last good night's "
-                         f"({plan.reference}), measured side by side: {told}"
+                         f"({plan.last_good}), measured side by side: {told}"
                          + "; what changed: " + changed)}
 
     nan = float("nan")
@@ -112,7 +112,7 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
                 out["verdicts"]["lost"] = out["verdicts"].get("lost", 0) + 1
                 out["undecided"].append(r["case_id"])
                 out["lost"].append({"case_id": r["case_id"], "why": (
-                    f"ok on the last good night ({plan.reference}), failing in both "
+                    f"ok on the last good night ({plan.last_good}), failing in both "
                     f"environments tonight: {why}")})
                 continue
             out["verdicts"]["not measurable"] = out["verdicts"].get("not measurable", 0) + 1

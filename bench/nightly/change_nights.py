@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 from jitbench.errors import UserError
 from jitbench.results.files import load_meta, load_summary, read_rows
+from jitbench.results.run_folder import CHANGE
 
 FORMAT = "jitbench-change-nights-1"
 STEPS = (0.05, 0.10, 0.20)
@@ -44,7 +45,7 @@ def _night(night_dir: Path) -> dict[str, Any] | None:
         return None
     ab_dir = Path(change["run"])
     if not ab_dir.is_absolute() or not ab_dir.is_dir():
-        ab_dir = night_dir / "change" / ab_dir.name
+        ab_dir = night_dir / CHANGE / ab_dir.name
     ab_meta = load_meta(ab_dir)
     touched = set(change.get("touched") or [])
     pairs: dict[str, dict[int, dict[str, float]]] = {}

@@ -39,13 +39,13 @@ from jitbench.nightly import change, change_ab, creep, state
 from jitbench.nightly import repeats as repeats_mod
 from jitbench.nightly.options import NightOptions
 from jitbench.nightly.recheck import recheck as run_recheck
-from jitbench.nightly.reference import History, analyse
+from jitbench.nightly.past_nights import History, analyse
 from jitbench.nightly.repeats import night_cases
 from jitbench.nightly.summary import evaluation, profile_facts, summary
 from jitbench.report.night_markdown import markdown
 from jitbench.results.files import (NightSummary, load_acceptance, load_meta, write_summary,
                                     write_summary_markdown)
-from jitbench.results.run_folder import new_run_id
+from jitbench.results.run_folder import AB, new_run_id
 
 
 def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path | str,
@@ -90,7 +90,7 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
         return _change_night(h, plan, results_root, reports_root, o, machine)
     repeat_facts = None
     if o.do_run and o.max_processes > 1:  # repeat where the noise is left
-        planned = (repeats_mod.plan(h.points, h.reference, thresholds, o.max_processes)
+        planned = (repeats_mod.plan(h.points, h.judged_against, thresholds, o.max_processes)
                    if machine["steady"] else {})  # a moved machine: no further round
         spent = load_meta(latest_dir).get("elapsed_s")
         budget = o.repeat_budget if o.repeat_budget is not None else (
@@ -120,13 +120,13 @@ def nightly(cases: Sequence[Case], results_root: Path | str, reports_root: Path 
     if o.confirm_ab:
         cases = night_cases(latest_dir)
         for rec in base["confirmed"]:
-            change.side_by_side(rec, cases, latest_dir / "ab", o.process_profile,
+            change.side_by_side(rec, cases, latest_dir / AB, o.process_profile,
                                 o.on_progress)
     if plan is not None and plan.blocked and base["regression"]:
         # a change that could not run again: the step the history confirmed is that change's
         for rec in base["confirmed"]:
             rec["text"] = (rec.get("text") or "") + (
-                "; tonight's change since the last good night (" + plan.reference + "), not "
+                "; tonight's change since the last good night (" + plan.last_good + "), not "
                 "measured side by side: " + "; ".join(c.text() for c in plan.changes))
     verdict = {**base, **_software_or_machine(plan, base),
                "near": sorted(suspects.loc[near, "series"]) if recheck else [],
@@ -181,13 +181,13 @@ def _change_note(plan: change.Plan | None, result: dict[str, Any]) -> str | None
     if plan is None:
         return None
     if plan.blocked:
-        return (f"changed since the last good night ({plan.reference}): "
+        return (f"changed since the last good night ({plan.last_good}): "
                 f"{'; '.join(c.text() for c in plan.changes)}; not measured side by side "
                 f"({plan.blocked}): judged by the history")
     if plan.changes:
         return None
     steps = result.get("machine_steps") or []
-    return (f"nothing changed since the last good night ({plan.reference}): no software "
+    return (f"nothing changed since the last good night ({plan.last_good}): no software "
             f"regression is possible"
             + (f"; the history's {len(steps)} step(s) are the machine's: "
                + ", ".join(f"{r['case_id']} {r['metric']}" for r in steps) if steps else ""))
@@ -222,7 +222,7 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
         "history_steps": [f"{r['case_id']} {r['metric']}" for r in base["suspected"]],
         "not_measurable": not_measurable,
         "change_note": (
-            f"changed since the last good night ({plan.reference}): "
+            f"changed since the last good night ({plan.last_good}): "
             f"{'; '.join(facts['changes'])}: {facts['n_touched']} touched cases measured in "
             f"both environments side by side ({facts.get('rounds') or 0} rounds of fresh "
             f"process pairs, {PAIRED.get(facts.get('pairing'), 'alternating')}): "

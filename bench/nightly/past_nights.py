@@ -1,6 +1,7 @@
-"""The history a night is judged against: every run under a results root, the runs measured
-the same way, the nights a moved machine left unjudged, and the nights a team accepted
-(``jitbench nightly --accept``), which restart the reference."""
+"""The past nights a night is judged against (its history): every run under a results root,
+the runs measured the same way, the nights a moved machine left unjudged, and the nights a team
+accepted (``jitbench nightly --accept``), which restart the nights it is judged against (the
+reference, as users' pages call it)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,10 @@ class History:
     points: Any  # history.points_table
     tests: Any  # history.detect_regressions of the latest run
     judged: list[str]  # the runs measured under the latest run's protocol, oldest first
-    # the latest run's reference: ``judged`` but for the nights a moved machine left unjudged
+    # the nights the latest run is judged against (its reference, as users' pages call it):
+    # ``judged`` but for the nights a moved machine left unjudged
     # just before it (``jitbench.analysis.machine.waiting_nights``), the latest last
-    reference: list[str] = dataclasses.field(default_factory=list)
+    judged_against: list[str] = dataclasses.field(default_factory=list)
     waiting: list[str] = dataclasses.field(default_factory=list)
     # the nights a team accepted (jitbench nightly --accept): {run id: reason, accepted_at}
     accepted: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
@@ -56,14 +58,14 @@ def analyse(results_root: Path | str, thresholds: Thresholds | None = None,
     points = points_table(df, metas, order, {r: rows for r, rows in more.items() if rows})
     judged = comparable(metas, order)
     waiting = waiting_nights(df, metas, judged, (thresholds or Thresholds()).machine)
-    reference = [r for r in judged if r not in waiting]
+    against = [r for r in judged if r not in waiting]
     accepted = {r: said for r in order if (said := load_acceptance(dirs[r]))}
     # an accepted night starts the reference: the nights before it measured what it changed
-    since = [r for r in reference[:-1] if r in accepted]
+    since = [r for r in against[:-1] if r in accepted]
     if since:
-        reference = reference[reference.index(since[-1]):]
-    return History(df, order, metas, points, detect_regressions(points, reference, thresholds),
-                   judged, reference, waiting, accepted)
+        against = against[against.index(since[-1]):]
+    return History(df, order, metas, points, detect_regressions(points, against, thresholds),
+                   judged, against, waiting, accepted)
 
 
 def accept(results_root: Path | str, run_id: str, reason: str | None) -> dict[str, Any]:
@@ -118,6 +120,6 @@ def _environment_moved(run_dir: Path) -> str | None:
     if not Path(exe).is_file():
         return f"its interpreter {exe} is gone"
     plan = dataclasses.replace(Plan(Path(run_dir).name, ()), arm_a=Arm("a", exe),
-                               reference_distributions=tuple(sorted(
+                               last_good_distributions=tuple(sorted(
                                    meta["distributions"].items())))
     return arm_a_moved(plan, [])

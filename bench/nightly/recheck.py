@@ -12,11 +12,11 @@ from typing import Any
 
 from jitbench.analysis.history import Thresholds, detect_regressions, points_table
 from jitbench.define.workload import Case
-from jitbench.nightly.reference import History
+from jitbench.nightly.past_nights import History
 from jitbench.nightly.repeats import night_cases, worker_groups
 from jitbench.nightly.summary import record
 from jitbench.results.files import load_meta, load_results
-from jitbench.results.run_folder import new_run_id
+from jitbench.results.run_folder import RECHECKS, recheck_run_id
 
 
 def recheck_plan(cases: Sequence[Case], suspect_ids: set[str]) -> tuple[list[Case], list[str]]:
@@ -74,7 +74,7 @@ def recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, ru
     import pandas as pd
     from jitbench.analysis.history import combined_points
     from jitbench.run import runner
-    from jitbench.run.fresh_processes import run_rounds
+    from jitbench.run.fresh_processes import run_process_rounds
 
     latest_dir = results_root / h.order[-1]
     flagged = suspects.loc[suspects["regression"]]
@@ -90,23 +90,23 @@ def recheck(h: History, results_root: Path, thresholds: Thresholds, suspects, ru
 
     def measure(i: int, cases: list[Case]) -> None:
         # each analysis of the same night (e.g. `--no-run` twice) re-measures afresh
-        done = runner.run(cases, latest_dir / "rechecks", run_id=f"{new_run_id()}-r{i + 1}",
+        done = runner.run(cases, latest_dir / RECHECKS, run_id=recheck_run_id(i),
                           calibrate=True, **run_kw)
         meta = load_meta(done)
         dirs.append(done)
         per_round.append(points_table(load_results(done), {meta["run_id"]: meta},
                                       [meta["run_id"]]).to_dict("records"))
         state["pts"] = pd.DataFrame(combined_points(per_round))
-        state["confirmed"] = detect_regressions(h.points, h.reference, thresholds,
+        state["confirmed"] = detect_regressions(h.points, h.judged_against, thresholds,
                                                 latest=state["pts"], only=only,
                                                 whole_night=False)
         verdicts.clear()
         verdicts.update({(r["series"], r["metric"]): recheck_verdict(r, thresholds)
                          for r in state["confirmed"].to_dict("records")})
 
-    done_rounds = run_rounds(measure, pending, max_rounds=rounds).count
+    done_rounds = run_process_rounds(measure, pending, max_rounds=rounds).count
     pts, confirmed = state["pts"], state["confirmed"]
-    control = detect_regressions(h.points, h.reference, thresholds, latest=pts[
+    control = detect_regressions(h.points, h.judged_against, thresholds, latest=pts[
         pts["case_id"].isin(controls) & (pts["metric"] == "baseline_norm")])
     disturbed = bool(((control["change"] > thresholds.steady)
                       & (control["p_value"] < thresholds.alpha)).any())

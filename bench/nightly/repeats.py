@@ -8,7 +8,7 @@ for a step of the threshold to stand ``z_min + 1.645`` noises clear; at most
 yet). :func:`measure` then runs rounds 2..k, each in fresh processes: round ``j`` measures,
 under ``<night>/repeats/<night>-p<j>/``, every case of the worker groups that hold a series
 with k >= j (the group's neighbours and order, as on the night), while the night's repeat
-budget lasts. The history (``jitbench.nightly.reference.analyse``) reads them back with
+budget lasts. The history (``jitbench.nightly.past_nights.analyse``) reads them back with
 :func:`repeat_rows`: a series' point is then the combination of its processes
 (``jitbench.analysis.history.combined_points``).
 
@@ -29,9 +29,8 @@ from jitbench.define.workload import Case
 from jitbench.errors import UserError
 from jitbench.nightly import MAX_PROCESSES
 from jitbench.results.files import load_meta, read_rows
-from jitbench.run.fresh_processes import run_rounds
-
-FOLDER = "repeats"  # under a night's run folder
+from jitbench.results.run_folder import REPEATS, repeat_run_id
+from jitbench.run.fresh_processes import run_process_rounds
 
 
 def night_cases(run_dir: Path) -> list[Case]:
@@ -56,7 +55,7 @@ def worker_groups(cases: Sequence[Case], ids: set[str]) -> list[Case]:
 
 def repeat_rows(run_dir: Path) -> list[list[dict[str, Any]]]:
     """The rows of each further process a night measured (oldest first; [] without any)."""
-    folder = Path(run_dir) / FOLDER
+    folder = Path(run_dir) / REPEATS
     if not folder.is_dir():
         return []
     runs = sorted((d for d in folder.iterdir() if (d / "results.jsonl").is_file()),
@@ -145,8 +144,8 @@ def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str,
         return worker_groups(cases, series(j))
 
     def measure(j: int, again: list[Case]) -> None:
-        d = runner.run(again, run_dir / FOLDER, run_id=f"{run_dir.name}-p{j}", calibrate=False,
-                       **run_kw)
+        d = runner.run(again, run_dir / REPEATS, run_id=repeat_run_id(run_dir.name, j),
+                       calibrate=False, **run_kw)
         runs.append(str(d))
         done = {r.get("case_id") for r in read_rows(d / "results.jsonl")
                 if r.get("status") == "ok"}
@@ -155,7 +154,7 @@ def measure(run_dir: Path, planned: dict[str, dict[str, Any]], run_kw: dict[str,
 
     # rounds 2..top, while what the next is expected to take (the night's seconds per case)
     # fits in the budget
-    did = run_rounds(measure, pending, first=2, max_rounds=top + 1, time_limit=budget_s,
+    did = run_process_rounds(measure, pending, first=2, max_rounds=top + 1, time_limit=budget_s,
                      expected=lambda again: per_case * len(again) if per_case else 0.0)
     spent = sum(did.round_s)
     stopped = None if did.stopped != "time" else (

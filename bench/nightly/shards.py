@@ -12,10 +12,9 @@ from pathlib import Path
 
 from jitbench.define.workload import Case, group_cases
 from jitbench.errors import UserError
-from jitbench.nightly import repeats as repeats_mod
-from jitbench.nightly.change import FOLDER as CHANGE_FOLDER
 from jitbench.results.files import load_meta, load_night, read_rows
 from jitbench.results.record import write_merged
+from jitbench.results.run_folder import CHANGE, LOGS, REPEATS
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -64,13 +63,13 @@ def merge(shard_dirs: Sequence[Path | str], out_dir: Path | str) -> Path:
             merged_rows.append(dict(row, run_id=out.name))
     write_merged(out, metas, merged_rows)  # every shard's machine kept, a difference noted
     for d in shard_dirs:  # keep the workers' logs next to the merged rows
-        logs = Path(d) / "logs"
+        logs = Path(d) / LOGS
         if logs.is_dir():
-            shutil.copytree(logs, out / "logs" / Path(d).name, dirs_exist_ok=True)
+            shutil.copytree(logs, out / LOGS / Path(d).name, dirs_exist_ok=True)
         # and the shard's further processes: a series' point combines its own shard's
         # (jitbench.analysis.history.combined_points goes series by series), and its side of
         # a change night's A/B (its own groups; the night judges them together)
-        for folder in (repeats_mod.FOLDER, CHANGE_FOLDER):
+        for folder in (REPEATS, CHANGE):
             more = Path(d) / folder
             for run in (sorted(more.iterdir()) if more.is_dir() else []):
                 shutil.copytree(run, out / folder / run.name, dirs_exist_ok=True)

@@ -15,7 +15,7 @@ from jitbench.analysis.history import METRICS, Thresholds, hlo_change
 from jitbench.analysis.machine import machine_speed
 from jitbench.nightly import change, evaluate
 from jitbench.nightly import corpus as corpus_mod
-from jitbench.nightly.reference import History
+from jitbench.nightly.past_nights import History
 from jitbench.nightly.runs import run_dirs
 from jitbench.results.files import NightSummary, load_meta
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from jitbench.analysis.history import trend
 from jitbench.report import figures
 from jitbench.results.files import load_acceptance, load_meta, load_summary
+from jitbench.results.run_folder import RECHECKS, REPEATS
 
 
 SPARK_W, SPARK_H = 120, 22
@@ -181,7 +182,7 @@ def _change_verdict(run_dir: Path) -> str | None:
 
 
 def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Path:
-    """``h``: jitbench.nightly.reference.History; ``summary``: what nightly-summary.json holds."""
+    """``h``: jitbench.nightly.past_nights.History; ``summary``: what nightly-summary.json holds."""
     from jitbench.report.html import template_environment
     from jitbench.report.sections.method import precisions
 
@@ -196,8 +197,8 @@ def write_history_page(h, results_root: Path, reports_root: Path, summary) -> Pa
         runs.append({"run_id": run_id, "started_at": meta.get("started_at"),
                      "status": meta.get("status"), "git_commit": meta.get("git_commit"),
                      "cost_s": meta.get("elapsed_s"),
-                     "repeat_s": _extra_seconds(Path(results_root) / run_id, "repeats"),
-                     "recheck_s": _extra_seconds(Path(results_root) / run_id, "rechecks"),
+                     "repeat_s": _extra_seconds(Path(results_root) / run_id, REPEATS),
+                     "recheck_s": _extra_seconds(Path(results_root) / run_id, RECHECKS),
                      "machine": (machine_speed(h.df, before[run_id], run_id)
                                  if run_id in before else None),
                      "compared": run_id in h.judged,

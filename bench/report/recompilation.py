@@ -11,7 +11,7 @@ import html
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from jitbench.analysis.recompilation import summary, verdict
+from jitbench.analysis.recompilation import per_mode, verdict
 
 _CSS = ("body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px}"
         "table{border-collapse:collapse;font-size:.9rem}td,th{padding:.2rem .6rem;"
@@ -39,7 +39,7 @@ def block(rows: Sequence[Mapping[str, Any]]) -> str:
            '<th>traces per new signature</th><th class="num">new signature</th>'
            '<th class="num">compile</th><th class="num">revisit</th><th>verdict</th>'
            '<th>why (first reasons given)</th></tr>']
-    for s in summary(rows):
+    for s in per_mode(rows):
         out.append(
             f"<tr><td>{e(s['workload'])}/{e(s['sweep'])}</td>"
             f"<td>{e(s['framework'])} {e(s['mode'])}</td>"

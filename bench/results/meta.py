@@ -151,7 +151,7 @@ def add_worker(meta: dict[str, Any], hello: dict[str, Any]) -> None:
     for d in hello.get("devices", []):
         if d not in meta["devices"]:
             meta["devices"].append(d)
-    # startup: the warm-up's first call per mode (jitbench.run.startup), the process start-up cost
+    # startup: the warm-up's first call per mode (jitbench.run.worker_warmup), the process start-up cost
     meta["workers"].append({k: hello.get(k) for k in ("pid", "framework", "env_group",
                                                        "startup", "cpu_affinity")})
 

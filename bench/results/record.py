@@ -66,7 +66,7 @@ class RunRecord:
         run_folder.check_writable(out_root, "results folder")
         run_dir = Path(out_root) / run_id
         try:
-            for sub in ("logs", *extra):
+            for sub in (run_folder.LOGS, *extra):
                 (run_dir / sub).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UserError(f"cannot write results to {str(out_root)!r}: "

@@ -1,9 +1,12 @@
-"""A run folder on disk: its lock, ``cases.json`` (the cases it was asked to measure), and
-reading it back to resume it.
+"""A run folder on disk: its name (the run id) and the names of its sub-folders, its lock,
+``cases.json`` (the cases it was asked to measure), and reading it back to resume it.
 
 A run folder holds ``meta.json`` (``jitbench.results.meta``), ``results.jsonl``
-(``jitbench.results.files``),
-``cases.json``, ``logs/`` (one log per worker) and ``.lock`` while a jitbench process writes it.
+(``jitbench.results.files``), ``cases.json``, ``logs/`` (one log per worker, :func:`log_path`)
+and ``.lock`` while a jitbench process writes it; a night's folder holds the runs it measured
+besides its own, each in a sub-folder named here (:data:`RECHECKS`, :data:`REPEATS`,
+:data:`CHANGE`, :data:`AB`). Run ids and sub-folders are named in this module alone: whoever
+writes or reads them takes the names from here.
 """
 
 from __future__ import annotations
@@ -24,10 +27,42 @@ from jitbench.results.row import SCHEMA_VERSION
 
 CASES_FILE = "cases.json"
 LOCK_FILE = ".lock"
+# a run folder's sub-folders
+LOGS = "logs"  # one log per worker (log_path)
+RECHECKS = "rechecks"  # a night's re-measurements of its suspects (jitbench.nightly.recheck)
+REPEATS = "repeats"  # a night's further processes (jitbench.nightly.repeats)
+CHANGE = "change"  # a change night's A/B against the last good night (jitbench.nightly.change_ab)
+AB = "ab"  # a confirmed step measured side by side (jitbench.nightly.change.side_by_side)
 
 
 def new_run_id() -> str:
+    """A new run's id: when it started, and this process (two runs started in one second by
+    two processes get two ids)."""
     return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid() % 10000:04d}"
+
+
+def recheck_run_id(round_index: int) -> str:
+    """The id of a night's re-measurement in round ``round_index`` (counting from 0): a new
+    id each time, so judging a night twice re-measures afresh."""
+    return f"{new_run_id()}-r{round_index + 1}"
+
+
+def repeat_run_id(night_id: str, process: int) -> str:
+    """The id of a night's further process number ``process`` (the night's own is 1)."""
+    return f"{night_id}-p{process}"
+
+
+def sweep_run_id() -> str:
+    """A recompile sweep's own id (``jitbench sweep`` without ``--run-id``)."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-sweep"
+
+
+def log_path(run_dir: Path | str, key: tuple[str, str, str], prefix: str = "") -> Path:
+    """The log of the worker of ``key`` (framework, worker group, device) under ``run_dir``'s
+    ``logs/``; ``prefix`` tells apart the workers of one run's passes (an A/B arm's round:
+    ``a1-``, the compile cache's warm pass: ``warm-``, a sweep: ``sweep-``)."""
+    framework, group_name, device = key
+    return Path(run_dir) / LOGS / f"{prefix}{framework}-{group_name}-{device}.log"
 
 
 @contextlib.contextmanager

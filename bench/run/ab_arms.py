@@ -41,11 +41,10 @@ from jitbench.analysis import ab_verdicts
 from jitbench.define.workload import Case, group_cases
 from jitbench.errors import UserError
 from jitbench.protocol.settings import RECORDED_SAMPLE_MIN_TIME, Protocol
-from jitbench.results.record import RunRecord
-from jitbench.run.fresh_processes import run_rounds
+from jitbench.run.fresh_processes import run_process_rounds
 from jitbench.run.options import PAIRINGS, RunOptions, usable_cores
 from jitbench.run.progress import Progress
-from jitbench.run.session import Session, group_loop
+from jitbench.run.session import Session
 
 ARMS = ("a", "b")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -324,15 +323,13 @@ def run_ab(cases: Sequence[Case], out_root: Path | str, arms: tuple[Arm, Arm],
     frameworks = sorted({c.framework for c in cases})
     arms, facts = probe_arms(arms, frameworks)
     warnings = differences(facts["a"], facts["b"]) + dropped_fields(facts)
-    options = _options(settings, case_timeout)
-    run_dir = RunRecord.folder(out_root, run_id)
-    meta = {**options.as_meta(run_dir), "kind": "ab",
-            "ab": {"arms": facts, "warnings": warnings, "settings": dataclasses.asdict(settings),
+    meta = {"ab": {"arms": facts, "warnings": warnings, "settings": dataclasses.asdict(settings),
                    "rounds": 0, "counts": {}, **({"cores": list(cores)} if cores else {})}}
-    with RunRecord.create(run_dir, run_dir.name, command or sys.argv, settings.protocol,
-                          cases, meta) as record:
-        _rounds(record, list(cases), arms, settings, options, [], 0, on_progress, watch)
-    return run_dir
+    with Session.create("ab", out_root, run_id, cases, _options(settings, case_timeout), meta,
+                        command=command, on_progress=on_progress,
+                        total=len(cases) * 2 * settings.max_pairs) as session:
+        _rounds(session, list(cases), arms, settings, [], 0, watch)
+    return session.run_dir
 
 
 def _options(settings: Settings, case_timeout: float) -> RunOptions:
@@ -347,34 +344,31 @@ def resume_ab(run_dir: Path | str, *, command: Sequence[str] | None = None,
               on_progress: Callable[[Progress], None] | None = None) -> Path:
     """Continue an interrupted A/B with its own arms and settings: rounds after the last one
     begun (a round with one arm only is left unpaired)."""
-    record, cases, recorded = RunRecord.open(run_dir)
-    with record:
-        ab = record.meta.get("ab")
-        if record.meta.get("kind") != "ab" or not isinstance(ab, dict):
-            raise UserError(f"{str(run_dir)!r} is not an A/B run (resume a run with "
-                            f"`jitbench run --resume`)")
+    with Session.resume(run_dir, "ab", on_progress=on_progress) as (session, cases, recorded):
+        ab = session.record.meta.get("ab")
+        if not isinstance(ab, dict):
+            raise UserError(f"{str(run_dir)!r} is not an A/B run: its meta.json has no "
+                            f"arms and settings")
         settings = Settings(**{**ab["settings"], "look_pairs": tuple(
             ab["settings"].get("look_pairs") or ab_verdicts.LOOK_PAIRS)}).check()
         if settings.pairing == "duet":
             duet_cores(cases)
         arms, _ = probe_arms([parse_arm(name, ab["arms"][name]["spec"]) for name in ARMS],
                              sorted({c.framework for c in cases}))
-        options = RunOptions.from_meta(record.meta).check()
         first = 1 + max((int(r["ab_round"]) for r in recorded if "ab_round" in r), default=-1)
-        record.start_resume(command or sys.argv, len(cases))
-        _rounds(record, cases, arms, settings, options, list(recorded), first, on_progress)
-    return record.run_dir
+        # an A/B's session counts rows of both arms in every round, not cases
+        session.total, session.done = len(cases) * 2 * settings.max_pairs, len(recorded)
+        session.restart(len(cases), command)
+        _rounds(session, cases, arms, settings, list(recorded), first)
+    return session.run_dir
 
 
-def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], settings: Settings,
-            options: RunOptions, rows: list[dict[str, Any]], first: int,
-            on_progress: Callable[[Progress], None] | None,
-            watch: set[str] | None = None) -> None:
+def _rounds(session: Session, cases: list[Case], arms: tuple[Arm, Arm], settings: Settings,
+            rows: list[dict[str, Any]], first: int, watch: set[str] | None = None) -> None:
     """Rounds ``first``, ``first + 1``, ... until every case is decided, ``max_pairs`` or the
     time limit; ``rows``: those written so far, and every row written here joins them."""
+    record = session.record
     groups = group_cases(cases)
-    total = len(cases) * 2 * settings.max_pairs
-    session = Session(record, options, total, len(rows), on_progress)
     watch = set() if settings.fixed else watch  # fixed: every group, every round
 
     def pending(rnd: int) -> list[list[Case]]:
@@ -393,10 +387,10 @@ def _rounds(record: RunRecord, cases: list[Case], arms: tuple[Arm, Arm], setting
     def final(status: str) -> None:
         record.set_ab(counts=ab_verdicts.counts(verdicts(rows, settings, final=True)))
 
-    with session.running(cleanup=final, resume="jitbench ab --resume"), record.writing():
-        run_rounds(measure, pending, max_rounds=settings.max_pairs, first=first,
-                   time_limit=settings.time_limit, min_rounds=settings.min_pairs,
-                   say=session.progress)
+    with session.running(cleanup=final):
+        run_process_rounds(measure, pending, max_rounds=settings.max_pairs, first=first,
+                           time_limit=settings.time_limit, min_rounds=settings.min_pairs,
+                           say=session.progress)
 
 
 class _Stopped(Exception):
@@ -461,9 +455,9 @@ def _measure_arm(session: Session, arm: Arm, rnd: int, pending: list[list[Case]]
 
     options = session.options if core is None else \
         dataclasses.replace(session.options, cpu_core=core)
-    loop = group_loop(record, options, session.stopper.critical,
-                      arm_env=arm.launch_env(), python=arm.python if arm.foreign else None,
-                      log_prefix=f"{arm.name}{rnd + 1}-", env_group_prefix=f"{arm.name}:")
+    loop = session.loop(options=options, arm_env=arm.launch_env(),
+                        python=arm.python if arm.foreign else None,
+                        log_prefix=f"{arm.name}{rnd + 1}-", env_group_prefix=f"{arm.name}:")
     # its workers are sent the protocol settings its jitbench knows, no others
     loop.worker_options = {**loop.worker_options, "protocol_fields": arm.protocol_fields}
     try:

@@ -22,10 +22,9 @@ rarely does; its rows then say ``warm_note``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from jitbench.protocol.settings import Protocol
-from jitbench.run.options import RunOptions
 
 # first call, one more call, one sample: enough to read a first call, nothing more
 FIRST_CALL_ONLY = Protocol(min_time=1e-6, min_samples=1, max_samples=1, max_time=1e-6,
@@ -39,34 +38,28 @@ _WARM = {"first_call_s": "first_call_warm_s", "first_cache_hits": "cache_hits",
          "first_cache_retrieval_s": "warm_cache_retrieval_s"}
 
 
-def warm_pass(record, options: RunOptions,
-              on_group: Callable[[str], None] | None = None) -> int:
-    """Measure every group's first calls again, a fresh worker per group, and add the warm
-    fields to the rows of the run ``record`` holds (``RunRecord.rewrite_rows``: results.jsonl
-    rewritten in place, atomically). Returns the number of rows that gained them. A group
-    whose warm worker fails keeps its cold row and says why (``warm_error``)."""
+def warm_pass(session) -> int:
+    """Measure every group's first calls again, a fresh worker per group, on a loop of the
+    run's ``session`` (``jitbench.run.session.Session``: its record, a worker's start never cut
+    by a signal), and add the warm fields to the run's rows (``RunRecord.rewrite_rows``:
+    results.jsonl rewritten in place, atomically). Returns the number of rows that gained
+    them. A group whose warm worker fails keeps its cold row and says why (``warm_error``)."""
     from jitbench.define.workload import Case, group_cases
-    from jitbench.run import startup
-    from jitbench.run.groups import open_loop
 
-    run_dir = record.run_dir
+    record = session.record
     rows = record.rows_as_written()
     ok = [r for r in rows if r.get("status") == "ok"]
     cases = {r["case_id"]: Case.from_row(r) for r in ok}
     warm: dict[str, dict[str, Any]] = {}
 
-
     def say(group) -> None:
         first = group[0]
-        if on_group:
-            on_group(f"warm compile cache: {first.workload} {first.variant} {first.size} "
-                     f"{first.framework} [{','.join(c.mode for c in group)}]")
+        session.progress(f"warm compile cache: {first.workload} {first.variant} {first.size} "
+                         f"{first.framework} [{','.join(c.mode for c in group)}]")
 
     # its workers recorded in meta.json beside the run's own (``warm:`` groups)
-    loop = open_loop(FIRST_CALL_ONLY, options.case_timeout, fresh_worker_per_group=True,
-                     log_for=lambda key: run_dir / "logs" / f"warm-{key[0]}-{key[1]}.log",
-                     env=lambda key: (options.worker_env(run_dir), startup.worker_env(*key)),
-                     record=record, env_group_prefix="warm:")
+    loop = session.loop(FIRST_CALL_ONLY, capture=False, fresh_worker_per_group=True,
+                        log_prefix="warm-", env_group_prefix="warm:")
     try:
         loop.run(group_cases(list(cases.values())),
                  on_row=lambda row, _: warm.__setitem__(row["case_id"], row),

@@ -40,7 +40,7 @@ class Rounds:
         return self.done - self.first
 
 
-def run_rounds(measure: Callable[[int, Sequence[Any]], None],
+def run_process_rounds(measure: Callable[[int, Sequence[Any]], None],
                pending: Callable[[int], Sequence[Any]], *, max_rounds: int, first: int = 0,
                time_limit: float | None = None, min_rounds: int = 0,
                expected: Callable[[Sequence[Any]], float] | None = None,

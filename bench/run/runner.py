@@ -24,7 +24,6 @@ worker processes (``jitbench.run.groups``), signals (``jitbench.run.signals``), 
 from __future__ import annotations
 
 import dataclasses
-import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -32,7 +31,6 @@ from jitbench.define.workload import Case, group_cases
 from jitbench.errors import UserError
 from jitbench.frameworks import not_installed
 from jitbench.protocol.settings import Protocol
-from jitbench.results.record import RunRecord
 from jitbench.run import compile_cache as compile_cache_mod
 from jitbench.run.groups import GroupLoop
 from jitbench.run.options import RunOptions
@@ -69,17 +67,16 @@ def run(cases: Sequence[Case], out_root: Path | str = "results", *,
                          compile_cache=compile_cache, dump_hlo=dump_hlo,
                          profile=profile, matmul_precision=matmul_precision,
                          process_profile=process_profile, cpu_core=cpu_core).check()
-    run_dir = RunRecord.folder(out_root, run_id, extra=(
-        [options.cache_folder(".").name] if options.compile_cache != "off" else []))
-    with RunRecord.create(run_dir, run_dir.name, command or sys.argv, protocol, cases,
-                          options.as_meta(run_dir)) as record:  # resume reads options back
-
+    with Session.create("run", out_root, run_id, cases, options, command=command,
+                        on_progress=on_progress, extra=(
+                            [options.cache_folder(".").name]
+                            if options.compile_cache != "off" else [])) as session:
         # once per run, on the run's own workers before their cases (or kept from an earlier
         # run on this machine and software); in meta.json, not results
         here = [c for c in cases if not not_installed(c.framework)]
-        cal = _calibration(record, options, here, recalibrate) if calibrate and here else None
-        _execute(Session(record, options, len(cases), 0, on_progress), list(cases), cal)
-    return run_dir
+        cal = _calibration(session, here, recalibrate) if calibrate and here else None
+        _execute(session, list(cases), cal)
+    return session.run_dir
 
 
 def _warm_pass(ex: Session) -> None:
@@ -91,7 +88,7 @@ def _warm_pass(ex: Session) -> None:
     if all("first_call_cold_s" in r for r in ex.record.rows_as_written()
            if r.get("status") == "ok"):
         return
-    compile_cache_mod.warm_pass(ex.record, ex.options, on_group=ex.progress)
+    compile_cache_mod.warm_pass(ex)
 
 
 def resume(run_dir: Path | str, *, case_timeout: float | None = None,
@@ -100,40 +97,29 @@ def resume(run_dir: Path | str, *, case_timeout: float | None = None,
     """Measure the cases of ``run_dir`` that have no row yet, with the run's own options
     (``RunOptions.from_meta``), appending to its results.jsonl. Nothing to do is not an
     error: returns at once."""
-    record, cases, recorded = RunRecord.open(run_dir)
-    with record:
-        meta = record.meta
+    with Session.resume(run_dir, case_timeout=case_timeout,
+                        on_progress=on_progress) as (session, cases, recorded):
         done = {r.get("case_id") for r in recorded}
         pending = [c for c in cases if c.case_id not in done]
-        if on_progress:
-            on_progress(Progress(len(cases) - len(pending), len(cases),
-                                 f"resuming {run_dir}: {len(pending)} of {len(cases)} cases "
-                                 f"have no row yet" if pending else
-                                 f"nothing to resume: every case of {run_dir} has a row", 0.0))
-        options = RunOptions.from_meta(meta, case_timeout).check()
-        if not pending:
-            if meta.get("status") != "complete":  # interrupted after its last row, or in
-                # the warm compile-cache pass
-                record.start_resume(command or sys.argv, 0)
-                _execute(Session(record, options, len(cases), len(cases), on_progress), [])
-            return record.run_dir
-        RunRecord.folder(record.run_dir.parent, record.run_dir.name)  # its logs/ again
-        record.start_resume(command or sys.argv, len(pending))
-        _execute(Session(record, options, len(cases), len(cases) - len(pending),
-                            on_progress), pending)
-    return record.run_dir
+        session.progress(f"resuming {run_dir}: {len(pending)} of {len(cases)} cases have no "
+                         f"row yet" if pending else
+                         f"nothing to resume: every case of {run_dir} has a row")
+        if pending or session.record.meta.get("status") != "complete":
+            # interrupted after its last row, or in the warm compile-cache pass: ends again
+            session.restart(len(pending), command)
+            _execute(session, pending)
+    return session.run_dir
 
 
-def _calibration(record: RunRecord, options: RunOptions, cases: Sequence[Case],
-                 recalibrate: bool):
+def _calibration(session: Session, cases: Sequence[Case], recalibrate: bool):
     """The run's :class:`~jitbench.run.calibration.Calibration` to measure, started, or None
     when a kept one fits (then it is in the record already)."""
     from jitbench.run.calibration import Calibration
 
-    cal = Calibration(cases, options.worker_env(record.run_dir))
+    cal = Calibration(cases, session.options.worker_env(session.run_dir))
     found = None if recalibrate else cal.kept_summary()
     if found is not None:
-        record.set_calibration(found)
+        session.record.set_calibration(found)
         return None
     cal.start()
     return cal
@@ -143,12 +129,12 @@ def _execute(ex: Session, cases: list[Case], cal=None) -> None:
     """Measure ``cases`` into ``ex.run_dir``; ``ex.done`` rows of ``ex.total`` exist. ``cal``:
     the run's calibration, whose groups go first on each worker."""
     loop = ex.loop()
+    # the warm pass rewrites results.jsonl: after its writer is closed
     with ex.running(cleanup=lambda status: loop.close(kill=status != "complete",
-                                                      everyone=status == "interrupted")):
-        with ex.record.writing():
-            if cases:
-                _measure_all(ex, loop, cases, cal)
-        _warm_pass(ex)  # rewrites results.jsonl: after its writer is closed
+                                                      everyone=status == "interrupted"),
+                    then=lambda: _warm_pass(ex)):
+        if cases:
+            _measure_all(ex, loop, cases, cal)
 
 
 def _measure_all(ex: Session, loop: GroupLoop, cases: list[Case], cal=None) -> None:

@@ -16,8 +16,8 @@ compile events; TF: XLA's log and ``experimental_get_tracing_count``), ``reasons
 framework said about why it traced or compiled (JAX's explained cache misses).
 
 Parent side: :func:`plan` (which jobs), :func:`run` (one worker process per framework and
-worker group, on the run's loop of workers: ``jitbench.run.groups.GroupLoop``, its log under
-the run folder, a job that outlasts its timeout killed). Worker side: :func:`worker_job`
+worker group, on a loop of workers of the sweep's session: ``jitbench.run.session``, its log
+under the run folder, a job that outlasts its timeout killed). Worker side: :func:`worker_job`
 (the handler ``jitbench.run.worker`` calls), :func:`run_job`. The summary per mode is
 ``jitbench.analysis.recompilation``.
 """
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -36,8 +35,6 @@ from jitbench.define.workload import Filters, Sweep, Workload, discover, load_wo
 from jitbench.errors import UserError
 from jitbench.protocol.case_setup import on_device
 from jitbench.protocol.settings import Protocol
-from jitbench.results.record import RunRecord
-from jitbench.run.groups import open_loop
 from jitbench.run.options import RunOptions
 from jitbench.run.session import Session
 from jitbench.run.worker_parent import JobFailed, WorkerFailed
@@ -189,20 +186,19 @@ def run(jobs: Sequence[SweepJob], run_dir: Path, timeout: float = 1800.0,
         on_job: Callable[[SweepJob], None] | None = None,
         command: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Run ``jobs`` (one worker process per framework and worker group) and return their
-    rows, recorded in ``run_dir`` by the sweep's record (``RunRecord.create_sweep``:
+    rows, recorded in ``run_dir`` by the sweep's session (``Session.create("sweep", ...)``:
     ``sweep_meta.json``, each row appended to ``sweep.jsonl`` as it comes). A worker that
     fails leaves one error row per job it had, with the end of its log."""
-    (Path(run_dir) / "logs").mkdir(parents=True, exist_ok=True)
     groups: dict[tuple[str, str], list[SweepJob]] = {}
     for job in jobs:
         groups.setdefault((job.framework, job.worker_group), []).append(job)
     rows: list[dict[str, Any]] = []
-    with RunRecord.create_sweep(run_dir, Path(run_dir).name, command or sys.argv,
-                                len(jobs)) as record:
-        # a sweep's workers get no run options of their own: its session's are the defaults
-        session = Session(record, RunOptions(protocol=Protocol(), case_timeout=timeout),
-                          len(jobs), 0, None)
-        with session.running(resume=None), record.writing():
+    run_dir = Path(run_dir)
+    # a sweep's workers get no run options of their own: its session's are the defaults
+    with Session.create("sweep", run_dir.parent, run_dir.name, jobs,
+                        RunOptions(protocol=Protocol(), case_timeout=timeout),
+                        command=command) as session:
+        with session.running():
             for (framework, group), group_jobs in groups.items():
                 _run_group(session, framework, group, group_jobs, on_job, rows)
     return rows
@@ -216,9 +212,8 @@ def _run_group(session: Session, framework: str, group: str, group_jobs: list[Sw
     if on_job:
         for job in group_jobs:
             on_job(job)
-    log = record.run_dir / "logs" / f"sweep-{framework}-{group}.log"
-    loop = open_loop(Protocol(), session.options.case_timeout, log_for=lambda key: log,
-                     record=record, critical=session.stopper.critical)
+    # its workers do no framework warm-up before their calls (a sweep's rows never had one)
+    loop = session.loop(warm_up=False, capture=False, log_prefix="sweep-")
     ended = False
     try:
         for job in group_jobs:

@@ -52,7 +52,7 @@ from jitbench.protocol import machine_load
 from jitbench.protocol.timing import Protocol, Timed, measure
 from jitbench.results import row as rows
 from jitbench.run import worker_start
-from jitbench.run import startup
+from jitbench.run import worker_warmup
 from jitbench.run import wire
 from jitbench.xla import capture as insight
 
@@ -401,10 +401,11 @@ def main(argv: list[str]) -> int:
     adapter = get_adapter(framework, log_path=log_path, own_process=own)
     adapter.counters()  # skip the import-time log lines
     warmed = None
-    asked = startup.requested()
-    if asked:  # one-time start-up, paid here rather than by the first case (jitbench.run.startup)
+    asked = worker_warmup.requested()
+    # one-time start-up, paid here rather than by the first case (jitbench.run.worker_warmup)
+    if asked:
         where.set(None, "warm-up: a tiny function in each mode, before any case")
-        warmed = startup.run(adapter, *asked)
+        warmed = worker_warmup.run(adapter, *asked)
     send({"type": "hello", "pid": os.getpid(), "framework": framework,
           "versions": adapter.versions(), "devices": adapter.device_info(),
           "startup": warmed,  # and the cores it may run on (the process profile pins it)

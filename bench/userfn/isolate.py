@@ -1,8 +1,9 @@
 """``jitbench.measure(..., isolate=True)``: the measurement in worker processes.
 
 One worker per environment the requested modes need (``Mode.worker_group``; today one per
-framework), started by the run's loop of workers (``jitbench.run.groups.GroupLoop``: its log,
-its start-up timeout, its process group killed on a timeout), which imports the adapter before
+framework), started by a loop of workers that belongs to no run
+(``jitbench.run.session.loop_outside_a_run``: its log, its start-up timeout, its process group
+killed on a timeout), which imports the adapter before
 the framework starts (so TF auto-clustering's flag takes effect) and runs :func:`worker_job`. A
 crash of the function ends the worker, not the caller's session: its modes come back as
 ``crashed`` rows carrying the end of the log; a function that outlasts ``timeout`` seconds as
@@ -27,9 +28,9 @@ from jitbench.define.modes import MODES
 from jitbench.errors import UserError
 from jitbench.protocol.settings import Protocol
 from jitbench.results import row as rows
-from jitbench.run.worker_parent import JobFailed, WorkerFailed
-from jitbench.run.groups import open_loop
+from jitbench.run.session import loop_outside_a_run
 from jitbench.run.worker import OWN_PROCESS_ENV, protocol_of, resolve
+from jitbench.run.worker_parent import JobFailed, WorkerFailed
 from jitbench.userfn.options import Tolerances
 
 DEFAULT_TIMEOUT_S = 1800.0  # per worker: starting it, then measuring its modes
@@ -96,21 +97,20 @@ def measure_isolated(fn, args, *, modes, framework, reference, tolerances: Toler
                    "protocol": dataclasses.asdict(protocol)}
             job_path = Path(tmp, f"{group}.job")
             job_path.write_bytes(pickle.dumps(job))
-            out_rows.extend(_in_worker(spec, group_modes, job_path, Path(tmp, f"{group}.log"),
-                                       timeout))
+            out_rows.extend(_in_worker(spec, group_modes, job_path, Path(tmp), timeout))
     return out_rows
 
 
-def _in_worker(spec, group_modes: list[str], job_path: Path, log_path: Path,
+def _in_worker(spec, group_modes: list[str], job_path: Path, folder: Path,
                timeout: float) -> list[dict[str, Any]]:
-    """One worker's rows; ``crashed`` or ``timeout`` rows for its modes when it fails."""
+    """One worker's rows (its log under ``folder``); ``crashed`` or ``timeout`` rows for its
+    modes when it fails."""
     from jitbench.userfn.as_workload import case_of
 
     # the worker imports the function as this process would: same sys.path, same folder
-    loop = open_loop(Protocol(), timeout, log_for=lambda key: log_path,
-                     env=lambda key: ({OWN_PROCESS_ENV: "0"},),
-                     worker_options={"cwd": os.getcwd(), "startup_timeout": timeout,
-                                     "import_paths": [p or os.getcwd() for p in sys.path]})
+    loop = loop_outside_a_run(timeout, folder, {OWN_PROCESS_ENV: "0"},
+                              {"cwd": os.getcwd(), "startup_timeout": timeout,
+                               "import_paths": [p or os.getcwd() for p in sys.path]})
     try:
         group = MODES[(spec.framework, group_modes[0])].worker_group
         return loop.run_job((spec.framework, group, spec.device or "cpu"),

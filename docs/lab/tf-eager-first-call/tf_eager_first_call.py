@@ -3,7 +3,7 @@
     python docs/lab/tf-eager-first-call/tf_eager_first_call.py
 
 One fresh process per scenario and repeat, built like a jitbench TF worker (the adapter,
-``jitbench.run.startup``, ``place``/``reset``/``build`` as ``jitbench.run.worker.run_group`` calls
+``jitbench.run.worker_warmup``, ``place``/``reset``/``build`` as ``jitbench.run.worker.run_group`` calls
 them):
 the first eager call of matmul_relu split 256^3 after nothing / the worker's warm-up / the
 warm-up plus an eager matmul_relu fused group at 64^3 or 256^3 (kernel cache cleared after it,
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from jitbench.frameworks import get_adapter
-from jitbench.run import startup as warmup
+from jitbench.run import worker_warmup as warmup
 from jitbench.suites import matmul_relu as MR
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/lab: labkit
