@@ -8,7 +8,7 @@ from pathlib import Path
 
 import mkdocs_gen_files
 
-from jitbench.cli.reference import cli_markdown
+from jitbench.cli.cli_page import cli_markdown
 from jitbench.results.fields import columns_markdown
 
 with mkdocs_gen_files.open("columns.md", "w") as fh:

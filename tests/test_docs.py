@@ -14,13 +14,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_cli_option_has_help():
-    from jitbench.cli.reference import undocumented
+    from jitbench.cli.cli_page import undocumented
 
     assert undocumented() == []
 
 
 def test_the_cli_page_names_every_command_and_option():
-    from jitbench.cli.reference import cli_markdown, commands, options
+    from jitbench.cli.cli_page import cli_markdown, commands, options
 
     page = cli_markdown()
     for name, cmd in commands().items():
@@ -92,7 +92,7 @@ def _doc_commands():
 
 
 def test_every_command_line_in_the_docs_names_real_commands_and_options():
-    from jitbench.cli.reference import commands, options
+    from jitbench.cli.cli_page import commands, options
 
     known = {name: {f for a in options(cmd) for f in a.option_strings}
              for name, cmd in commands().items()}
@@ -110,7 +110,7 @@ def test_every_default_a_user_page_quotes_is_the_parsers():
     to them."""
     import re
 
-    from jitbench.cli.reference import commands, options
+    from jitbench.cli.cli_page import commands, options
 
     defaults: dict[str, set[float]] = {}
     for cmd in commands().values():

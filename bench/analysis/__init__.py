@@ -64,7 +64,7 @@ from jitbench.analysis.stats import (
     is_significant,
     noise_verdict,
 )
-from jitbench.analysis.summary import row_facts, summary
+from jitbench.analysis.headline import headline_numbers, row_facts
 from jitbench.analysis.values import CASE_KEYS, ROW_KEYS, group_records
 
 __all__ = [
@@ -79,5 +79,5 @@ __all__ = [
     "crossovers", "efficiency",
     "geomean", "geomean_speedups", "is_nearest", "is_significant", "noise_verdict",
     "peak_gflops", "regressions_over", "row_facts", "run_to_run_spread", "size_order",
-    "speedups", "summary", "why_no_pairs",
+    "speedups", "headline_numbers", "why_no_pairs",
 ]

@@ -34,7 +34,7 @@ def row_facts(df, calibration: Mapping[str, Any] | None = None):
     return df
 
 
-def summary(df, sp) -> dict[str, Any]:
+def headline_numbers(df, sp) -> dict[str, Any]:
     """The numbers of the headline tiles: pass rate, median compile cost of the JIT modes,
     median break-even calls of the nearest pairs where JIT is significantly faster (and how
     many never pay off, and how many show no significant difference)."""

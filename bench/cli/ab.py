@@ -65,7 +65,7 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     """``selected_cases(args)`` / ``progress()``: ``jitbench.cli.main``'s case selection and
     progress printer."""
     from jitbench.report import write_report
-    from jitbench.report.ab_page import lines, summary, table
+    from jitbench.report.ab_page import lines, overview, table
     from jitbench.results import run_folder
     from jitbench.results.files import load_meta, load_results
     from jitbench.run import ab_arms
@@ -95,7 +95,7 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     meta, df = load_meta(run_dir), load_results(run_dir)
     t = table(df, meta)
     if args.json:
-        print(json.dumps(summary(t, meta), indent=1, default=str))
+        print(json.dumps(overview(t, meta), indent=1, default=str))
     else:
         for line in lines(t, meta):
             print(line)

@@ -1,5 +1,5 @@
-"""The command line's reference, from the parser itself (the docs' CLI page is generated from
-it, so it cannot drift): every command with its options and their help."""
+"""The docs' CLI page, generated from the parser itself so it cannot drift: every command with
+its options and their help."""
 
 from __future__ import annotations
 

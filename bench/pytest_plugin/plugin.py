@@ -64,7 +64,7 @@ PIPELINED_SAMPLES = 5  # throughput samples beside pytest-benchmark's synced rou
 XLA_ENV_PREFIXES = ("TF_XLA_", "XLA_", "JAX_", "TF_ENABLE_ONEDNN_OPTS", "CUDA_VISIBLE_DEVICES")
 _UNUSED_FIXTURE = "ignore:Benchmark fixture was not used at all"
 
-_STATE = pytest.StashKey["_Session"]()
+_STATE = pytest.StashKey["_PluginState"]()
 
 
 # --------------------------------------------------------------------------- options
@@ -106,7 +106,11 @@ class _Group:
 
 
 @dataclasses.dataclass
-class _Session:
+class _PluginState:
+    """What the plugin keeps over one pytest session (in ``config.stash``): the filters, the
+    environment before any framework import, the cases, the adapters and the group in hand.
+    Not a run's session (``jitbench.run.session.Session``): no folder, no record."""
+
     filters: Filters
     env: dict[str, str]  # the XLA-related environment as it was before any framework import
     config: Any = None
@@ -150,7 +154,7 @@ def pytest_configure(config) -> None:
         filters = filters_from(config)
     except UserError as exc:
         raise pytest.UsageError(f"jitbench: {exc}") from None
-    state = config.stash[_STATE] = _Session(filters, xla_env(), config)
+    state = config.stash[_STATE] = _PluginState(filters, xla_env(), config)
     if any(config.getoption(f"jitbench_{n}") for n in (*FILTER_NAMES, "size", "suite_file")):
         _ = state.cases  # options given: a bad one is a usage error now, before collection
 
@@ -272,7 +276,7 @@ def _error_text(exc: BaseException, phase: str) -> str:
     return f"{type(exc).__name__} in {phase}: {str(exc).strip() or repr(exc)}"
 
 
-def _prepare(state: _Session, case: Case, wl, adapter) -> _Group:
+def _prepare(state: _PluginState, case: Case, wl, adapter) -> _Group:
     """Inputs, reference and placement, shared by the modes of a group (kept one group at a
     time: a full-size case's inputs are large)."""
     from jitbench.protocol.case_setup import (Casework, matmul_precision, workload_inputs,
@@ -316,7 +320,7 @@ def run_case(benchmark, case_id: str, config) -> None:
     from jitbench.protocol.samples import ModeResult, take_sample
     from jitbench.protocol.timing import Protocol, first_and_warmup
 
-    state: _Session = config.stash[_STATE]
+    state: _PluginState = config.stash[_STATE]
     case = state.cases[case_id]
     # JIT on and off of one case side by side (read when pedantic starts, so set it first)
     benchmark.group = (f"{case.workload}-{case.variant}-{case.framework}-{case.device}-"

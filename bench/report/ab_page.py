@@ -73,7 +73,7 @@ def records(t) -> list[dict[str, Any]]:
     return out
 
 
-def summary(t, meta: Mapping[str, Any]) -> dict[str, Any]:
+def overview(t, meta: Mapping[str, Any]) -> dict[str, Any]:
     """What ``--json`` prints and the page's head says: arms, warnings, counts, cases."""
     ab = meta["ab"]
     cases = []
@@ -88,7 +88,7 @@ def summary(t, meta: Mapping[str, Any]) -> dict[str, Any]:
 
 def lines(t, meta: Mapping[str, Any]) -> list[str]:
     """Terminal lines: one per case with a verdict other than same, then the counts."""
-    s = summary(t, meta)
+    s = overview(t, meta)
     out = [f"A: {_arm_text(s['arms']['a'])}", f"B: {_arm_text(s['arms']['b'])}"]
     out += [f"warning: the arms also differ: {w}" for w in s["warnings"]]
     for r in records(t):
@@ -111,7 +111,7 @@ def render_ab(df, meta: Mapping[str, Any], templates) -> str:
     """The page of an A/B run (``templates``: ``jitbench.report.html``'s jinja environment;
     ``jitbench.report.html.write_report`` writes it)."""
     t = table(df, meta)
-    s = summary(t, meta)
+    s = overview(t, meta)
     arms = s["arms"]
     packages = sorted(set(arms["a"].get("packages") or {}) | set(arms["b"].get("packages")
                                                                      or {}))

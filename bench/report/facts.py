@@ -92,8 +92,8 @@ class RunFacts:
         return analysis.crossovers(self.sp, self.order)
 
     @functools.cached_property
-    def summary(self) -> dict[str, Any]:
-        return analysis.summary(self.df, self.sp)
+    def headline(self) -> dict[str, Any]:
+        return analysis.headline_numbers(self.df, self.sp)
 
     @functools.cached_property
     def curves(self):

@@ -169,9 +169,9 @@ def _overview_job(run) -> Job:
 
 def _data(run, images) -> dict[str, Any]:
     gm = run.gm_present
-    return {"tiles": _tiles(gm, run.summary, run.peaks, run.floors),
+    return {"tiles": _tiles(gm, run.headline, run.peaks, run.floors),
             "absent": list(run.absent.values()),
-            "findings": _findings(run.sp, gm, run.cross, run.rows, run.summary,
+            "findings": _findings(run.sp, gm, run.cross, run.rows, run.headline,
                                   PAIRS.missing(run))}
 
 
