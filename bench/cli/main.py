@@ -1,6 +1,7 @@
-"""``jitbench`` command line: list, run, report, sweep, nightly, merge, compare, doctor, ab
-(``jitbench --help``). The one place that prints; ``nightly`` has its own module
-(``jitbench.cli.nightly``).
+"""``jitbench`` command line: every command (``jitbench --help`` lists them; the parser is
+``jitbench.cli.args``), dispatched here; ``nightly``, ``ab``, ``sweep``, ``releases`` and
+``doctor`` each have a module beside this one. The command line is the one place that
+prints for a user.
 
 Every UserError is caught here: one line on stderr, exit code 2, no traceback (``--debug``
 shows it).

@@ -1,8 +1,8 @@
 """A run's record, with one owner: :class:`RunRecord` holds a run folder (its lock,
 ``meta.json``, ``cases.json`` and ``results.jsonl``'s writer) and is the only thing that changes
-them. The runner, the resume, the calibration hook, the group loop's worker callbacks and a
-shard merge talk to it; everything else reads a run (``jitbench.results.files``) as data it
-does not change.
+them. A run's session (``jitbench.run.session.Session``: the one place a run is created
+and resumed), the calibration hook, the group loop's worker callbacks and a shard merge talk
+to it; everything else reads a run (``jitbench.results.files``) as data it does not change.
 
     run_dir = RunRecord.folder(out_root, run_id)          # checked, made, writable
     with RunRecord.create(run_dir, run_id, command, protocol, cases, options) as record:

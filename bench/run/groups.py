@@ -1,11 +1,13 @@
-"""The one loop that runs jobs on worker processes, and the one place it is made
-(:func:`open_loop`), with each worker's environment (:func:`worker_environment`).
+"""The one loop that runs jobs on worker processes, how it is made (:func:`open_loop`, which a
+run's session calls: ``jitbench.run.session``), with each worker's environment
+(:func:`worker_environment`).
 
 Case groups (:meth:`GroupLoop.run`): the run itself (``jitbench.run.runner``), the calibration
-(``jitbench.run.calibration``) and the compile cache's warm pass (``jitbench.run.compile_cache``)
-each give their groups, their protocol and what to do with a row or a failure. Other jobs
-(:meth:`GroupLoop.run_job`): a recompile sweep's (``jitbench.run.sweep``) and an isolated
-function's (``jitbench.userfn.isolate``). This loop owns the workers either way.
+(``jitbench.run.calibration``), the compile cache's warm pass (``jitbench.run.compile_cache``)
+and an A/B arm (``jitbench.run.ab_arms``) each give their groups, their protocol and what to do
+with a row or a failure. Other jobs (:meth:`GroupLoop.run_job`): a recompile sweep's
+(``jitbench.run.sweep``) and an isolated function's (``jitbench.userfn.isolate``). This loop
+owns the workers either way.
 
 - Groups that share a worker key (framework, worker group, device) share a worker process,
   started on first need (or a fresh one per group with ``fresh_worker_per_group``); one live
@@ -63,8 +65,9 @@ def worker_environment(key: Key, *parts: Mapping[str, str] | None) -> dict[str, 
 def open_loop(protocol: Protocol, timeout: float, *, log_for: Callable[[Key], Path],
               env: Callable[[Key], Sequence[Mapping[str, str] | None]] = lambda key: (),
               record=None, env_group_prefix: str = "", **options: Any) -> "GroupLoop":
-    """A loop of workers, made the one way every kind of run makes it (a run and its resume,
-    an A/B arm, the calibration, the compile cache's warm pass, a sweep, ``isolate=True``):
+    """A loop of workers, made the one way every kind of run makes it (through its session,
+    ``jitbench.run.session``: a run and its resume, an A/B arm, the compile cache's warm pass,
+    a sweep; outside any run, ``isolate=True``):
     each worker's environment is :func:`worker_environment` of its key and ``env(key)``'s
     parts, its log ``log_for(key)``; with a ``record`` (``jitbench.results.record``), the
     run's meta.json records each worker as it says hello and how it ended when it failed.

@@ -1,11 +1,12 @@
-"""What a ``jitbench run`` was asked to do, as one object passed down from the runner.
+"""What a run was asked to do, as one object passed down through its session.
 
-The runner builds :class:`RunOptions` once (``jitbench run`` flags, or ``runner.run``'s
-keywords), checks it, has it recorded in ``meta.json`` (:meth:`RunOptions.as_meta`) and hands it to
-whatever needs a setting: the group loop (protocol, time limit), the workers' environment
-(compile cache), the capture of HLO and profiles. Nothing reads a setting back from ``meta``
-during a run; ``jitbench run --resume`` rebuilds the object from ``meta.json``
-(:meth:`RunOptions.from_meta`), so a resumed run measures the way it began.
+Each kind of run builds :class:`RunOptions` once (``jitbench run`` flags or ``runner.run``'s
+keywords; an A/B's settings), checks it, and its session (``jitbench.run.session``) records it
+in ``meta.json`` (:meth:`RunOptions.as_meta`) and hands it to whatever needs a setting: the
+loop of workers (protocol, time limit), the workers' environment (compile cache), the capture
+of HLO and profiles. Nothing reads a setting back from ``meta`` during a run; a resume rebuilds
+the object from ``meta.json`` (:meth:`RunOptions.from_meta`), so a resumed run measures the way
+it began.
 """
 
 from __future__ import annotations

@@ -1,24 +1,26 @@
-"""Orchestration: worker processes, time limits, and a row for every case whatever happens.
+"""``jitbench run`` and its resume: measure a run's cases on worker processes, a row for every
+case whatever happens.
 
 One worker process per (framework, environment group, device); TensorFlow and JAX never share
-a process. The runner sends one case group at a time and appends each row to
+a process. The run's loop of workers gets one case group at a time and each row is appended to
 ``results.jsonl`` (flushed and fsynced) as soon as it arrives, so nothing measured is lost when
 a later case crashes the worker, hangs, or the run is interrupted.
 
 When a worker dies (signal, abort, exit) or a group exceeds ``case_timeout``, the worker is
-killed and replaced. The mode the worker was in (it says so in a shared file, see
-``jitbench.run.worker``) gets the ``crashed`` / ``timeout`` row, with the signal and the last lines
-of
-the worker's log; the group's other modes are measured again in a fresh worker, without it.
-A failure outside any one mode (setup, worker start) is the row of every case of the group.
+killed and replaced (``jitbench.run.groups``). The mode the worker was in (it says so in a
+shared file, see ``jitbench.run.worker``) gets the ``crashed`` / ``timeout`` row, with the
+signal and the last lines of the worker's log; the group's other modes are measured again in a
+fresh worker, without it. A failure outside any one mode (setup, worker start) is the row of
+every case of the group.
 
 Ctrl-C, SIGTERM and SIGHUP stop the run between two rows: workers are killed, meta.json says
 ``interrupted``, and :func:`resume` (``jitbench run --resume RUN_DIR``) measures only the cases
 that have no row yet. A run folder holds ``cases.json``, the cases it was asked to measure.
 
-Its parts: what the run was asked to do (``jitbench.run.options``), the loop that runs groups on
-worker processes (``jitbench.run.groups``), signals (``jitbench.run.signals``), the run folder
-(``jitbench.results.run_folder``), the row (``jitbench.results.row``); this module orders them.
+Its parts: what the run was asked to do (``jitbench.run.options``), its session (its birth,
+resume, signals, record and loop of workers: ``jitbench.run.session``), its calibration
+(``jitbench.run.calibration``) and its warm compile-cache pass (``jitbench.run.compile_cache``);
+this module orders them.
 """
 
 from __future__ import annotations

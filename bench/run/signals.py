@@ -1,6 +1,7 @@
 """Ctrl-C, SIGTERM and SIGHUP as one clean stop of a run, between two rows, and the end every
-kind of run that writes rows shares (:func:`stop_cleanly`: ``jitbench run`` and its resume,
-``jitbench ab``)."""
+kind of run shares (:func:`stop_cleanly`, which a run's session enters in
+``jitbench.run.session.Session.running``: ``jitbench run`` and its resume, ``jitbench ab``, a
+sweep)."""
 
 from __future__ import annotations
 
