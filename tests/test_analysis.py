@@ -329,7 +329,7 @@ def test_summary_pass_rate_leaves_skips_out():
     rows = pair(rng, 2e-3, 1e-3) + [make_row("jit", status="compile_error", size="t"),
                                     make_row("jit", status="skipped", size="u")]
     df = to_frame(rows)
-    s = A.summary(df, A.speedups(df))
+    s = A.headline_numbers(df, A.speedups(df))
     assert (s["n_ok"], s["n_measured"], s["n_skipped"], s["n_failed"]) == (2, 3, 1, 1)
     assert s["pass_rate"] == pytest.approx(2 / 3)
     assert s["median_break_even"] >= 1 and s["n_pairs"] == 1
@@ -358,7 +358,7 @@ def test_summary_counts_the_nearest_pairs_verdicts_the_aa_controls_and_time_per_
                   finished_at=start + (3.0 if size == "s" else 5.0))
         rows += [off, on]
     df = to_frame(rows)
-    s = A.summary(df, A.speedups(df))
+    s = A.headline_numbers(df, A.speedups(df))
     assert s["verdict_counts"] == {"faster": 1, "unresolved": 1}
     assert s["aa_verdict_counts"] == {"same": 1, "unresolved": 1}
     assert (s["n_groups"], s["group_s_median"], s["group_s_total"]) == (2, 4.0, 8.0)
