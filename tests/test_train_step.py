@@ -156,6 +156,10 @@ def test_a_training_steps_sample_waits_for_its_state_not_only_its_loss():
         def sync(out):
             synced.append(out)
 
+        @staticmethod
+        def dispatches_ahead(device):
+            return True
+
     state = {"w": "the new state"}
     step = Stepping(lambda x: "loss", lambda: None, lambda: state, TrainStep(lambda: None),
                     pending=lambda: state)
