@@ -57,7 +57,27 @@ def test_a_message_with_fields_this_protocol_lacks_builds_it_and_names_them():
     protocol, unknown = Protocol.from_message(sent)
     assert protocol == Protocol(budget=0.2)
     assert unknown == ["another", "from_the_future"]
-    assert Protocol.from_message({}) == (Protocol(), [])
+    # a field added since (settings.BEFORE) that an older parent's message lacks is measured
+    # as before it existed, not at today's default
+    assert Protocol.from_message({}) == (Protocol(pipeline_time=None, min_block_time=None), [])
+
+
+@pytest.mark.unit
+def test_an_older_record_or_arm_measures_the_new_fields_as_before_they_existed():
+    from jitbench.run.options import RunOptions
+
+    recorded = {k: v for k, v in dataclasses.asdict(Protocol(budget=0.2)).items()
+                if k not in ("pipeline_time", "min_block_time")}  # a night recorded before
+    resumed = RunOptions.from_meta({"protocol": recorded}).protocol
+    assert resumed.pipeline_time is None and resumed.min_block_time is None
+    assert RunOptions.from_meta({}).protocol == Protocol()  # nothing recorded: the defaults
+    # an older worker is not told of a new field whose value is how it measures anyway, and no
+    # arm is warned about it; one at today's default is named
+    known = [f.name for f in dataclasses.fields(Protocol)
+             if f.name not in ("pipeline_time", "min_block_time")]
+    night = Protocol(pipeline_time=None, min_block_time=None)
+    assert night.as_message(known)[1] == []
+    assert Protocol().as_message(known)[1] == ["pipeline_time", "min_block_time"]
 
 
 @pytest.mark.unit
@@ -70,6 +90,7 @@ def test_a_message_keeps_only_the_fields_the_receiver_knows():
     assert protocol.as_message(None) == (dataclasses.asdict(protocol), [])
     # what an older jitbench receives builds its Protocol, with its own default for the rest
     assert Protocol.from_message(message) == (dataclasses.replace(protocol, seed=0), [])
+    assert "pipeline_time" in message and "min_block_time" in message
 
 
 @pytest.mark.unit
@@ -77,7 +98,7 @@ def test_a_worker_names_the_fields_it_does_not_know_once_and_measures_without_th
     from jitbench.run.worker import protocol_of
 
     told: set[str] = set()
-    sent = {"budget": 0.2, "from_the_future": 1}
+    sent = {**dataclasses.asdict(Protocol(budget=0.2)), "from_the_future": 1}
     assert protocol_of(sent, told) == Protocol(budget=0.2)
     assert protocol_of({**sent, "later": 2}, told) == Protocol(budget=0.2)
     said = capsys.readouterr().out.splitlines()

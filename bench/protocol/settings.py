@@ -33,6 +33,11 @@ AA_CONTROL = ("first", "every", "off")  # which groups of a worker carry the A/A
 # own protocol
 RECORDED_SAMPLE_MIN_TIME = 0.001
 
+# fields added after messages and runs were recorded without them, and the value that measures
+# as jitbench did before each existed: a message or a record that lacks one means that value,
+# not today's default (a resumed older night, an older parent's worker)
+BEFORE = {"pipeline_time": None, "min_block_time": None}
+
 
 @dataclasses.dataclass(frozen=True)
 class Protocol:
@@ -126,9 +131,10 @@ class Protocol:
         """The protocol a worker's message describes, and the names of the fields in it that
         this jitbench's Protocol does not know (sorted). A parent of a newer jitbench may send
         fields added after this one was released; they are left out, so the worker measures
-        with its own defaults for them instead of failing every group it is sent."""
+        with its own defaults for them instead of failing every group it is sent. A field of
+        :data:`BEFORE` the message lacks (an older parent's) is measured as before it existed."""
         known = {f.name for f in dataclasses.fields(cls)}
-        return (cls(**{k: v for k, v in fields.items() if k in known}),
+        return (cls(**{**BEFORE, **{k: v for k, v in fields.items() if k in known}}),
                 sorted(set(fields) - known))
 
     def as_message(self, known: Collection[str] | None = None
@@ -141,8 +147,10 @@ class Protocol:
         fields = dataclasses.asdict(self)
         if known is None:
             return fields, []
+        # a field of BEFORE at its old value is how the older worker measures anyway
         return ({k: v for k, v in fields.items() if k in known},
-                [k for k in fields if k not in known])
+                [k for k in fields if k not in known
+                 and not (k in BEFORE and fields[k] == BEFORE[k])])
 
     @property
     def switches(self) -> int:
@@ -157,6 +165,10 @@ class Protocol:
         from jitbench.protocol.sequential import LOOK_ROUNDS, Rule
 
         per_turn = self.block_samples if self.interleave in ("block", "abba") else 1
+        if self.min_block_time is not None:  # a block may end after MIN_BLOCK samples
+            from jitbench.protocol.sequential import MIN_BLOCK
+
+            per_turn = min(per_turn, MIN_BLOCK)
         max_rounds = max(1, math.ceil(self.max_samples / per_turn))
         looks = sum(1 for n in LOOK_ROUNDS if n <= max_rounds) + 1
         return Rule(precision=self.precision or 0.05, tolerance=self.tolerance,

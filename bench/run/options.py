@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from jitbench.errors import UserError, check_choice
 from jitbench.frameworks import MATMUL_PRECISIONS, PRECISION_ENV
-from jitbench.protocol.settings import Protocol
+from jitbench.protocol.settings import BEFORE, Protocol
 from jitbench.run.worker_start import CPU_AFFINITY_ENV
 
 COMPILE_CACHE_CHOICES = ("off", "cold", "warm")  # jitbench.run.compile_cache says what each does
@@ -102,7 +102,9 @@ class RunOptions:
         ``case_timeout`` overrides the recorded one."""
         known = {f.name for f in dataclasses.fields(Protocol)}
         recorded = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
-        protocol = Protocol(**{k: v for k, v in recorded.items() if k in known})
+        # a field the record lacks was added since it was written: measured as before it was
+        protocol = Protocol(**{**(BEFORE if recorded else {}),
+                               **{k: v for k, v in recorded.items() if k in known}})
         insight = meta.get("insight") if isinstance(meta.get("insight"), dict) else {}
         cache = meta.get("compile_cache")
         precision = meta.get("matmul_precision")
