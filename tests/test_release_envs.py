@@ -11,7 +11,6 @@ today's JAX by monkeypatching, and the pure parts (names, the source hash) as un
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from jitbench.errors import UserError
-from jitbench.releases import envs
+from jitbench.releases import envs, installers
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given  # noqa: E402
@@ -161,7 +160,7 @@ def test_a_release_that_cannot_install_is_named_remembered_and_retried_on_reques
 
 _KILLED = """
 import os, signal, sys
-from jitbench.releases import envs
+from jitbench.releases import envs, installers
 
 def killed(*args, **kw):  # everything installed, its check not yet passed: killed there
     os.kill(os.getpid(), signal.SIGKILL)
@@ -189,7 +188,7 @@ def test_a_killed_build_is_never_read_as_cached(tmp_path):
 
 _RACE = """
 import json, sys
-from jitbench.releases import envs
+from jitbench.releases import envs, installers
 env = envs.ensure(sys.argv[1], sys.argv[2], jitbench=False)
 print(json.dumps([env.reused, str(env.python)]))
 """
@@ -210,6 +209,171 @@ def test_the_registrys_releases_oldest_first_between_bounds():
                                                                        "23.2"]
     with pytest.raises(UserError, match="no-such-package-jitbench-"):
         envs.releases("no-such-package-jitbench-test")
+
+
+# --------------------------------------------------------------------------- review findings
+
+def _tiny_source(root: Path, requires: tuple[str, ...] = (), mark: str = "1") -> Path:
+    """A jitbench source tree of a few lines (SOURCE_PARTS, setup.py's mapping): its wheel
+    builds in a second, and its declared requirements are the test's to change."""
+    (root / "bench").mkdir(parents=True, exist_ok=True)
+    (root / "suites").mkdir(exist_ok=True)
+    (root / "bench" / "__init__.py").write_text(f"MARK = {mark!r}\n")
+    (root / "suites" / "__init__.py").write_text("")
+    (root / "README.md").write_text("tiny\n")
+    (root / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "setup(packages=['jitbench', 'jitbench.suites'],\n"
+        "      package_dir={'jitbench': 'bench', 'jitbench.suites': 'suites'})\n")
+    (root / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "jitbench"\nversion = "0.0.1"\nreadme = "README.md"\n'
+        f"dependencies = {json.dumps(list(requires))}\n")
+    return root
+
+
+def _imports(python: Path, module: str) -> bool:
+    return subprocess.run([str(python), "-I", "-c", f"import {module}"], check=False,
+                          capture_output=True, timeout=60).returncode == 0
+
+
+@pytest.mark.parametrize("how", ["dangling", "does-not-run"])
+def test_an_environment_whose_interpreter_is_gone_is_rebuilt(tmp_path, how):
+    """A patch upgrade of the base Python (3.11.7 -> 3.11.9) leaves the environment's
+    bin/python pointing at nothing; the folder and its marker are still there."""
+    lines: list[str] = []
+    built = envs.ensure(SMALL, tmp_path / "envs", jitbench=False, log=lines.append)
+    assert built.ok
+    built.python.unlink()
+    if how == "dangling":
+        built.python.symlink_to(tmp_path / "pyenv" / "3.11.7" / "bin" / "python3.11")
+    else:
+        built.python.write_text("#!/bin/sh\nexit 1\n")
+        built.python.chmod(0o755)
+    again = envs.ensure(SMALL, tmp_path / "envs", jitbench=False, log=lines.append)
+    assert again.ok and not again.reused and again.python == built.python
+    assert _version(again.python) == "23.2"
+    assert any("no longer runs" in line and "rebuilding" in line for line in lines), lines
+    assert envs.ensure(SMALL, tmp_path / "envs", jitbench=False).reused
+
+
+@pytest.mark.unit
+def test_a_kill_a_timeout_or_the_network_is_no_property_of_the_release():
+    def done(code: int, err: str = "") -> subprocess.CompletedProcess:
+        return subprocess.CompletedProcess(["x"], code, "", err)
+
+    assert envs.transient(None)  # ran out of time (or could not start)
+    assert envs.transient(done(-9)) and envs.transient(done(-15))  # the OOM killer, a kill
+    assert envs.transient(done(2, "error: Failed to fetch: https://pypi.org/simple/jax/\n"
+                                  "  cause: tcp connect error\n  cause: Connection refused"))
+    assert envs.transient(done(1, "WARNING: Retrying (Retry(total=0)) after connection broken "
+                                  "by 'NewConnectionError(...: Temporary failure in name "
+                                  "resolution')"))
+    # the release's own: remembered
+    assert not envs.transient(done(1, "ERROR: Could not find a version that satisfies the "
+                                      "requirement jax==0.1 (from versions: 0.4.30)"))
+    assert not envs.transient(done(1, "ModuleNotFoundError: No module named 'jax'"))
+    assert not envs.transient(done(-11))  # a crash on import (SIGSEGV) happens every time
+    assert not envs.transient(done(0))
+
+
+def test_a_timeout_or_a_network_error_is_not_remembered(tmp_path, monkeypatch):
+    if envs.find_uv() is None:
+        pytest.skip("uv is not installed (pip install 'jitbench[releases]')")
+    lines: list[str] = []
+    name = envs.env_name(SMALL, jitbench=False)
+    # nothing listens on port 9: the index cannot be reached
+    monkeypatch.setenv("UV_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("UV_HTTP_RETRIES", "0")
+    offline = envs.ensure(SMALL, tmp_path, jitbench=False, installer="uv", log=lines.append)
+    assert not offline.ok and "127.0.0.1:9" in offline.error
+    assert not (tmp_path / f"{name}.failed").exists()
+    assert "not remembered" in lines[-1]
+    monkeypatch.delenv("UV_INDEX_URL")
+    monkeypatch.setattr(envs, "INSTALL_TIMEOUT_S", 0.001)
+    late = envs.ensure(SMALL, tmp_path, jitbench=False, installer="uv")
+    assert not late.ok and "ran out of time" in late.error and not late.reused
+    assert not (tmp_path / f"{name}.failed").exists()
+    monkeypatch.undo()
+    assert envs.ensure(SMALL, tmp_path, jitbench=False, installer="uv").ok  # tried again
+
+
+def test_a_failure_is_remembered_for_its_installer_and_jitbench_only(tmp_path):
+    if envs.find_uv() is None:
+        pytest.skip("uv is not installed (pip install 'jitbench[releases]')")
+    source = _tiny_source(tmp_path / "src")
+    cache = tmp_path / "envs"
+    failed = envs.ensure(MISSING, cache, installer="uv", source=source)
+    assert not failed.ok and not failed.reused
+    remembered = json.loads((cache / f"{failed.path.name}.failed").read_text())
+    assert remembered["installer"] == "uv"
+    assert remembered["jitbench_hash"] == envs.source_hash(source)
+    assert envs.ensure(MISSING, cache, installer="uv", source=source).reused
+    # another jitbench, or another installer, may well install it: tried again
+    _tiny_source(source, mark="2")
+    lines: list[str] = []
+    assert not envs.ensure(MISSING, cache, installer="uv", source=source,
+                           log=lines.append).reused
+    assert any("jitbench changed since, trying again" in line for line in lines), lines
+    assert envs.ensure(MISSING, cache, installer="uv", source=source).reused
+    other = envs.ensure(MISSING, cache, installer="pip", source=source, log=lines.append)
+    assert not other.ok and not other.reused and other.installer == "pip"
+    assert any("failed before with uv" in line and "installer changed" in line
+               for line in lines), lines
+
+
+@pytest.mark.unit
+def test_a_cache_that_cannot_be_made_is_named(tmp_path):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    for where, why in ((a_file, "is a file"), (a_file / "below", "Not a directory")):
+        with pytest.raises(UserError, match=f"cache .*{where}.*{why}"):
+            envs.ensure(SMALL, where, jitbench=False)
+    if Path("/proc/self").exists():
+        with pytest.raises(UserError, match="/proc/x"):
+            envs.ensure(SMALL, "/proc/x", jitbench=False)
+
+
+def test_a_dependency_jitbench_gained_is_installed_when_it_is_refreshed(tmp_path):
+    if envs.find_uv() is None:
+        pytest.skip("uv is not installed (pip install 'jitbench[releases]')")
+    source = _tiny_source(tmp_path / "src")
+    cache = tmp_path / "envs"
+    built = envs.ensure(SMALL, cache, source=source)
+    assert built.ok and not _imports(built.python, "iniconfig")
+    assert json.loads((built.path / envs.MARKER).read_text())["jitbench_requires"] == []
+
+    _tiny_source(source, requires=("iniconfig==2.0.0",))
+    lines: list[str] = []
+    grown = envs.ensure(SMALL, cache, source=source, log=lines.append)
+    assert grown.ok and grown.jitbench_hash == envs.source_hash(source), grown.error
+    assert _imports(grown.python, "iniconfig") and _version(grown.python) == "23.2"
+    assert "with its dependencies" in lines[-1]
+    assert json.loads((built.path / envs.MARKER).read_text())["jitbench_requires"] \
+        == ["iniconfig==2.0.0"]
+
+    # the same requirements: jitbench alone; and a dependency gone is caught by the check
+    subprocess.run([envs.find_uv(), "pip", "uninstall", "--quiet", "--python",
+                    str(grown.python), "iniconfig"], check=True, timeout=60)
+    _tiny_source(source, requires=("iniconfig==2.0.0",), mark="3")
+    lines.clear()
+    broken = envs.ensure(SMALL, cache, source=source, log=lines.append)
+    assert "reinstalling it alone" in lines[-1]
+    assert not broken.ok and "iniconfig" in broken.error
+
+
+def test_without_pip_the_wheel_is_built_by_uv_and_the_registry_says_why(tmp_path, monkeypatch):
+    if envs.find_uv() is None:
+        pytest.skip("uv is not installed (pip install 'jitbench[releases]')")
+    source = _tiny_source(tmp_path / "src")
+    monkeypatch.setattr(installers, "has_pip", lambda: False)
+    wheel = envs._wheel(source, tmp_path / "envs", envs.source_hash(source), lambda line: None)
+    assert wheel.name.startswith("jitbench-0.0.1-") and wheel.suffix == ".whl"
+    with pytest.raises(UserError, match=r"pip is not installed in .*python"):
+        envs.releases("packaging")
+    monkeypatch.setattr(installers, "find_uv", lambda: None)
+    with pytest.raises(UserError, match=r"pip is not installed in .*python.*uv"):
+        envs._wheel(source, tmp_path / "other", "0123", lambda line: None)
 
 
 # --------------------------------------------------------------------------- an old release's API

@@ -13,12 +13,18 @@ The cache folder (:func:`default_cache`) holds, per environment name (:func:`env
 
 - ``NAME/``: the environment, present only once its import check passed: it is built in
   ``.building-NAME-*`` and renamed into place, so a build that was killed never reads as
-  cached (the next build of NAME removes what it left);
+  cached (the next build of NAME removes what it left); reused only while its interpreter
+  runs (a patch upgrade of the base Python can leave ``bin/python`` pointing at nothing), else
+  rebuilt;
 - ``NAME/jitbench-env.json``: what was installed (requirement, installer, versions, the hash
-  of the jitbench source it holds); when the caller's jitbench source changed since, only
-  jitbench is reinstalled (``--no-deps``), the rest is kept;
+  of the jitbench source it holds and the requirements its wheel declared); when the caller's
+  jitbench source changed since, jitbench is reinstalled alone (``--no-deps``), and its
+  requirements installed beside the release's when they changed;
 - ``NAME.failed``: why the last build failed, so the next call returns that reason at once
-  instead of trying again for minutes (``retry=True`` tries again);
+  instead of trying again for minutes (``retry=True`` tries again). Only a failure of the
+  release's own is remembered, and only for the installer, jitbench source and interpreter
+  that met it: a timeout, a kill (the OOM killer's included) or a network error
+  (:func:`transient`) is tried again by the next call;
 - ``NAME.lock``: held (``fcntl.flock``) while NAME is built or refreshed, so two processes
   asking for the same release at once build it once;
 - ``.jitbench-wheels/HASH/``: the wheel of jitbench's source with that content hash.
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import email.parser
 import fcntl
 import hashlib
 import json
@@ -36,9 +43,10 @@ import re
 import shutil
 import sys
 import tempfile
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Iterator, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -46,9 +54,11 @@ from packaging.version import InvalidVersion, Version
 
 from jitbench import launch
 from jitbench.errors import UserError
+from jitbench.releases import installers
+from jitbench.releases.installers import INSTALLERS, find_uv, has_pip, transient
 
 __all__ = ["INSTALLERS", "ReleaseEnv", "default_cache", "ensure", "ensure_all", "env_name",
-           "find_uv", "releases", "source_hash"]
+           "find_uv", "has_pip", "releases", "source_hash", "transient"]
 
 # the distributions whose versions an environment reports (ReleaseEnv.versions), besides the
 # one asked for
@@ -56,7 +66,6 @@ REPORTED = ("jax", "jaxlib", "tensorflow", "keras", "numpy", "ml_dtypes", "jitbe
 # a distribution whose import name is not its own name with "-" as "_"
 IMPORT_NAMES = {"tensorflow-cpu": "tensorflow", "tensorflow-intel": "tensorflow",
                 "tf-nightly": "tensorflow", "jax-cuda12-plugin": "jax_cuda12_plugin"}
-INSTALLERS = ("uv", "pip")
 MARKER = "jitbench-env.json"
 WHEELS = ".jitbench-wheels"
 # the folders and files of jitbench's source that make its wheel (setup.py maps bench/ and
@@ -65,9 +74,6 @@ SOURCE_PARTS = ("bench", "suites", "setup.py", "pyproject.toml", "README.md")
 # a release's whole install (TensorFlow's wheels are ~600 MB): past this it is a failure
 INSTALL_TIMEOUT_S = 1800.0
 IMPORT_TIMEOUT_S = 300.0
-# lines of an installer's output kept as the reason it failed
-REASON_LINES = 12
-
 Log = Callable[[str], None]
 
 
@@ -141,16 +147,6 @@ def install_spec(requirement: str) -> str:
     return str(parsed)
 
 
-def find_uv() -> str | None:
-    """The ``uv`` executable: the one the ``uv`` package installs (the ``releases`` extra),
-    else one on PATH; None without either."""
-    try:
-        from uv import find_uv_bin  # deferred: an optional extra
-        return find_uv_bin()
-    except (ImportError, FileNotFoundError):
-        return shutil.which("uv")
-
-
 # --------------------------------------------------------------------------- jitbench's source
 
 def jitbench_source() -> Path:
@@ -208,18 +204,32 @@ def _wheel(source: Path, cache: Path, digest: str, log: Log) -> Path:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, dest)
             out = Path(tmp) / "wheel"
-            done = launch.tool([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                                "--no-build-isolation", "-w", str(out), str(copy)],
-                               timeout=600)
+            argv, what = installers.wheel_command(copy, out)
+            done = launch.tool(argv, timeout=600)
             wheels = sorted(out.glob("jitbench-*.whl"))
             if done is None or done.returncode != 0 or not wheels:
                 raise UserError(f"could not build jitbench's wheel from {source}: "
-                                + _reason(done, "pip wheel"))
+                                + installers.reason(done, what))
             staging = cache / WHEELS / f".{digest}-{os.getpid()}"
             staging.mkdir()
             shutil.copy2(wheels[0], staging / wheels[0].name)
             staging.rename(folder)
     return next(folder.glob("jitbench-*.whl"))
+
+
+def wheel_requires(wheel: Path) -> list[str]:
+    """The requirements a wheel declares for itself (its METADATA's ``Requires-Dist`` without
+    those of an extra), normalised and sorted: what installing it with its dependencies adds."""
+    with zipfile.ZipFile(wheel) as zf:
+        name = next(n for n in zf.namelist()
+                    if n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
+        metadata = email.parser.HeaderParser().parsestr(zf.read(name).decode("utf-8"))
+    found = set()
+    for line in metadata.get_all("Requires-Dist") or []:
+        requirement = Requirement(line)
+        if requirement.marker is None or "extra" not in str(requirement.marker):
+            found.add(str(requirement))
+    return sorted(found)
 
 
 # --------------------------------------------------------------------------- building
@@ -236,42 +246,42 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _reason(done, what: str) -> str:
-    """The last lines an installer printed, as the reason it failed."""
-    if done is None:
-        return f"{what} could not start or ran out of time"
-    text = "\n".join(s for s in (done.stdout, done.stderr) if s).strip()
-    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
-    tail = "\n".join(lines[-REASON_LINES:])
-    return f"{what} exited {done.returncode}" + (f":\n{tail}" if tail else "")
-
-
 def _python(env: Path) -> Path:
     return env / "bin" / "python"
 
 
-def _venv(installer: str, target: Path, uv: str | None) -> list[str]:
-    if installer == "uv":
-        # relocatable: its scripts find their interpreter relative to themselves, so the
-        # folder still works after the rename into place; seeded with pip, so a user can add
-        # to it without uv
-        return [uv, "venv", "--quiet", "--seed", "--relocatable", "--python", sys.executable,
-                str(target)]
-    return [sys.executable, "-m", "venv", str(target)]
+def _runs(python: Path) -> bool:
+    """Whether the environment's interpreter still starts: its link leads somewhere and it
+    runs (``-I -S``: no site, a few milliseconds)."""
+    if not (python.exists() and os.access(python, os.X_OK)):
+        return False
+    done = launch.tool([str(python), "-I", "-S", "-c", "pass"], timeout=60)
+    return done is not None and done.returncode == 0
 
 
-def _install(installer: str, python: Path, uv: str | None, args: Sequence[str]) -> list[str]:
-    if installer == "uv":
-        return [uv, "pip", "install", "--quiet", "--python", str(python), *args]
-    return [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-            *args]
-
-
-# run in the new environment: import what was asked for (and jitbench), print the versions
+# run in the new environment: import what was asked for (and jitbench), check that
+# jitbench's own requirements are installed (an import of jitbench/__init__ alone would not
+# see one missing), print the versions
 _CHECK = r"""
 import importlib, importlib.metadata as md, json, sys
 for name in sys.argv[2:]:
     importlib.import_module(name)
+if "jitbench" in sys.argv[2:]:
+    from packaging.requirements import Requirement  # a requirement of jitbench's own
+    unmet = []
+    for line in md.requires("jitbench") or []:
+        req = Requirement(line)
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        try:
+            have = md.version(req.name)
+        except md.PackageNotFoundError:
+            unmet.append(f"{req} (not installed)")
+            continue
+        if not req.specifier.contains(have, prereleases=True):
+            unmet.append(f"{req} ({have} installed)")
+    if unmet:
+        sys.exit("jitbench's requirements not met: " + ", ".join(unmet))
 versions = {}
 for dist in json.loads(sys.argv[1]):
     try:
@@ -283,9 +293,9 @@ print("JITBENCH-VERSIONS " + json.dumps(versions))
 
 
 def _check(python: Path, requirement: Requirement, jitbench: bool
-           ) -> tuple[dict[str, str] | None, str | None]:
-    """(versions, None) when the release (and jitbench) import in the environment, else
-    (None, the import's reason)."""
+           ) -> tuple[dict[str, str] | None, str | None, bool]:
+    """(versions, None, False) when the release (and jitbench, its requirements met) import in
+    the environment, else (None, the import's reason, whether it is :func:`transient`)."""
     name = canonicalize_name(requirement.name)
     modules = [IMPORT_NAMES.get(name, name.replace("-", "_"))] + (["jitbench"] if jitbench
                                                                    else [])
@@ -296,8 +306,19 @@ def _check(python: Path, requirement: Requirement, jitbench: bool
     line = next((s for s in (done.stdout.splitlines() if done is not None else [])
                  if s.startswith("JITBENCH-VERSIONS ")), None)
     if done is None or done.returncode != 0 or line is None:
-        return None, _reason(done, f"import {', '.join(modules)}")
-    return json.loads(line.split(" ", 1)[1]), None
+        return None, installers.reason(done, f"import {', '.join(modules)}"), transient(done)
+    return json.loads(line.split(" ", 1)[1]), None, False
+
+
+def _read_failed(failed: Path) -> dict | None:
+    """What ``NAME.failed`` remembers (an unreadable one: that the build failed), or None."""
+    if not failed.is_file():
+        return None
+    try:
+        remembered = json.loads(failed.read_text())
+    except (OSError, ValueError):
+        remembered = None
+    return remembered if isinstance(remembered, dict) else {}
 
 
 def _read_marker(env: Path) -> dict | None:
@@ -315,6 +336,22 @@ def _write_json(path: Path, data: dict) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     write_json(tmp, data)
     os.replace(tmp, path)
+
+
+def _cache_folder(cache: Path) -> Path:
+    """``cache``, created where it is missing; a UserError naming it and why when it cannot
+    be created or written."""
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        why = ("it is a file, not a folder" if cache.exists() and not cache.is_dir()
+               else e.strerror or str(e))
+        raise UserError(f"the environments' cache {cache} cannot be created: {why}; name a "
+                        f"folder jitbench may create (--envs DIR, $JITBENCH_ENVS)") from None
+    if not os.access(cache, os.W_OK | os.X_OK):
+        raise UserError(f"the environments' cache {cache} is not writable; name a folder "
+                        f"jitbench may write (--envs DIR, $JITBENCH_ENVS)")
+    return cache
 
 
 def _now() -> str:
@@ -349,8 +386,7 @@ def ensure(requirement: str, cache: Path | str | None = None, *, extras: Sequenc
         raise UserError("installer 'uv' asked for and not found: pip install 'jitbench[releases]'"
                         " (or uv on PATH), or installer='pip'")
     chosen = installer or ("uv" if uv else "pip")
-    cache = Path(cache).expanduser() if cache is not None else default_cache()
-    cache.mkdir(parents=True, exist_ok=True)
+    cache = _cache_folder(Path(cache).expanduser() if cache is not None else default_cache())
     name = env_name(requirement, extras, jitbench=jitbench)
     path = cache / name
     failed = cache / f"{name}.failed"
@@ -358,23 +394,35 @@ def ensure(requirement: str, cache: Path | str | None = None, *, extras: Sequenc
     if jitbench:
         src = Path(source).resolve() if source is not None else jitbench_source()
         digest = source_hash(src)
+    python_version = sys.version.split()[0]
     with _locked(cache / f"{name}.lock"):
         marker = _read_marker(path)
+        if marker is not None and not _runs(_python(path)):
+            log(f"{requirement}: the interpreter of {path} no longer runs (built on Python "
+                f"{marker.get('python', '?')}, its base moved or upgraded?), rebuilding")
+            marker = None  # the folder is removed below, before the build
         if marker is not None:
             if digest is not None and marker.get("jitbench_hash") != digest:
                 wheel = _wheel(src, cache, digest, log)
                 return _refresh(requirement, path, marker, wheel, digest, uv, log)
             log(f"{requirement}: reusing {path}")
             return _built(requirement, path, marker, reused=True)
-        if failed.is_file() and not retry:
-            try:
-                remembered = json.loads(failed.read_text())
-            except (OSError, ValueError):
-                remembered = {}
-            reason = remembered.get("error") or "its last build failed"
-            log(f"{requirement}: failed before ({remembered.get('when', '?')}), not retried")
-            return ReleaseEnv(requirement, path, None, reason, reused=True,
-                              installer=remembered.get("installer"))
+        remembered = _read_failed(failed) if not retry else None
+        if remembered is not None:
+            met = {"installer": remembered.get("installer"),
+                   "jitbench": remembered.get("jitbench_hash"),
+                   "Python": remembered.get("python")}
+            now = {"installer": chosen, "jitbench": digest, "Python": python_version}
+            changed = [what for what in met if met[what] != now[what]]
+            if not changed:
+                reason = remembered.get("error") or "its last build failed"
+                log(f"{requirement}: failed before ({remembered.get('when', '?')}), not "
+                    f"retried")
+                return ReleaseEnv(requirement, path, None, reason, reused=True,
+                                  installer=remembered.get("installer"))
+            log(f"{requirement}: failed before with {met['installer']} (jitbench "
+                f"{met['jitbench']}, Python {met['Python']}); {', '.join(changed)} changed "
+                f"since, trying again")
         if digest is not None:
             wheel = _wheel(src, cache, digest, log)
         for stale in cache.glob(f".building-{name}-*"):  # left by a killed build of NAME
@@ -383,18 +431,24 @@ def ensure(requirement: str, cache: Path | str | None = None, *, extras: Sequenc
             shutil.rmtree(path, ignore_errors=True)
         building = Path(tempfile.mkdtemp(prefix=f".building-{name}-", dir=cache))
         try:
-            versions, error = _build(parsed, building, [install_spec(requirement), *extras],
-                                     wheel, chosen, uv, log)
+            versions, error, passing = _build(parsed, building,
+                                              [install_spec(requirement), *extras], wheel,
+                                              chosen, uv, log)
             if error is not None:
-                _write_json(failed, {"requirement": requirement, "error": error,
-                                     "installer": chosen, "when": _now(),
-                                     "python": sys.version.split()[0]})
-                log(f"{requirement}: failed ({error.splitlines()[0]})")
+                if passing:
+                    log(f"{requirement}: failed ({error.splitlines()[0]}); not remembered (a "
+                        f"timeout, a kill or the network): the next call tries again")
+                else:
+                    _write_json(failed, {"requirement": requirement, "error": error,
+                                         "installer": chosen, "jitbench_hash": digest,
+                                         "when": _now(), "python": python_version})
+                    log(f"{requirement}: failed ({error.splitlines()[0]})")
                 return ReleaseEnv(requirement, path, None, error, reused=False,
                                   installer=chosen)
             marker = {"requirement": requirement, "extras": list(extras), "installer": chosen,
                       "jitbench_hash": digest, "versions": versions, "built": _now(),
-                      "python": sys.version.split()[0]}
+                      "python": python_version,
+                      "jitbench_requires": wheel_requires(wheel) if wheel else None}
             _write_json(building / MARKER, marker)
             _relocate(building, path)
             building.rename(path)
@@ -406,17 +460,19 @@ def ensure(requirement: str, cache: Path | str | None = None, *, extras: Sequenc
 
 
 def _build(requirement: Requirement, target: Path, specs: list[str], wheel: Path | None,
-           installer: str, uv: str | None, log: Log) -> tuple[dict | None, str | None]:
-    """Build the environment in ``target``: (versions, None), or (None, the reason)."""
+           installer: str, uv: str | None, log: Log
+           ) -> tuple[dict | None, str | None, bool]:
+    """Build the environment in ``target``: (versions, None, False), or (None, the reason,
+    whether the failure is :func:`transient`)."""
     log(f"{requirement}: building with {installer} in {target}")
-    done = launch.tool(_venv(installer, target, uv), timeout=300)
+    done = launch.tool(installers.venv_command(installer, target, uv), timeout=300)
     if done is None or done.returncode != 0:
-        return None, _reason(done, f"{installer} venv")
+        return None, installers.reason(done, f"{installer} venv"), transient(done)
     args = [*specs, *([str(wheel)] if wheel is not None else [])]
-    done = launch.tool(_install(installer, _python(target), uv, args),
+    done = launch.tool(installers.install_command(installer, _python(target), uv, args),
                        timeout=INSTALL_TIMEOUT_S)
     if done is None or done.returncode != 0:
-        return None, _reason(done, f"{installer} install {' '.join(specs)}")
+        return None, installers.reason(done, f"{installer} install {' '.join(specs)}"), transient(done)
     return _check(_python(target), requirement, jitbench=wheel is not None)
 
 
@@ -434,25 +490,35 @@ def _relocate(building: Path, path: Path) -> None:
 
 def _refresh(requirement: str, path: Path, marker: dict, wheel: Path, digest: str,
              uv: str | None, log: Log) -> ReleaseEnv:
-    """Reinstall jitbench alone (``--no-deps``) into a built environment whose jitbench came
-    from other source; the marker says the new hash only once it is in."""
+    """Reinstall jitbench (``--no-deps``) into a built environment whose jitbench came from
+    other source; when the new wheel declares other requirements than the one it was built
+    with, install them too, beside the release and its extras (so the installer keeps the
+    release as it is). The marker says the new hash only once it is in."""
     installer = marker.get("installer") if marker.get("installer") in INSTALLERS else "pip"
     if installer == "uv" and uv is None:
         installer = "pip"  # seeded with pip (see _venv)
+    requires = wheel_requires(wheel)
+    grown = requires != marker.get("jitbench_requires")
     log(f"{requirement}: jitbench changed ({marker.get('jitbench_hash')} -> {digest}), "
-        f"reinstalling it alone in {path}")
-    done = launch.tool(_install(installer, _python(path), uv,
-                                ["--no-deps", "--reinstall" if installer == "uv"
-                                 else "--force-reinstall", str(wheel)]),
-                       timeout=600)
-    if done is None or done.returncode != 0:
-        error = _reason(done, f"{installer} install {wheel.name}")
-        return ReleaseEnv(requirement, path, None, error, reused=True, installer=installer,
-                          versions=dict(marker.get("versions") or {}))
-    versions, error = _check(_python(path), parse(requirement), jitbench=True)
+        + (f"reinstalling it with its dependencies in {path}" if grown
+           else f"reinstalling it alone in {path}"))
+    steps = [["--no-deps", "--reinstall" if installer == "uv" else "--force-reinstall",
+              str(wheel)]]
+    if grown:
+        steps.append([install_spec(marker.get("requirement") or requirement),
+                      *(marker.get("extras") or []), *requires])
+    for args in steps:
+        done = launch.tool(installers.install_command(installer, _python(path), uv, args), timeout=600)
+        if done is None or done.returncode != 0:
+            error = installers.reason(done, f"{installer} install {' '.join(args)}")
+            return ReleaseEnv(requirement, path, None, error, reused=True,
+                              installer=installer,
+                              versions=dict(marker.get("versions") or {}))
+    versions, error, _ = _check(_python(path), parse(requirement), jitbench=True)
     if error is not None:
         return ReleaseEnv(requirement, path, None, error, reused=True, installer=installer)
-    marker = {**marker, "jitbench_hash": digest, "versions": versions, "refreshed": _now()}
+    marker = {**marker, "jitbench_hash": digest, "versions": versions, "refreshed": _now(),
+              "jitbench_requires": requires}
     _write_json(path / MARKER, marker)
     return _built(requirement, path, marker, reused=True)
 
@@ -487,13 +553,16 @@ def releases(package: str, since: str | None = None, until: str | None = None) -
             except InvalidVersion:
                 raise UserError(f"{what} {value!r} is not a version (e.g. 0.4.31)") from None
     parse(package)
+    if not installers.has_pip():  # uv has no command that lists a package's releases
+        raise installers.no_pip("the registry's releases are read with pip index versions (or name "
+                      "the releases yourself)")
     done = launch.tool([sys.executable, "-m", "pip", "index", "versions", package,
                         "--disable-pip-version-check"], timeout=120)
     line = next((s for s in (done.stdout.splitlines() if done is not None else [])
                  if s.startswith("Available versions:")), None)
     if line is None:
         raise UserError(f"the registry lists no release of {package!r} for this interpreter: "
-                        + _reason(done, "pip index versions"))
+                        + installers.reason(done, "pip index versions"))
     found = sorted(Version(v.strip()) for v in line.split(":", 1)[1].split(",") if v.strip())
     return [str(v) for v in found
             if ("since" not in bounds or v >= bounds["since"])
