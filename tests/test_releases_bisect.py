@@ -94,12 +94,30 @@ def test_a_case_that_breaks_is_a_step_and_an_undecided_one_is_named_so():
         wide = RELEASES.index(b) >= RELEASES.index("0.8.3") > RELEASES.index(a)
         return Comparison(a, b, {
             "aot": Change("broke" if broke else "same", 1.0, 0.98, 1.02, 4),
-            "scan": Change("unresolved", 1.5, 0.8, 2.8, 3) if wide else
+            "scan": Change("unresolved", 1.5, 1.02, 2.8, 3) if wide else
             Change("same", 1.0, 0.97, 1.03, 4)}, rounds=4)
 
     found = bisect(RELEASES, compare, threshold=0.10)
     assert [(s.case_id, s.before, s.after, s.kind) for s in found.steps] == [
         ("aot", "0.5.3", "0.6.2", "step"), ("scan", "0.7.2", "0.8.3", "undecided")]
+
+
+def test_an_undecided_case_whose_interval_holds_one_is_not_halved_on_but_named_over_its_range():
+    """A few pairs on a busy host: one case's estimate lies beyond the threshold in every
+    comparison, its interval from 0.6 to 2.4. The search halves nothing on it (a flat range's
+    three comparisons) and names it undecided over the range, not a step."""
+    def compare(a, b):
+        return Comparison(a, b, {"noisy": Change("unresolved", 1.2, 0.6, 2.4, 3),
+                                 "quiet": Change("same", 1.0, 0.97, 1.03, 3)}, rounds=3)
+
+    compare_, calls = counted(compare)
+    found = bisect(RELEASES, compare_, threshold=0.10)
+    assert len(calls) == 3
+    assert [(s.case_id, s.before, s.after, s.kind) for s in found.steps] == [
+        ("noisy", "0.4.30", "0.10.2", "undecided")]
+    assert not differs(Change("unresolved", 1.2, 0.6, 2.4, 3), 0.10)
+    assert differs(Change("unresolved", 1.2, 1.01, 2.4, 3), 0.10)
+    assert not differs(Change("unresolved", 1.05, 1.01, 1.09, 3), 0.10)  # within the threshold
 
 
 def test_span_takes_the_range_either_way_and_names_a_bad_release():

@@ -6,8 +6,13 @@ with its interval and the A/B's four-outcome verdict (``jitbench.analysis.ab_ver
 case *differs* across a comparison (:func:`differs`) when the verdict is ``slower`` or
 ``faster`` and the ratio's point estimate lies beyond the threshold (``1 + threshold`` or its
 inverse), when it broke or was mended (a case ``ok`` on one side only), or when the verdict is
-undecided and the point estimate lies beyond the threshold (not ruled out: halved further, and
-named ``undecided`` if it reaches neighbours so).
+undecided, the point estimate lies beyond the threshold and the interval excludes 1 (a change is
+evident, its size not: halved further, and named ``undecided`` if it reaches neighbours so).
+An undecided case whose interval holds 1 as well is not halved on: on a busy host a few pairs'
+intervals are wide, some case's estimate lies beyond the threshold in nearly every range, and
+halving on those made the search measure every release and more pairs than a full ladder
+(``docs/lab/release-regressions``); where the search stops in a range (its ends and midpoint
+differ in nothing else), such a case is named ``undecided`` over that range.
 
 The search (:func:`bisect`): compare the endpoints; for every range of more than two releases
 whose endpoints differ in any case, or whose midpoint differs from either endpoint, compare the
@@ -69,11 +74,17 @@ def beyond(ratio: float, threshold: float) -> bool:
 def differs(change: Change, threshold: float) -> bool:
     """Whether a case differs across a comparison (module docstring): a decided step beyond
     the threshold, a case broken or mended, or an undecided one whose estimate lies beyond
-    it."""
+    it and whose interval excludes 1."""
     if change.verdict in (BROKE, MENDED):
         return True
-    return (change.verdict in STEPS or change.verdict in UNDECIDED) and \
-        beyond(change.ratio, threshold)
+    if change.verdict in UNDECIDED:
+        return unsure(change, threshold) and (change.ci_low > 1 or change.ci_high < 1)
+    return change.verdict in STEPS and beyond(change.ratio, threshold)
+
+
+def unsure(change: Change, threshold: float) -> bool:
+    """An undecided case (the pairs ran out) whose estimate lies beyond the threshold."""
+    return change.verdict in UNDECIDED and beyond(change.ratio, threshold)
 
 
 def kind(change: Change) -> str:
@@ -84,7 +95,9 @@ def kind(change: Change) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Step:
-    """A case that differs between two neighbouring releases."""
+    """A case that differs between two neighbouring releases; or, ``undecided``, one whose
+    pairs ran out with its estimate beyond the threshold in a range the search stopped in
+    (:func:`bisect`)."""
 
     case_id: str
     before: str
@@ -176,6 +189,10 @@ def bisect(releases: Sequence[str], compare: Callable[[str, str], Comparison],
         if any_differs(lo, hi) or any_differs(lo, mid) or any_differs(mid, hi):
             search(lo, mid)
             search(mid, hi)
+        else:  # nothing to halve on; what the pairs could not tell is said over the range
+            steps.extend(Step(case, order[lo], order[hi], c)
+                         for case, c in sorted(cmp(lo, hi).changes.items())
+                         if unsure(c, threshold))
 
     for end in (order[0], order[-1]):
         if not usable(end):

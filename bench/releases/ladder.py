@@ -17,8 +17,9 @@ JIT's share of its baseline's time (1 / speedup) B / A, said of the speedup (its
 ``unresolved``). A step judges every case and measure at once, so its error rate is shared out
 over them (Bonferroni): an A/A step calls a step in 1 - confidence of ladders at most, not in
 that share of its cases. Compile counts and programs are facts (changed or not); the error is
-a fact per release, a step when it moves by :data:`ERROR_STEP` or more either way; a case that
-runs on one side only broke (or was mended).
+a fact per release, a step when it moves by :data:`ERROR_STEP` or more either way and the larger
+reaches :data:`ERROR_FLOOR` of the case's rtol (below, another summation order moves a float32
+error of 1e-7 by 2-5x: round-off); a case that runs on one side only broke (or was mended).
 
 ``releases.json`` (:func:`write`) holds it all for machines; the page
 (``jitbench.report.releases_page``) reads that file, so both say the same.
@@ -45,6 +46,7 @@ from jitbench.run import ab_arms
 SCHEMA_VERSION = 1  # releases.json: 1, the first
 FILE = "releases.json"
 ERROR_STEP = 2.0  # the max error moving by this factor either way is a step
+ERROR_FLOOR = 0.1  # ... when the larger error reaches this share of the case's rtol
 MEASURES = ("time", "jit_speedup", "first_call")  # measured ratios with a verdict
 FACTS = ("compiles", "program", "error", "status")  # facts: changed or not
 
@@ -155,9 +157,11 @@ def ordered(releases: Sequence[str], flag: str = "release") -> list[str]:
                             f"once, before its releases)") from None
     seen: dict[Any, str] = {}
     for v, text in parsed:
-        if v in seen:
-            raise UserError(f"{flag} {text!r} is named twice ({seen[v]!r} is the same "
-                            f"version)")
+        if v in seen:  # the same text twice: an A/A ladder, asked for the way it cannot be
+            raise UserError(f"{flag} {text!r} is named twice" + (
+                "; to measure a release against itself, name its environment's interpreter "
+                "twice: --arm python=ENV/bin/python --arm python=ENV/bin/python3"
+                if seen[v] == text else f" ({seen[v]!r} is the same version)"))
         seen[v] = text
     return [text for _, text in sorted(parsed)]
 
@@ -378,8 +382,9 @@ def _geo_side(rows, arm: str) -> float:
 
 
 def _errors(rows) -> dict[str, Any]:
-    """The max relative error against float64 on each side (the worst process), and whether
-    it moved by :data:`ERROR_STEP` either way."""
+    """The max relative error against float64 on each side (the worst process), ``floor``
+    (:data:`ERROR_FLOOR` of the case's rtol; 0 without one) and ``changed``: moved by
+    :data:`ERROR_STEP` either way, the larger error at the floor or above."""
     import pandas as pd
 
     out: dict[str, Any] = {}
@@ -387,9 +392,11 @@ def _errors(rows) -> dict[str, Any]:
         ok = rows[(rows["ab_arm"] == arm) & rows["status"].isin(["ok", "mismatch"])]
         v = pd.to_numeric(ok.get("max_rel_err", pd.Series(dtype=float)), errors="coerce")
         out[side] = float(v.max()) if v.notna().any() else math.nan
+    rtol = pd.to_numeric(rows.get("rtol", pd.Series(dtype=float)), errors="coerce").max()
+    out["floor"] = ERROR_FLOOR * float(rtol) if rtol == rtol and rtol > 0 else 0.0
     a, b = out["before"], out["after"]
-    out["changed"] = bool(a == a and b == b and max(a, b) > 0 and
-                          (min(a, b) == 0 or max(a, b) / min(a, b) >= ERROR_STEP))
+    out["changed"] = bool(a == a and b == b and max(a, b) > 0 and max(a, b) >= out["floor"]
+                          and (min(a, b) == 0 or max(a, b) / min(a, b) >= ERROR_STEP))
     return out
 
 
