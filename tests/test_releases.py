@@ -272,3 +272,21 @@ def test_a_bad_releases_command_line_is_exit_2_and_one_line_naming_it(argv, says
                  "--out", str(tmp_path / "r"), "--reports", str(tmp_path / "p")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and says in err[0], err
+
+
+@pytest.mark.unit
+def test_a_step_that_measured_no_case_on_both_sides_is_named_never_a_quiet_pass():
+    from jitbench.cli.releases import unmeasured_steps
+
+    def step(before, after, *statuses):
+        return {"before": before, "after": after,
+                "cases": [{"status": {"before": a, "after": b, "change": c}}
+                          for a, b, c in statuses]}
+
+    record = {"steps": [step("0.4.31", "0.4.33", ("ok 4", "ok 4", None),
+                             ("skipped 4", "skipped 4", None)),
+                        step("0.4.33", "0.5.0", ("skipped 4", "skipped 4", None)),
+                        step("0.5.0", "0.5.3", ("ok 4", "runtime_error 4", "broke")),
+                        step("0.5.3", "0.7.2", ("runtime_error 4", "runtime_error 4", None))]}
+    assert unmeasured_steps(record) == ["0.4.33 -> 0.5.0", "0.5.3 -> 0.7.2"]
+    assert unmeasured_steps({"steps": []}) == [] and unmeasured_steps({}) == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -125,9 +126,34 @@ def _rungs(args, say):
     return args.package, (names, requirements, environments), args.good, args.bad
 
 
+# the framework a package's releases can move: its cases alone are measured unless --framework
+# says otherwise (the other framework's cases would fail the arms' probe after every
+# environment was built)
+PACKAGE_FRAMEWORK = {"jax": "jax", "jaxlib": "jax", "flax": "jax", "optax": "jax",
+                     "tensorflow": "tf", "tensorflow-cpu": "tf", "tf-nightly": "tf",
+                     "keras": "tf", "tf-keras": "tf"}
+
+
+def unmeasured_steps(record) -> list[str]:
+    """The steps of a ladder in which no case was measured ``ok`` on both sides (every case
+    skipped for a device or framework, or failing) and none broke or mended: such a step says
+    nothing, never "no case stepped"."""
+    ok = re.compile(r"\bok\b")
+    out = []
+    for step in record.get("steps") or []:
+        if not isinstance(step, dict) or "cases" not in step:
+            continue
+        if not any((c.get("status") or {}).get("change")
+                   or (ok.search(str((c.get("status") or {}).get("before") or ""))
+                       and ok.search(str((c.get("status") or {}).get("after") or "")))
+                   for c in step["cases"]):
+            out.append(f"{step.get('before')} -> {step.get('after')}")
+    return out
+
+
 def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     """``selected_cases(args)`` / ``progress``: ``jitbench.cli.main``'s case selection and
-    progress printer."""
+    progress printer. Exit 3 (undecided) when a step measured no case on both sides."""
     from jitbench.releases import ladder
     from jitbench.results import run_folder
     from jitbench.run import ab_arms
@@ -135,6 +161,10 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     def say(line: str) -> None:
         print(line, file=sys.stderr)
 
+    if args.framework is None and PACKAGE_FRAMEWORK.get(str(args.package or "").lower()):
+        args.framework = PACKAGE_FRAMEWORK[args.package.lower()]
+        say(f"measuring the {args.framework} cases ({args.package}'s framework; "
+            f"--framework to choose)")
     cases = selected_cases(args)
     settings = ladder.Settings(
         ab=ab_arms.Settings(max_pairs=args.max_pairs, tolerance=args.tolerance / 100,
@@ -170,6 +200,13 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     if not args.no_report:
         page = _pages(record, Path(args.reports) / ladder_id)
         print(f"report:  {page}", file=sys.stderr if args.json else sys.stdout)
+    empty = unmeasured_steps(record)
+    if empty:
+        from jitbench.cli.nightly import UNDECIDED_EXIT
+
+        say(f"UNDECIDED: no case was measured on both sides of {', '.join(empty)} (every "
+            f"case skipped or failing there: see the statuses above)")
+        return UNDECIDED_EXIT
     return 0
 
 
