@@ -35,8 +35,9 @@ sampling: it is measured the way the real pairs are, for no longer than they are
 
 Blocks. A block is ``block_samples`` samples of a mode, or fewer (at least :data:`MIN_BLOCK`)
 once it has lasted ``block_time``: slow modes then give units as often as fast ones; or
-:data:`MIN_BLOCK` samples once they lasted ``min_block_time`` (where set): a block of long
-samples costs no more than its median needs. A mode
+:data:`MIN_BLOCK` samples once they lasted ``min_block_time`` (where set; not a pipelining
+mode's, whose first samples after a switch still fill its pipeline): a block of long samples
+costs no more than its median needs. A mode
 whose :data:`MIN_BLOCK` calls would outlast ``block_time`` (:func:`long_calls`) takes, after
 its first block, as few samples as fill ``block_time`` (one for a call that long), and no
 untimed call after a switch: what the previous mode left running is a small share of such a
@@ -260,11 +261,14 @@ class SequentialStop(Stopping):
         return clock()
 
     def after_sample(self, t, r, k, sample_s, began, clock) -> str:
-        # a slow mode's block ends sooner (MIN_BLOCK); so does one of MIN_BLOCK long samples
+        # a slow mode's block ends sooner (MIN_BLOCK); so does one of MIN_BLOCK long samples,
+        # unless they are a pipelining mode's (probed: r.pipeline_gap_s), whose first samples
+        # after a switch still fill its pipeline: 3-sample blocks read a JAX MLP step 1.12x
+        # its loop (4 processes), 5-sample ones within 5% (docs/lab/make-bench-time/index.md)
         lasted = clock() - began
         if k + 1 >= self.least and lasted >= self.p.block_time:
             return END_BLOCK
-        enough = self.p.min_block_time
+        enough = self.p.min_block_time if r.pipeline_gap_s is None else None
         return END_BLOCK if enough is not None and k + 1 >= MIN_BLOCK and lasted >= enough \
             else MORE
 
