@@ -47,3 +47,10 @@ class Interrupted(KeyboardInterrupt):
     def exit_code(self) -> int:
         """The shell's convention for a process ended by a signal: 128 + its number."""
         return 128 + self.signum
+
+
+# the exit when a judgement was left undecided (`jitbench nightly`: a change night's A/B left a
+# touched case neither slower nor the same, a step of --threshold not ruled out; `jitbench
+# releases`: a step that measured no case on both sides): not 0, so that an undecided answer
+# is never read as a pass; not 1, so that CI can tell it apart from a regression
+UNDECIDED_EXIT = 3

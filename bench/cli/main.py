@@ -17,7 +17,7 @@ from jitbench.cli import ab as ab_cli
 from jitbench.cli import doctor as doctor_cli
 from jitbench.cli import releases as releases_cli
 from jitbench.cli import nightly as nightly_cli
-from jitbench.cli.nightly import UNDECIDED_EXIT  # noqa: F401  (the exit codes' home)
+from jitbench.errors import UNDECIDED_EXIT  # noqa: F401  (the exit codes' home)
 from jitbench.cli import sweep as sweep_cli
 from jitbench.cli.args import build_parser, filters
 from jitbench.errors import DataWarning, Interrupted, UserError

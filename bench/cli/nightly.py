@@ -10,7 +10,7 @@ import contextlib
 import sys
 from pathlib import Path
 
-from jitbench.errors import UserError
+from jitbench.errors import UNDECIDED_EXIT, UserError
 
 
 def cmd(args, selected_cases, progress_printer) -> int:
@@ -128,11 +128,6 @@ def _locked(args, selected_cases, progress_printer) -> int:
           f"({len(result['suspected'])} suspected{near}){note}")
     return 0
 
-
-# `jitbench nightly`'s exit when a change night's A/B left a touched case undecided (neither
-# slower nor the same, a step of --threshold not ruled out) and confirmed no regression: not
-# 0, so that an undecided A/B is never read as a pass; not 1, so that CI can tell it apart
-UNDECIDED_EXIT = 3
 
 
 def _nightly_environments(args) -> int:

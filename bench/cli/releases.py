@@ -202,7 +202,7 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
         print(f"report:  {page}", file=sys.stderr if args.json else sys.stdout)
     empty = unmeasured_steps(record)
     if empty:
-        from jitbench.cli.nightly import UNDECIDED_EXIT
+        from jitbench.errors import UNDECIDED_EXIT
 
         say(f"UNDECIDED: no case was measured on both sides of {', '.join(empty)} (every "
             f"case skipped or failing there: see the statuses above)")
