@@ -18,6 +18,20 @@ from pathlib import Path
 from jitbench.cli.folders import add_output_folders
 
 
+def add_pair_options(p, positive, percent) -> None:
+    """The options of every command that measures pairs of fresh processes with the A/B's
+    engine (``jitbench ab``, ``jitbench releases``): the "same" band, the sampling per group
+    and process, a group's time limit."""
+    p.add_argument("--tolerance", type=percent("--tolerance"), default=5.0, metavar="PCT",
+                   help="B is 'same' as A when its interval lies within +-PCT%% (default: 5)")
+    p.add_argument("--budget", type=positive("--budget"), default=0.3, metavar="S",
+                   help="seconds of interleaved sampling per case group in each process, at "
+                        "most (default: 0.3; the samples are `jitbench run`'s)")
+    p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
+                   metavar="S", help="time limit of one case group in one process (default: "
+                                     "1800)")
+
+
 def add_parser(sub, add_filters, positive, positive_int, percent, add_process_profile
                ) -> None:
     p = sub.add_parser(
@@ -33,16 +47,9 @@ def add_parser(sub, add_filters, positive, positive_int, percent, add_process_pr
     p.add_argument("--max-pairs", type=positive_int("--max-pairs"), default=8, metavar="N",
                    help="rounds at most (a fresh process of each arm per round); a case not "
                         "decided then is 'unresolved' (default: 8)")
-    p.add_argument("--tolerance", type=percent("--tolerance"), default=5.0, metavar="PCT",
-                   help="B is 'same' as A when its interval lies within +-PCT%% (default: 5)")
     p.add_argument("--time-limit", type=positive("--time-limit"), default=None, metavar="S",
                    help="no new round starts that would end after S seconds")
-    p.add_argument("--budget", type=positive("--budget"), default=0.3, metavar="S",
-                   help="seconds of interleaved sampling per case group in each process, at "
-                        "most (default: 0.3; the samples are `jitbench run`'s)")
-    p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
-                   metavar="S", help="time limit of one case group in one process (default: "
-                                     "1800)")
+    add_pair_options(p, positive, percent)
     p.add_argument("--resume", metavar="RUN_DIR",
                    help="continue an interrupted A/B with its own arms, cases and settings")
     add_output_folders(p, "the A/B")

@@ -17,6 +17,7 @@ import re
 import sys
 from pathlib import Path
 
+from jitbench.cli.ab import add_pair_options
 from jitbench.cli.folders import add_output_folders
 from jitbench.errors import UserError
 
@@ -48,19 +49,12 @@ def add_parser(sub, add_filters, positive, positive_int, percent) -> None:
                         "reused across calls)")
     p.add_argument("--threshold", type=percent("--threshold"), default=10.0, metavar="PCT",
                    help="a measured ratio is a step when decided beyond +-PCT%% (default: 10)")
-    p.add_argument("--tolerance", type=percent("--tolerance"), default=5.0, metavar="PCT",
-                   help="'same' when the interval lies within +-PCT%% (default: 5)")
     p.add_argument("--max-pairs", type=positive_int("--max-pairs"), default=6, metavar="N",
                    help="pairs of fresh processes per step at most (default: 6)")
     p.add_argument("--time-limit", type=positive("--time-limit"), default=None, metavar="S",
                    help="the whole ladder's time, shared out between the steps still to run "
                         "(each step still makes 3 pairs, the fewest an interval needs)")
-    p.add_argument("--budget", type=positive("--budget"), default=0.3, metavar="S",
-                   help="seconds of interleaved sampling per case group in each process "
-                        "(default: 0.3, as `jitbench ab`)")
-    p.add_argument("--case-timeout", type=positive("--case-timeout"), default=1800.0,
-                   metavar="S", help="time limit of one case group in one process "
-                                     "(default: 1800)")
+    add_pair_options(p, positive, percent)
     from jitbench.run.options import PROCESS_PROFILES
 
     p.add_argument("--process-profile", choices=list(PROCESS_PROFILES), default="default",

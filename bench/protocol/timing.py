@@ -119,7 +119,8 @@ def first_and_warmup(t: Timed, p: Protocol, counters: Counters,
             needed = max(needed, p.sample_min_time / per_call)
             if (p.pipeline_time and p.pipeline_time > p.sample_min_time and t.pipelines
                     and per_call < p.pipeline_time):  # (a GPU's 10-ms floor hides it anyway)
-                needed = max(needed, _pipelined_loops(t, r, per_call, p, clock))
+                needed = max(needed, _pipelined_loops(t, r, per_call, p, counters, clock,
+                                                      notes))
         r.loops = int(min(p.max_loops, max(1, math.ceil(round(needed, 6)))))
     except Exception as exc:  # a failing mode is a result, the other modes go on
         r.error, r.error_phase = exc, phase
@@ -135,25 +136,22 @@ PIPELINE_BIAS = 0.01
 PIPELINE_CALLS = 32
 
 
-def _pipelined_loops(t: Timed, r: ModeResult, synced: float, p: Protocol,
-                     clock: Callable[[], float]) -> float:
+def _pipelined_loops(t: Timed, r: ModeResult, synced: float, p: Protocol, counters: Counters,
+                     clock: Callable[[], float], notes: Notes | None = None) -> float:
     """Calls per sample so that what a sample's last sync leaves unhidden costs under
     :data:`PIPELINE_BIAS` of the sample, at most ``pipeline_time`` long: a call alone, synced,
     takes ``synced`` (its warm-up time); back to back, ``pipelined`` each (the median of three
     probes of ``pipeline_time``: one probe of a matmul's independent calls read a quarter of
     their time now and then); the difference (``r.pipeline_gap_s``) is the dispatch a loop
     hides and a short sample pays once. A mode that does not pipeline (gap ~0) keeps the
-    overhead rule's calls."""
+    overhead rule's calls. The probes are samples as the timed phase takes them, kept apart
+    (their compiles counted there, not in the mode's samples)."""
     k = max(2, min(p.max_loops, math.ceil(p.pipeline_time / synced)))
-    probes = []
+    probe = ModeResult(t.name, loops=k)
     for _ in range(3):
-        t0 = clock()
-        out = None
-        for _ in range(k):
-            out = t.call()
-        t.sync(out)
-        probes.append((clock() - t0 - r.overhead_s) / k)
-    pipelined = max(statistics.median(probes), 1e-9)
+        take_sample(t, probe, counters, clock, notes=notes)
+    per_call = probe.samples + probe.compiling_samples
+    pipelined = max(statistics.median(per_call) - r.overhead_s / k, 1e-9)
     r.pipeline_gap_s = max(0.0, synced - pipelined)
     return min(r.pipeline_gap_s / (PIPELINE_BIAS * pipelined), p.pipeline_time / pipelined,
                PIPELINE_CALLS)
