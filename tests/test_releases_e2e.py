@@ -38,12 +38,14 @@ def jax_stages(p, dtype, variant):
 
 
 WORKLOAD = Workload(
-    name="mine", description="my function", grid={"quick": [dict(n=32)]},
+    name="mine", description="my function", grid={"quick": [dict(n=128)]},
     dtypes=("float32",), inputs=inputs, reference=reference,
     flops=lambda p, v: 2.0 * p["n"] ** 3, tolerance={"float32": (1e-4, 1e-5)},
     jax=jax_stages, size_label=lambda p: f"n{p['n']}")
 '''
-JIT = "mine-default-jax-jit-cpu-float32-n32"
+# n=128, not smaller: a call of a few µs lands in one of two process states (eager 36 or 69 µs,
+# jit 5 or 13 µs in one A/B), which widened a 3x step's interval to [1.03, 19.9] in 6 pairs
+JIT = "mine-default-jax-jit-cpu-float32-n128"
 
 
 def _user_file(tmp_path: Path) -> Path:
@@ -93,7 +95,10 @@ def test_my_workload_file_over_arms_of_variables_names_the_planted_step(tmp_path
     # (pinned workers sharing a busy core read 2x as 8x and 17x)
     assert t["verdict"] == "slower" and t["ratio"] > 1.8 and t["ci_low"] > 1.0
     eager = next(c for k, c in cases.items() if k != JIT)
-    assert "time" not in eager["stepped"]
+    # the step is the jit case's: the eager case is never called slower (it read faster in B in
+    # some A/Bs, 0.66-0.74x: likely
+    # the planted busy wait keeps the core hot between the eager blocks of the same process)
+    assert eager["time"]["verdict"] != "slower" and eager["time"]["ratio"] < 1.5, eager["time"]
     assert [r["name"] for r in record["rungs"]] == ["this environment",
                                                     f"JITBENCH_TEST_SLOWDOWN={JIT}=x3"]
     page = (tmp_path / "reports" / "mine" / "index.html").read_text()
