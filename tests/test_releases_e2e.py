@@ -96,8 +96,8 @@ def test_my_workload_file_over_arms_of_variables_names_the_planted_step(tmp_path
     assert t["verdict"] == "slower" and t["ratio"] > 1.8 and t["ci_low"] > 1.0
     eager = next(c for k, c in cases.items() if k != JIT)
     # the step is the jit case's: the eager case is never called slower (it read faster in B in
-    # some A/Bs, 0.66-0.74x: likely
-    # the planted busy wait keeps the core hot between the eager blocks of the same process)
+    # some A/Bs, 0.66-0.74x: likely the planted busy wait keeping the core hot between the
+    # eager blocks of the same process)
     assert eager["time"]["verdict"] != "slower" and eager["time"]["ratio"] < 1.5, eager["time"]
     assert [r["name"] for r in record["rungs"]] == ["this environment",
                                                     f"JITBENCH_TEST_SLOWDOWN={JIT}=x3"]
