@@ -5,6 +5,7 @@ real are in tests/test_nightly_faults.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -376,3 +377,77 @@ def test_a_night_is_never_written_over_nor_a_partial_night_accepted(tmp_path):
     merged = _run(state.begin(tmp_path / "n3", kind="merged"))
     assert "merge never finished" in state.state(merged).why
 
+
+
+def _ab(folder: Path, arms: tuple[str, str], ratios: dict[str, list[float]]) -> Path:
+    """A finished A/B run folder of a change night: per case, one pair per ratio (B / A)."""
+    folder.mkdir(parents=True)
+    base = {"workload": "w", "variant": "default", "framework": "jax", "mode": "jit",
+            "device": "cpu", "dtype": "float32", "size": "n1", "jit": True, "status": "ok",
+            "schema_version": 1}
+    rows = [{**base, "run_id": folder.name, "case_id": c, "ab_round": i, "ab_arm": arm,
+             "median_s": t,
+             "first_call_s": 0.1}
+            for c, rs in ratios.items() for i, r in enumerate(rs)
+            for arm, t in (("a", 1e-3), ("b", 1e-3 * r))]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    settings = dataclasses.asdict(change_ab.settings(2, "default", None))
+    (folder / "meta.json").write_text(json.dumps({
+        "status": "complete", "run_id": folder.name,
+        "ab": {"rounds": max(len(r) for r in ratios.values()), "settings": settings,
+               "arms": {"a": {"spec": arms[0]}, "b": {"spec": arms[1]}}}}))
+    return folder
+
+
+def test_an_undecided_nights_pairs_are_carried_to_the_next_night_of_the_same_environments(
+        tmp_path):
+    """A change touching more cases than a night's time limit decides is decided over nights:
+    the next night that measures the same two environments judges the undecided night's pairs
+    with its own and measures only the cases they left open."""
+    from jitbench.run.ab_arms import Arm
+
+    arm_a, arm_b = Arm("a", python="/old/bin/python"), Arm("b", env=(("XLA_FLAGS", "--x"),))
+    ids = {"c1", "c2"}
+    wide = [1.0, 1.12, 0.9, 1.1, 0.93, 1.05]  # 6 pairs: a 10% step not ruled out
+    tight = [1.0, 1.004, 0.997, 1.002, 0.999, 1.001]
+
+    def night(name: str, env: dict[str, str], **summary) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "meta.json").write_text(json.dumps({"run_id": name, "env": env}))
+        write_summary(folder, {"latest_run": name, "regression": False,
+                               "change": {"reference": "n1"}, **summary})
+        return folder
+
+    n2 = night("n2", {"XLA_FLAGS": "--x"}, undecided=["c1"])
+    _ab(n2 / "change" / "ab-1", (arm_a.spec, arm_b.spec), {"c1": wide, "c2": tight})
+    n3 = night("n3", {"XLA_FLAGS": "--x"}, pending=True)
+    plan = Plan("n1", (Change("variable", "XLA_FLAGS", None, "--x"),), arm_a=arm_a,
+                arm_b=arm_b, skipped=({"run_id": "n2"},))
+    earlier = change_ab.carried(plan, n3)
+    assert [(night, [d.name for d in runs]) for night, runs in earlier] == [("n2", ["ab-1"])]
+    # what n2's pairs decided is not measured again: c2 (the same), not c1 (open)
+    assert change_ab.decided_before(earlier, plan, ids, 0.10) == {"c2"}
+    alone = change_ab.judge_runs(earlier[0][1], plan, ids, 0.10)
+    assert alone["undecided"] == ["c1"]
+    # tonight's A/B measured c1 only; its 6 pairs with n2's 6 rule a 10% step out
+    tonight = _ab(n3 / "change" / "ab-1", (arm_a.spec, arm_b.spec), {"c1": tight})
+    said = change_ab.judge_runs([tonight], plan, ids, 0.10, earlier=earlier)
+    assert said["undecided"] == [] and not said["slower"], said["verdicts"]
+    assert 1.0 < said["bounds"]["c1"] < 1.10 and said["ratios"]["c1"] > 0
+    assert said["rounds"] == 12 and said["tonight_rounds"] == 6
+    assert said["carried"][0]["night"] == "n2" and said["carried"][0]["rounds"] == 6
+    # not carried: a night that failed, one whose environment differs from tonight's, one
+    # judged against another reference, and an A/B of other arms
+    for over in ({"regression": True}, {"change": {"reference": "n0"}}):
+        write_summary(n2, {"latest_run": "n2", "regression": False, "undecided": ["c1"],
+                           "change": {"reference": "n1"}, **over})
+        assert change_ab.carried(plan, n3) == []
+    write_summary(n2, {"latest_run": "n2", "regression": False, "undecided": ["c1"],
+                       "change": {"reference": "n1"}})
+    (n2 / "meta.json").write_text(json.dumps({"run_id": "n2", "env": {"XLA_FLAGS": "--y"}}))
+    assert change_ab.carried(plan, n3) == []
+    (n2 / "meta.json").write_text(json.dumps({"run_id": "n2", "env": {"XLA_FLAGS": "--x"}}))
+    other = dataclasses.replace(plan, arm_a=Arm("a", python="/older/bin/python"))
+    assert change_ab.carried(other, n3) == []
+    assert change_ab.carried(plan, n3) == earlier

@@ -6,6 +6,11 @@ then up to :data:`MAX_PAIRS` within a time limit), judged against the night's on
 a step of the threshold fails the night; one whose interval rules it out is named as a smaller
 step; one still open with the step not ruled out is ``undecided`` (never a pass); and a pooled
 verdict over the touched JIT cases says what the change does to them as a whole.
+
+A change that touches more cases than one night's time limit can decide (a jitbench upgrade
+touches every case) is decided over nights: an undecided night's pairs are carried to the next
+night that measures the same two environments (:func:`carried`), which measures only the cases
+they left open, so the reference never stops for want of time.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ MIN_TIME_LIMIT = 300.0
 # default, made for unpinned workers) leaves a mode of a 25 ms call a handful of samples, whose
 # own scatter then dominates a pair's (docs/lab/duet-pairs/index.md, "Duet pairs in the engine")
 PINNED_BUDGET = 1.5
+# the undecided nights (since the last good one) whose pairs a change night carries on
+MAX_CARRIED = 4
 
 
 def pairing_for(choice: str, cases: Sequence[Case], process_profile: str) -> str:
@@ -117,7 +124,9 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
     chosen = settings(len(ids), process_profile, time_limit, pairs,
                       pairing_for(pairing, again, process_profile))
     runs = recorded(night_dir)
-    covered = _measured_ids(runs)
+    earlier = carried(plan, night_dir)
+    covered = _measured_ids(runs) | decided_before(earlier, plan, ids, threshold,
+                                                    compile_threshold, ref_ok)
     missing = [c for c in again if c.case_id in ids and c.case_id not in covered]
     # a merged night's shards measured its cases on their machines: the judge's may not
     measure_now = bool(missing) and load_night(night_dir).get("kind") != "merged"
@@ -134,12 +143,52 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
             error = ("the side-by-side measurement could not run: "
                      + str(exc).replace("--a:", "the last good night's environment (arm A):")
                      .replace("--b:", "tonight's environment (arm B):"))
-    if not runs:
+    if not runs and not earlier:
         return {**facts, "undecided": sorted(ids), "not_measured": sorted(ids),
                 "error": error}
-    said = judge_runs(runs, plan, ids, threshold, compile_threshold, ref_ok)
+    said = judge_runs(runs, plan, ids, threshold, compile_threshold, ref_ok, earlier)
     return {**facts, **said, "not_measurable": facts["not_measurable"] + said["not_measurable"],
             "slower": facts["slower"] + said["slower"], "error": error}
+
+
+def carried(plan: Plan, night_dir: Path) -> list[tuple[str, list[Path]]]:
+    """(night, its finished A/B runs) of the undecided nights since the last good one that
+    measured the same two environments as tonight (at most :data:`MAX_CARRIED`, oldest
+    first): judged against the same last good night, nothing changed between that night and
+    tonight (``jitbench.nightly.change.what_changed``), the same two arms. Their pairs are
+    tonight's as well: each pair ran side by side, whatever the night."""
+    from jitbench.nightly.change import what_changed
+    from jitbench.results.files import load_summary
+
+    root, tonight = Path(night_dir).parent, load_meta(night_dir)
+    specs = tuple(arm.spec if arm is not None else None for arm in (plan.arm_a, plan.arm_b))
+    out: list[tuple[str, list[Path]]] = []
+    for night in plan.skipped:  # newest first
+        folder = root / str(night.get("run_id"))
+        said = load_summary(folder)
+        if (said.get("pending") or said.get("regression") or not said.get("undecided")
+                or (said.get("change") or {}).get("reference") != plan.last_good
+                or what_changed(load_meta(folder), tonight)):
+            continue
+        runs = [d for d in recorded(folder) if tuple(
+            ((load_meta(d).get("ab") or {}).get("arms") or {}).get(a, {}).get("spec")
+            for a in ("a", "b")) == specs]
+        if runs:
+            out.append((folder.name, runs))
+        if len(out) == MAX_CARRIED:
+            break
+    return out[::-1]
+
+
+def decided_before(earlier: Sequence[tuple[str, Sequence[Path]]], plan: Plan, ids: set[str],
+                   threshold: float, compile_threshold: float | None = None,
+                   ref_ok: set[str] | None = None) -> set[str]:
+    """The touched cases the pairs of ``earlier`` nights (:func:`carried`) decided: not
+    measured again tonight."""
+    if not earlier:
+        return set()
+    said = judge_runs([], plan, ids, threshold, compile_threshold, ref_ok, earlier)
+    return _measured_ids([d for _, ds in earlier for d in ds]) & ids - set(said["undecided"])
 
 
 def reference_ok(plan: Plan) -> set[str] | None:

@@ -203,35 +203,57 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
     return out
 
 
+ROUND_OFFSET = 100_000  # an earlier night's rounds, numbered apart from tonight's
+
+
 def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float,
                compile_threshold: float | None = None,
-               reference: set[str] | None = None) -> dict[str, Any]:
+               reference: set[str] | None = None,
+               earlier: Sequence[tuple[str, Sequence[Path]]] = ()) -> dict[str, Any]:
     """:func:`judged` over the A/B runs of one night (several when its shards measured their
     own groups: their pairs judged together, at the confidence of every touched case of the
-    night)."""
+    night), and ``earlier``: (night, its A/B runs) of earlier nights that measured the same two
+    environments (``jitbench.nightly.change_ab.carried``), their pairs first. A pair is side
+    by side whatever the night, so the pairs of several nights are one series per case; its
+    looks are the nights' (9, 12, 20 pairs and the last), at the same error rate per look."""
     import pandas as pd
     from jitbench.analysis.ab_verdicts import pair_units
     from jitbench.report.ab_page import table
     from jitbench.results.files import load_results
     from jitbench.run import ab_arms
 
-    metas = [load_meta(d) for d in runs]
-    rule = ab_arms.Settings(**{**(metas[0].get("ab") or {}).get("settings", {}),
-                               "confidence": confidence(len(ids))})
-    frames = [load_results(d) for d in runs]
-    tables = [table(df, {**m, "ab": {**m["ab"], "settings": dataclasses.asdict(rule)}})
-              for df, m in zip(frames, metas)]
-    said = judged(pd.concat(tables, ignore_index=True), pd.concat(
-        [pair_units(df) for df in frames], ignore_index=True), ids, plan, rule, threshold,
-        compile_threshold, pd.concat([pair_units(df, "first_call_s") for df in frames],
-                                     ignore_index=True), reference)
+    groups = [list(ds) for _, ds in earlier] + [list(runs)]
+    metas = [load_meta(d) for d in groups[-1]]  # tonight's: its elapsed time, its rounds
+    settings = ((metas or [load_meta(d) for d in groups[-2]])[0].get("ab") or {}).get(
+        "settings", {})
+    first = load_meta(next(d for g in groups for d in g))
+    rule = ab_arms.Settings(**{**settings, "confidence": confidence(len(ids)),
+                               "max_pairs": int(settings.get("max_pairs") or 1) * len(groups)})
+    frames = []
+    for i, group in enumerate(groups):
+        for d in group:
+            df = load_results(d)
+            if "ab_round" in df:
+                df["ab_round"] = pd.to_numeric(df["ab_round"], errors="coerce") \
+                    + i * ROUND_OFFSET
+            frames.append(df)
+    df = pd.concat(frames, ignore_index=True)
+    said = judged(table(df, {**first, "ab": {**first["ab"],
+                                             "settings": dataclasses.asdict(rule)}}),
+                  pair_units(df), ids, plan, rule, threshold, compile_threshold,
+                  pair_units(df, "first_call_s"), reference)
+    rounds = [max((int((load_meta(d).get("ab") or {}).get("rounds") or 0) for d in g),
+                  default=0) for g in groups]
     abs_ = [m.get("ab") or {} for m in metas]
-    return {"run": str(runs[0]), "runs": [str(d) for d in runs], "verdicts": said["verdicts"],
+    return {"run": str(runs[0]) if runs else None, "runs": [str(d) for d in runs], "verdicts": said["verdicts"],
             "touched": sorted(ids), "slower": said["fails"], "smaller": said["smaller"],
             "undecided": said["undecided"], "pooled": said["pooled"],
             "not_measurable": said["not_measurable"], "not_measured": said["not_measured"],
             "bounds": said["bounds"], "ratios": said["ratios"], "lost": said["lost"],
-            "rounds": max((a.get("rounds") or 0) for a in abs_),
+            "rounds": sum(rounds),
+            "tonight_rounds": max([(a.get("rounds") or 0) for a in abs_], default=0),
+            "carried": [{"night": night, "rounds": n, "runs": [str(d) for d in ds]}
+                        for (night, ds), n in zip(earlier, rounds)],
             "elapsed_s": sum(float(m.get("elapsed_s") or 0) for m in metas),
             "confidence": rule.confidence, "tolerance": rule.tolerance,
             "max_pairs": rule.max_pairs, "min_pairs": rule.min_pairs,

@@ -225,8 +225,10 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
             f"changed since the last good night ({plan.last_good}): "
             f"{'; '.join(facts['changes'])}: {facts['n_touched']} touched cases measured in "
             f"both environments side by side ({facts.get('rounds') or 0} rounds of fresh "
-            f"process pairs, {PAIRED.get(facts.get('pairing'), 'alternating')}): "
-            f"{counts or 'nothing measured'}"
+            f"process pairs, {PAIRED.get(facts.get('pairing'), 'alternating')}"
+            + "".join(f"; {c['rounds']} of them carried from {c['night']}, undecided with the "
+                      f"same two environments" for c in facts.get("carried") or [])
+            + f"): {counts or 'nothing measured'}"
             + (f"; {facts['pooled']['text']}" if facts.get("pooled") else "")
             + (f"; {len(not_measurable)} touched case(s) not measurable here (they do not "
                f"hold the night): " + "; ".join(
@@ -255,7 +257,8 @@ def _undecided_note(facts: dict[str, Any], threshold: float) -> str:
         f"{len(lost)} touched case(s) ok on the last good night and failing in both "
         f"environments tonight (the machine, not the change?): "
         + "; ".join(f"{c} ({w})" for c, w in sorted(lost.items())) if lost else None))
-    ) + " (not a pass)"
+    ) + " (not a pass; the next night with the same two environments goes on from these " \
+        "pairs and measures only the cases left open)"
 
 
 def _seen(h: History, result: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
