@@ -58,6 +58,40 @@ def test_names_and_what_the_installer_is_given():
 
 
 @pytest.mark.unit
+def test_an_extra_of_the_package_is_an_environment_of_its_own():
+    """``jitbench releases --extra cuda12`` asks for jax[cuda12]==V: installed as asked, in
+    an environment of its own; jax[cpu]==V is what a bare jax==V installs, so it is that one."""
+    from jitbench.cli.releases import requirement
+
+    assert requirement("jax", "0.4.31", "cuda12") == "jax[cuda12]==0.4.31"
+    assert requirement("jax", "0.4.31") == "jax==0.4.31"
+    names = {r: envs.env_name(r) for r in ("jax==0.4.31", "jax[cuda12]==0.4.31",
+                                           "jax[cuda13]==0.4.31", "jax[cuda12]==0.4.33")}
+    assert len(set(names.values())) == 4, names
+    assert "cuda12" in names["jax[cuda12]==0.4.31"] and "0.4.31" in names["jax[cuda12]==0.4.31"]
+    assert envs.env_name("jax[cpu]==0.4.31") == envs.env_name("jax==0.4.31")
+    assert envs.env_name("jax[CPU]==0.4.31") == envs.env_name("jax==0.4.31")
+    assert envs.install_spec("jax[cuda12]==0.4.31") == "jax[cuda12]==0.4.31"
+    assert envs.env_name("tensorflow[and-cuda]==2.16.2") != envs.env_name("tensorflow==2.16.2")
+
+
+def test_an_extra_the_release_does_not_declare_fails_its_environment_naming_the_valid_ones():
+    """An installer only warns about an extra the release does not know (and builds without
+    it): the import check names it with the extras the release declares. Checked on this
+    environment's own jax (no build)."""
+    from packaging.requirements import Requirement
+
+    pytest.importorskip("jax")
+    versions, error, passing = envs._check(Path(sys.executable), Requirement("jax[cuda99]"),
+                                           jitbench=False)
+    assert versions is None and not passing
+    assert "declares no extra 'cuda99' (its extras: " in error and "cpu" in error, error
+    versions, error, _ = envs._check(Path(sys.executable), Requirement("jax[cpu]"),
+                                     jitbench=False)
+    assert error is None and versions["jax"]
+
+
+@pytest.mark.unit
 @given(name=st.from_regex(r"[A-Za-z][A-Za-z0-9._-]{0,20}[A-Za-z0-9]", fullmatch=True),
        op=st.sampled_from(["==", ">=", "<=", "<", ">", "~=", "!="]),
        version=st.from_regex(r"[0-9]{1,3}(\.[0-9]{1,3}){1,3}", fullmatch=True))

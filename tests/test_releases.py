@@ -44,8 +44,14 @@ class FakeEngine:
                            settings.time_limit))
         run_dir = out_root / run_id
         run_dir.mkdir(parents=True)
+        return self.write(run_dir, arms, settings, self.pairs)
+
+    def write(self, run_dir, arms, settings, pairs: int, status: str = "complete"):
+        """``pairs`` rounds of rows of both arms and meta.json with ``status`` (the arms'
+        specs recorded as the A/B engine records them) in ``run_dir``."""
+        run_id = run_dir.name
         rows = []
-        for rnd in range(self.pairs):
+        for rnd in range(pairs):
             for arm in arms:
                 env = arm.env_dict
                 level = float(env.get("LEVEL", "1"))
@@ -70,12 +76,12 @@ class FakeEngine:
                     rows.append(row)
         (run_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         (run_dir / "meta.json").write_text(json.dumps({
-            "run_id": run_id, "status": "complete", "kind": "ab",
+            "run_id": run_id, "status": status, "kind": "ab",
             "ab": {"settings": {"tolerance": settings.tolerance,
                                 "confidence": settings.confidence,
-                                "max_pairs": settings.max_pairs}, "rounds": self.pairs,
-                   "warnings": [], "arms": {a.name: {"packages": {}, "env": a.env_dict}
-                                            for a in arms}}}))
+                                "max_pairs": settings.max_pairs}, "rounds": pairs,
+                   "warnings": [], "arms": {a.name: {"packages": {}, "env": a.env_dict,
+                                                     "spec": a.spec} for a in arms}}}))
         return run_dir
 
 
@@ -133,7 +139,10 @@ def test_each_neighbouring_pair_is_one_ab_and_a_failed_release_is_named_and_pass
     assert record["cases"][CASES["jit"]]["0.5.0"]["time"]["value"] == pytest.approx(
         2 * mid["time"]["value"], rel=0.05)
     assert record["cost"] == {"environments": 3, "environments_reused": 3, "comparisons": 2,
-                              "pairs": 12, "wall_s": record["cost"]["wall_s"]}
+                              "comparisons_reused": 0, "pairs": 12, "sessions": 1,
+                              "wall_s": record["cost"]["wall_s"]}
+    assert record["status"] == "complete" and record["planned"] == [["0.4.31", "0.4.35"],
+                                                                    ["0.4.35", "0.5.0"]]
     on_disk = json.loads((tmp_path / "lad" / "releases.json").read_text())
     assert on_disk == record and ladder.load(tmp_path / "lad") == record
     text = "\n".join(ladder.lines(record))

@@ -7,6 +7,11 @@ environment (``--arm SPEC``, ``jitbench ab``'s spec).
     jitbench releases PACKAGE V1 V2 ... [case filters] [--threshold PCT] [--json]
     jitbench releases PACKAGE --good V --bad V [--candidates V1,V2,...]
     jitbench releases --arm SPEC --arm SPEC ...
+    jitbench releases --resume LADDER_DIR
+
+A ladder that was stopped (Ctrl-C, SIGTERM, a lost machine) continues with ``--resume``: its
+own command read back from its ``releases.json``, every complete A/B reused, the one it was in
+continued (``jitbench.releases.resume``).
 """
 
 from __future__ import annotations
@@ -47,6 +52,19 @@ def add_parser(sub, add_filters, positive, positive_int, percent) -> None:
     p.add_argument("--envs", metavar="DIR",
                    help="the cache folder of the environments (default: jitbench's cache, "
                         "reused across calls)")
+    p.add_argument("--extra", metavar="NAME",
+                   help="install each release with this extra of the package, e.g. --extra "
+                        "cuda12 installs jax[cuda12]==V to ladder on a GPU, --extra and-cuda "
+                        "tensorflow[and-cuda]==V (default: jax[cpu] for jax, the package "
+                        "alone otherwise); each extra is an environment of its own")
+    p.add_argument("--retry", action="store_true",
+                   help="re-try releases whose environment failed to install before (by "
+                        "default the remembered failure is named at once)")
+    p.add_argument("--resume", metavar="LADDER_DIR",
+                   help="continue a ladder or bisect that was stopped, with its own command "
+                        "(read from LADDER_DIR/releases.json): its complete A/B runs reused, "
+                        "the one it was in continued, the rest measured; only --json, "
+                        "--no-report, --reports and --retry may be given beside it")
     p.add_argument("--threshold", type=percent("--threshold"), default=10.0, metavar="PCT",
                    help="a measured ratio is a step when decided beyond +-PCT%% (default: 10)")
     p.add_argument("--max-pairs", type=positive_int("--max-pairs"), default=6, metavar="N",
@@ -78,6 +96,9 @@ def _rungs(args, say):
         if bisect or args.candidates:
             raise UserError("--good/--bad/--candidates bisect releases of a package, not --arm "
                             "arms")
+        if args.extra:
+            raise UserError(f"--extra {args.extra} is an extra of a package's releases; --arm "
+                            f"arms are environments as they are")
         rungs = ladder.rungs_from_specs(args.arm)
         if len(rungs) < 2:
             raise UserError(f"a ladder of arms needs two --arm at least, got {len(rungs)}")
@@ -87,7 +108,15 @@ def _rungs(args, say):
                         "0.5.0), or arms (--arm SPEC --arm SPEC)")
     from jitbench.releases import envs
 
-    envs.parse(args.package)
+    package = envs.parse(args.package)
+    if args.extra is not None:
+        if not EXTRA.match(args.extra):
+            raise UserError(f"--extra {args.extra!r} is not an extra's name (letters, digits, "
+                            f"'.', '-', '_'; e.g. cuda12 for jax, and-cuda for tensorflow)")
+        if package.extras:
+            raise UserError(f"name the extra once: {args.package} already asks for "
+                            f"[{','.join(sorted(package.extras))}] and --extra for "
+                            f"{args.extra}")
     if bisect:
         if args.good is None or args.bad is None:
             raise UserError("a bisect needs both --good V and --bad V")
@@ -112,12 +141,22 @@ def _rungs(args, say):
         if len(names) < 2:
             raise UserError(f"a ladder needs two releases at least, got {len(names)} "
                             f"({' '.join(names) or 'none'})")
-    requirements = [f"{args.package}=={v}" for v in names]
+    requirements = [requirement(args.package, v, args.extra) for v in names]
     if not bisect:
-        environments = envs.ensure_all(requirements, args.envs, log=say)
+        environments = envs.ensure_all(requirements, args.envs, log=say, retry=args.retry)
     else:  # only the releases the halving reaches are built (module ladder: run_bisect)
         environments = None
     return args.package, (names, requirements, environments), args.good, args.bad
+
+
+EXTRA = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")  # an extra's name (PEP 685)
+
+
+def requirement(package: str, version: str, extra: str | None = None) -> str:
+    """What a release's environment is built from: ``jax==0.4.31``, or with ``extra``
+    ``jax[cuda12]==0.4.31`` (``jitbench.releases.envs``: a bare jax installs as jax[cpu];
+    the extra is part of the environment's name)."""
+    return f"{package}[{extra}]=={version}" if extra else f"{package}=={version}"
 
 
 # the framework a package's releases can move: its cases alone are measured unless --framework
@@ -147,16 +186,22 @@ def unmeasured_steps(record) -> list[str]:
 
 def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     """``selected_cases(args)`` / ``progress``: ``jitbench.cli.main``'s case selection and
-    progress printer. Exit 3 (undecided) when a step measured no case on both sides."""
+    progress printer. Exit 3 (undecided) when a step measured no case on both sides; a
+    ladder stopped by a signal says how to continue it (``--resume``) and exits 128 + the
+    signal's number."""
     from jitbench.releases import ladder
+    from jitbench.releases import resume as resuming
     from jitbench.results import run_folder
     from jitbench.run import ab_arms
 
     def say(line: str) -> None:
         print(line, file=sys.stderr)
 
-    if args.framework is None and PACKAGE_FRAMEWORK.get(str(args.package or "").lower()):
-        args.framework = PACKAGE_FRAMEWORK[args.package.lower()]
+    if args.resume:
+        args = resumed_args(args)
+    name = re.split(r"[\[=<>!~ ;]", str(args.package or ""), maxsplit=1)[0].lower()
+    if args.framework is None and PACKAGE_FRAMEWORK.get(name):
+        args.framework = PACKAGE_FRAMEWORK[name]
         say(f"measuring the {args.framework} cases ({args.package}'s framework; "
             f"--framework to choose)")
     cases = selected_cases(args)
@@ -170,21 +215,27 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
         run_folder.check_writable(args.reports, "--reports")
     ladder_id = args.run_id or f"releases-{run_folder.new_run_id()}"
     folder = Path(args.out) / ladder_id
-    if (folder / ladder.FILE).exists():
-        raise UserError(f"{folder} holds a ladder already; name another with --run-id")
-    package, what, good, bad = _rungs(args, say)
-    command = ["jitbench", *sys.argv[1:]]
-    common = dict(package=package, command=command, on_progress=progress, say=say)
-    if package is None:
-        record = ladder.run_ladder(cases, what, folder, settings, kind="arms", **common)
-    elif good is None:
-        names, _, environments = what
-        record = ladder.run_ladder(cases, ladder.rungs_from_envs(names, environments), folder,
-                                   settings, **common)
-    else:
-        names, requirements, _ = what
-        record = ladder.run_bisect(cases, _lazy_rungs(names, requirements, args.envs, say),
-                                   folder, good, bad, settings, **common)
+    resume = bool(args.resume)
+    resuming.check_folder(folder, resume)  # before an environment is built
+    command = ["jitbench", *(getattr(args, "argv", None) or sys.argv[1:])]
+    common = dict(package=None, command=command, on_progress=progress, say=say,
+                  resume=resume)
+    try:
+        package, what, good, bad = _rungs(args, say)
+        common["package"] = package
+        if package is None:
+            record = ladder.run_ladder(cases, what, folder, settings, kind="arms", **common)
+        elif good is None:
+            names, _, environments = what
+            record = ladder.run_ladder(cases, ladder.rungs_from_envs(names, environments),
+                                       folder, settings, **common)
+        else:
+            names, requirements, _ = what
+            record = ladder.run_bisect(cases, _lazy_rungs(names, requirements, args.envs, say,
+                                                          args.retry),
+                                       folder, good, bad, settings, **common)
+    except KeyboardInterrupt as exc:
+        return _stopped(exc, folder)
     if args.json:
         print(json.dumps(record, indent=1))
     else:
@@ -204,12 +255,88 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     return 0
 
 
-def _lazy_rungs(names, requirements, cache, say):
-    """A bisect's rungs: every candidate, its environment built when the halving first
-    measures it (``jitbench.releases.ladder.LazyRung``)."""
+# what `--resume LADDER_DIR` takes from its own call; everything else is the ladder's command
+RESUME_OWN = ("resume", "json", "no_report", "reports", "retry", "debug", "command", "argv")
+
+
+def resumed_args(args: argparse.Namespace) -> argparse.Namespace:
+    """``--resume LADDER_DIR``: the arguments of the command that began the ladder (its
+    ``releases.json``'s), read by this parser, in LADDER_DIR (wherever it lies now), with this
+    call's output options and ``--retry``; a UserError naming anything else given beside it,
+    or a folder that holds no ladder."""
+    import contextlib
+    import io
+
+    from jitbench.cli.args import build_parser
     from jitbench.releases import ladder
 
-    return [ladder.LazyRung(name, requirement, cache, say)
+    parser = build_parser()
+    defaults = vars(parser.parse_args(["releases"]))
+    given = [_flag(key, value) for key, value in vars(args).items()
+             if key not in RESUME_OWN and key in defaults and value != defaults[key]]
+    if given:
+        raise UserError(f"--resume continues LADDER_DIR with its own command (releases, case "
+                        f"filters, settings); leave out {', '.join(given)}")
+    folder = Path(args.resume)
+    record = ladder.load(folder)
+    command = [str(w) for w in record.get("command") or []]
+    path = folder / ladder.FILE
+    if command[1:2] != ["releases"]:
+        raise UserError(f"{path} names no `jitbench releases` command to continue "
+                        f"({' '.join(command) or 'none'})")
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            recorded = parser.parse_args(command[1:])
+    except SystemExit:
+        why = (errors.getvalue().strip().splitlines() or ["?"])[-1]
+        raise UserError(f"{path}'s command ({' '.join(command)}) is not one this jitbench "
+                        f"reads ({why}); run the ladder again with another --run-id") from None
+    recorded.out, recorded.run_id = str(folder.parent), folder.name
+    for key in ("json", "no_report", "reports", "retry", "debug"):
+        setattr(recorded, key, getattr(args, key, False))
+    recorded.resume, recorded.argv = str(folder), command[1:]
+    return recorded
+
+
+def _flag(key: str, value) -> str:
+    if key in ("package", "releases"):
+        return " ".join(value) if isinstance(value, list) else str(value)
+    return "--" + key.replace("_", "-")
+
+
+def _stopped(exc: KeyboardInterrupt, folder: Path) -> int:
+    """A ladder stopped by a signal (Ctrl-C, SIGTERM, SIGHUP): what it has, where, and the
+    command that continues it; the exit code of a process ended by that signal."""
+    from jitbench.errors import Interrupted
+    from jitbench.releases import ladder
+    from jitbench.releases import resume as resuming
+
+    signal_name = exc.signal_name if isinstance(exc, Interrupted) else "SIGINT"
+    code = exc.exit_code if isinstance(exc, Interrupted) else 130
+    try:
+        record = ladder.load(folder)
+    except UserError:  # stopped before its first record: building environments
+        print(f"jitbench: interrupted ({signal_name}) before the ladder began; nothing was "
+              f"measured (the environments built are cached): run the command again",
+              file=sys.stderr)
+        return code
+    made = record.get("comparisons") or []
+    planned = record.get("planned")
+    what = (f"{len(made)} of {len(planned)} steps" if planned is not None
+            else f"{len(made)} comparison(s)")
+    print(f"jitbench: interrupted ({signal_name}); {what} complete in {folder} (named in its "
+          f"{ladder.FILE}); continue with: {resuming.command(folder)}", file=sys.stderr)
+    return code
+
+
+def _lazy_rungs(names, requirements, cache, say, retry=False):
+    """A bisect's rungs: every candidate, its environment built when the halving first
+    measures it (``jitbench.releases.ladder.LazyRung``), a failed one tried again with
+    ``retry``."""
+    from jitbench.releases import ladder
+
+    return [ladder.LazyRung(name, requirement, cache, say, retry)
             for name, requirement in zip(names, requirements)]
 
 

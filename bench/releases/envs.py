@@ -117,8 +117,11 @@ def parse(requirement: str) -> Requirement:
 
 def env_name(requirement: str, extras: Sequence[str] = (), *, jitbench: bool = True) -> str:
     """The environment's folder name: the requirement and its extra requirements as a slug,
-    this interpreter's version, and ``-bare`` without jitbench (e.g. ``jax-0.4.31-py311``)."""
-    words = [_slug(parse(requirement)), *sorted(_slug(parse(e)) for e in extras)]
+    this interpreter's version, and ``-bare`` without jitbench (e.g. ``jax-0.4.31-py311``).
+    A package's extra is part of it (``jax[cuda12]==0.4.31`` and ``jax[cpu]==0.4.31`` are
+    two environments), but for the one a bare requirement is installed with
+    (:func:`install_spec`: ``jax[cpu]==X`` is ``jax==X``'s environment)."""
+    words = [_slug(_as_named(parse(requirement))), *sorted(_slug(parse(e)) for e in extras)]
     slug = "+".join(words)
     if len(slug) > 80:  # long lists of extras: a readable head and a hash of the whole
         slug = slug[:60] + "-" + hashlib.sha256(slug.encode()).hexdigest()[:12]
@@ -135,6 +138,15 @@ def _slug(requirement: Requirement) -> str:
     # the operators become "_": the hash keeps "keras<3.5" and "keras>3.5" apart
     return (re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_") + "-"
             + hashlib.sha256(text.encode()).hexdigest()[:8])
+
+
+def _as_named(requirement: Requirement) -> Requirement:
+    """``jax[cpu]==X`` as ``jax==X``: the same install (:func:`install_spec`), one name."""
+    if canonicalize_name(requirement.name) == "jax" and \
+            {canonicalize_name(e) for e in requirement.extras} == {"cpu"} and \
+            requirement.specifier:
+        return Requirement(f"{requirement.name}{requirement.specifier}")
+    return requirement
 
 
 def install_spec(requirement: str) -> str:
@@ -259,11 +271,22 @@ def _runs(python: Path) -> bool:
     return done is not None and done.returncode == 0
 
 
-# run in the new environment: import what was asked for (and jitbench), check that
-# jitbench's own requirements are installed (an import of jitbench/__init__ alone would not
-# see one missing), print the versions
+# run in the new environment: check that the release declares the extras asked of it (an
+# installer only warns about one it does not know, and builds without it), import what was
+# asked for (and jitbench), check that jitbench's own requirements are installed (an import of
+# jitbench/__init__ alone would not see one missing), print the versions
 _CHECK = r"""
-import importlib, importlib.metadata as md, json, sys
+import importlib, importlib.metadata as md, json, re, sys
+asked = json.loads(sys.argv[1])
+def extra_name(e):
+    return re.sub(r"[-_.]+", "-", e).lower()
+for dist, wanted in asked["extras"].items():
+    declared = sorted({extra_name(e) for e in md.metadata(dist).get_all("Provides-Extra") or []})
+    unknown = [e for e in wanted if extra_name(e) not in declared]
+    if unknown:
+        sys.exit(f"{dist} {md.version(dist)} declares no extra "
+                 + ", ".join(repr(e) for e in unknown)
+                 + f" (its extras: {', '.join(declared) or 'none'})")
 for name in sys.argv[2:]:
     importlib.import_module(name)
 if "jitbench" in sys.argv[2:]:
@@ -283,7 +306,7 @@ if "jitbench" in sys.argv[2:]:
     if unmet:
         sys.exit("jitbench's requirements not met: " + ", ".join(unmet))
 versions = {}
-for dist in json.loads(sys.argv[1]):
+for dist in asked["dists"]:
     try:
         versions[dist] = md.version(dist)
     except md.PackageNotFoundError:
@@ -294,14 +317,16 @@ print("JITBENCH-VERSIONS " + json.dumps(versions))
 
 def _check(python: Path, requirement: Requirement, jitbench: bool
            ) -> tuple[dict[str, str] | None, str | None, bool]:
-    """(versions, None, False) when the release (and jitbench, its requirements met) import in
-    the environment, else (None, the import's reason, whether it is :func:`transient`)."""
+    """(versions, None, False) when the release declares the extras asked of it and it (and
+    jitbench, its requirements met) import in the environment, else (None, the reason,
+    whether it is :func:`transient`)."""
     name = canonicalize_name(requirement.name)
     modules = [IMPORT_NAMES.get(name, name.replace("-", "_"))] + (["jitbench"] if jitbench
                                                                    else [])
-    dists = list(dict.fromkeys([name, *REPORTED]))
+    asked = {"dists": list(dict.fromkeys([name, *REPORTED])),
+             "extras": {name: sorted(requirement.extras)} if requirement.extras else {}}
     # isolated (-I): neither PYTHONPATH nor the current folder (a checkout's egg-info) counts
-    done = launch.tool([str(python), "-I", "-c", _CHECK, json.dumps(dists), *modules],
+    done = launch.tool([str(python), "-I", "-c", _CHECK, json.dumps(asked), *modules],
                        timeout=IMPORT_TIMEOUT_S, cwd=str(python.parent))
     line = next((s for s in (done.stdout.splitlines() if done is not None else [])
                  if s.startswith("JITBENCH-VERSIONS ")), None)

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from jitbench.report import fmt
 
+PROGRAM_ONLY = ["program"]  # a case's steps when its compiled program alone changed
 MEASURES = (("time", "steady time", "secs"), ("jit_speedup", "JIT speedup", "times"),
             ("first_call", "first call", "secs"))
 CSS = {"slower": "slower", "faster": "faster", "broke": "slower", "mended": "faster",
@@ -51,17 +52,30 @@ def _fact_cell(name: str, c: Mapping[str, Any]) -> dict[str, str]:
     return {"text": text, "css": "slower" if moved else "same", "moved": moved}
 
 
+def step_counts(cases) -> dict[str, Any]:
+    """A step's cases as the terminal says them (``jitbench.releases.step.counts``): those
+    that stepped in anything but their compiled program alone (``moved``), those whose
+    program alone changed (``program_only``: nothing measured moved), all (``cases``), and the
+    sentence (``text``)."""
+    program_only = sum(1 for c in cases if list(c.get("stepped") or []) == PROGRAM_ONLY)
+    moved = sum(1 for c in cases if c.get("stepped")) - program_only
+    text = f"{moved} of {len(cases)} cases stepped" + (
+        f"; {program_only} more changed program only" if program_only else "")
+    return {"moved": moved, "program_only": program_only, "cases": len(cases), "text": text}
+
+
 def case_tables(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per case: a row per measured release (each measure's value with its interval over
     processes) and between neighbours a row for the step (each measured ratio with its
     interval and verdict, each fact's change), steps that moved marked; cases with a step
-    first."""
+    first (``moved``: steps in more than the compiled program; ``program_only``: steps where
+    only the program changed), then those whose program alone changed."""
     rungs = [r["name"] for r in record["rungs"] if r.get("measured")]
     steps = {(s["before"], s["after"]): {c["case_id"]: c for c in s["cases"]}
              for s in record["steps"]}
     out = []
     for case_id, per in record["cases"].items():
-        rows, moved, about = [], 0, None
+        rows, moved, program_only, about = [], 0, 0, None
         order = [r for r in rungs if r in per]
         for i, rung in enumerate(order):
             e = per[rung]
@@ -75,7 +89,9 @@ def case_tables(record: Mapping[str, Any]) -> list[dict[str, Any]]:
                 c = steps.get((rung, order[i + 1]), {}).get(case_id)
                 if c is None:  # neighbours here, not measured side by side (a bisect's gap)
                     continue
-                moved += bool(c["stepped"])
+                only_program = list(c["stepped"]) == PROGRAM_ONLY
+                moved += bool(c["stepped"]) and not only_program
+                program_only += only_program
                 rows.append({"kind": "step", "name": f"{rung} → {order[i + 1]}",
                              "stepped": c["stepped"],
                              "cells": [_step_cell(m, c) for m, _, _ in MEASURES],
@@ -86,8 +102,9 @@ def case_tables(record: Mapping[str, Any]) -> list[dict[str, Any]]:
                              "why": c["status"]["error_after"] or c["status"]["error_before"]
                              or ""})
         case = _case_of(record, case_id)
-        out.append({"case_id": case_id, "title": case, "rows": rows, "moved": moved})
-    out.sort(key=lambda t: (-t["moved"], t["case_id"]))
+        out.append({"case_id": case_id, "title": case, "rows": rows, "moved": moved,
+                    "program_only": program_only})
+    out.sort(key=lambda t: (-t["moved"], -t["program_only"], t["case_id"]))
     return out
 
 
@@ -106,7 +123,7 @@ def render(record: Mapping[str, Any], templates, links: Mapping[str, str] | None
     step's A/B page by its run folder, relative to this page)."""
     links = dict(links or {})
     steps = [{"before": s["before"], "after": s["after"], "rounds": s["rounds"],
-              "moved": sum(1 for c in s["cases"] if c["stepped"]), "cases": len(s["cases"]),
+              **step_counts(s["cases"]),
               "warnings": s.get("warnings") or [], "link": links.get(s["run_dir"])}
              for s in record["steps"]]
     return templates.get_template("releases.html.j2").render(
