@@ -18,33 +18,7 @@ from jitbench.run import ab_arms
 ROOT = Path(__file__).resolve().parent.parent
 JITBENCH = str(Path(sys.executable).with_name("jitbench"))
 
-USER_WORKLOAD = '''
-"""My function: tanh(x) @ x.T of a small matrix (a file of the form of suites/)."""
-from jitbench.define.workload import Workload
-
-
-def inputs(p, dtype, rng):
-    return (rng.standard_normal((p["n"], p["n"])).astype(dtype),)
-
-
-def reference(xs, p, variant):
-    import numpy as np
-    return np.tanh(xs[0]) @ xs[0].T
-
-
-def jax_stages(p, dtype, variant):
-    import jax.numpy as jnp
-    return [lambda x: jnp.tanh(x) @ x.T]
-
-
-WORKLOAD = Workload(
-    name="mine", description="my function", grid={"quick": [dict(n=128)]},
-    dtypes=("float32",), inputs=inputs, reference=reference,
-    flops=lambda p, v: 2.0 * p["n"] ** 3, tolerance={"float32": (1e-4, 1e-5)},
-    jax=jax_stages, size_label=lambda p: f"n{p['n']}")
-'''
-# n=128, not smaller: a call of a few µs lands in one of two process states (eager 36 or 69 µs,
-# jit 5 or 13 µs in one A/B), which widened a 3x step's interval to [1.03, 19.9] in 6 pairs
+USER_WORKLOAD = (ROOT / "tests" / "workloads" / "tanh_gram.py").read_text()
 JIT = "mine-default-jax-jit-cpu-float32-n128"
 
 

@@ -311,31 +311,7 @@ def test_a_case_whose_program_alone_changed_is_counted_apart(stopping, tmp_path)
 
 # --------------------------------------------------------------------------- end to end
 
-WORKLOAD = '''
-"""tanh(x) @ x.T of a small matrix."""
-from jitbench.define.workload import Workload
-
-
-def inputs(p, dtype, rng):
-    return (rng.standard_normal((p["n"], p["n"])).astype(dtype),)
-
-
-def reference(xs, p, variant):
-    import numpy as np
-    return np.tanh(xs[0]) @ xs[0].T
-
-
-def jax_stages(p, dtype, variant):
-    import jax.numpy as jnp
-    return [lambda x: jnp.tanh(x) @ x.T]
-
-
-WORKLOAD = Workload(
-    name="mine", description="my function", grid={"quick": [dict(n=32)]},
-    dtypes=("float32",), inputs=inputs, reference=reference,
-    flops=lambda p, v: 2.0 * p["n"] ** 3, tolerance={"float32": (1e-4, 1e-5)},
-    jax=jax_stages, size_label=lambda p: f"n{p['n']}")
-'''
+WORKLOAD = (Path(__file__).parent / "workloads" / "tanh_gram.py").read_text()
 JITBENCH = str(Path(sys.executable).with_name("jitbench"))
 
 
