@@ -369,3 +369,16 @@ def test_a_ladder_killed_inside_its_second_ab_continues_from_the_command_line(tm
     assert meta["status"] == "complete" and meta["resumes"] and meta["ab"]["rounds"] >= 3
     assert all(s["rounds"] >= 3 for s in record["steps"]) and len(record["steps"]) == 3
     assert (tmp_path / "reports" / "lad" / "index.html").is_file()
+
+
+def test_a_ladder_records_its_command_to_resume_from_anywhere(tmp_path, monkeypatch):
+    """The recorded command starts at the sub-command (a global --debug before it is left
+    out) and holds absolute paths, so `--resume` from another folder reads the same files."""
+    from jitbench.cli.releases import recorded_command
+
+    monkeypatch.chdir(tmp_path)
+    said = recorded_command(["--debug", "releases", "jax", "0.4.31", "0.5.0", "--suite-file",
+                             "mine.py", "--envs=envs", "--out", "results", "--suite", "mine"])
+    assert said == ["jitbench", "releases", "jax", "0.4.31", "0.5.0", "--suite-file",
+                    str(tmp_path / "mine.py"), f"--envs={tmp_path / 'envs'}", "--out",
+                    str(tmp_path / "results"), "--suite", "mine"]

@@ -216,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                "nightly": lambda a: nightly_cli.cmd(a, _selected_cases, _progress_printer), "merge": cmd_merge, "compare": cmd_compare,
                "doctor": doctor_cli.cmd,
                "ab": lambda a: ab_cli.cmd(a, _selected_cases, _progress_printer()),
-               "releases": lambda a: releases_cli.cmd(a, _selected_cases, _progress_printer()),
+               "releases": lambda a: releases_cli.cmd(a, _selected_cases, _progress_printer(),
+                                              build_parser),
                }[args.command]
     try:
         return handler(args)

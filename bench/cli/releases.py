@@ -184,9 +184,9 @@ def unmeasured_steps(record) -> list[str]:
     return out
 
 
-def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
-    """``selected_cases(args)`` / ``progress``: ``jitbench.cli.main``'s case selection and
-    progress printer. Exit 3 (undecided) when a step measured no case on both sides; a
+def cmd(args: argparse.Namespace, selected_cases, progress, build_parser) -> int:
+    """``selected_cases(args)`` / ``progress`` / ``build_parser``: ``jitbench.cli.main``'s case
+    selection, progress printer and parser (``--resume`` reads the ladder's command with it). Exit 3 (undecided) when a step measured no case on both sides; a
     ladder stopped by a signal says how to continue it (``--resume``) and exits 128 + the
     signal's number."""
     from jitbench.releases import ladder
@@ -198,7 +198,7 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
         print(line, file=sys.stderr)
 
     if args.resume:
-        args = resumed_args(args)
+        args = resumed_args(args, build_parser())
     name = re.split(r"[\[=<>!~ ;]", str(args.package or ""), maxsplit=1)[0].lower()
     if args.framework is None and PACKAGE_FRAMEWORK.get(name):
         args.framework = PACKAGE_FRAMEWORK[name]
@@ -217,7 +217,8 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     folder = Path(args.out) / ladder_id
     resume = bool(args.resume)
     resuming.check_folder(folder, resume)  # before an environment is built
-    command = ["jitbench", *(getattr(args, "argv", None) or sys.argv[1:])]
+    command = (["jitbench", *args.argv] if getattr(args, "argv", None)
+               else recorded_command(sys.argv[1:]))
     common = dict(package=None, command=command, on_progress=progress, say=say,
                   resume=resume)
     try:
@@ -255,11 +256,32 @@ def cmd(args: argparse.Namespace, selected_cases, progress) -> int:
     return 0
 
 
+PATH_OPTIONS = ("--suite-file", "--envs", "--out", "--reports")
+
+
+def recorded_command(argv: list[str]) -> list[str]:
+    """The command a ladder records for ``--resume``: ``jitbench releases ...`` (global
+    options before the sub-command left out), each path option absolute, so a resume from
+    another folder reads the same files and environments."""
+    words = list(argv)
+    words = words[words.index("releases"):] if "releases" in words else words
+    out = []
+    for i, word in enumerate(words):
+        flag, eq, value = word.partition("=")
+        if eq and flag in PATH_OPTIONS:
+            word = f"{flag}={Path(value).absolute()}"
+        elif i and words[i - 1] in PATH_OPTIONS:
+            word = str(Path(word).absolute())
+        out.append(word)
+    return ["jitbench", *out]
+
+
 # what `--resume LADDER_DIR` takes from its own call; everything else is the ladder's command
 RESUME_OWN = ("resume", "json", "no_report", "reports", "retry", "debug", "command", "argv")
 
 
-def resumed_args(args: argparse.Namespace) -> argparse.Namespace:
+def resumed_args(args: argparse.Namespace, parser: argparse.ArgumentParser
+                 ) -> argparse.Namespace:
     """``--resume LADDER_DIR``: the arguments of the command that began the ladder (its
     ``releases.json``'s), read by this parser, in LADDER_DIR (wherever it lies now), with this
     call's output options and ``--retry``; a UserError naming anything else given beside it,
@@ -267,10 +289,8 @@ def resumed_args(args: argparse.Namespace) -> argparse.Namespace:
     import contextlib
     import io
 
-    from jitbench.cli.args import build_parser
     from jitbench.releases import ladder
 
-    parser = build_parser()
     defaults = vars(parser.parse_args(["releases"]))
     given = [_flag(key, value) for key, value in vars(args).items()
              if key not in RESUME_OWN and key in defaults and value != defaults[key]]
@@ -281,6 +301,8 @@ def resumed_args(args: argparse.Namespace) -> argparse.Namespace:
     record = ladder.load(folder)
     command = [str(w) for w in record.get("command") or []]
     path = folder / ladder.FILE
+    if "releases" in command[1:]:  # a ladder recorded with global options before it
+        command = ["jitbench", *command[command.index("releases", 1):]]
     if command[1:2] != ["releases"]:
         raise UserError(f"{path} names no `jitbench releases` command to continue "
                         f"({' '.join(command) or 'none'})")
