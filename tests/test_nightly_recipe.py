@@ -61,7 +61,8 @@ def _night(tmp: Path, *words: str) -> subprocess.CompletedProcess:
         "quick", "--budget", "1", "--max-processes", "1", "--no-recheck", "--change-pairs",
         "3",
         # three pairs decide nothing at 10%: this test checks the recipe, not the verdict
-        "--threshold", "1000", *words)
+        # (nor the first call's: three pairs of it read an inert change 2.19x [1.09, 4.38])
+        "--threshold", "1000", "--compile-threshold", "1000", *words)
 
 
 def test_two_environments_in_turn_three_nights(tmp_path):

@@ -67,7 +67,8 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
     never the machine's); and with ``compile_threshold`` and ``first_units`` (the pairs' log
     ratios of the first call, :func:`jitbench.analysis.ab_verdicts.pair_units`), a first call
     (trace and compile) slower in B by at least that threshold (its interval's lower bound)
-    fails it too; slower by a step not established, it is named in ``smaller``. A case failing
+    fails it too; slower by less (the step ruled out), it is named in ``smaller``; slower with
+    the step neither established nor ruled out, it is undecided (``first_open``). A case failing
     in both arms is not measurable here only when the last good night could not run it either
     (``reference_ok``: the cases it measured ``ok``); else the machine lost it since:
     undecided, never a pass. A case failing in A and ``ok`` in B was fixed: clear."""
@@ -75,6 +76,7 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
 
     changed = "; ".join(c.text() for c in plan.changes)
     out: dict[str, Any] = {"fails": [], "smaller": [], "undecided": [], "verdicts": {},
+                           "first_open": [],
                            "not_measurable": [], "not_measured": [], "bounds": {},
                            "lost": [], "ratios": {}}
 
@@ -162,21 +164,23 @@ def judged(rows, units, ids: set[str], plan: Plan, settings, threshold: float,
             verdict, _, ratio, lo, hi = ab_verdicts.decide_interval(
                 first, tolerance=settings.tolerance, confidence=settings.confidence,
                 max_pairs=settings.max_pairs, look_pairs=tuple(settings.look_pairs))
-            # a first call is one sample per process, and it scatters ~2x between processes
-            # on a loaded host: it fails a night only when its interval clears the step (a
-            # time per call fails when the step is not ruled out); slower by a step not
-            # established, it is named
-            if verdict == "slower" and lo == lo and lo >= 1 + compile_threshold:
-                out["fails"].append(record(
-                    r, "first call (trace and compile) slower", metric="ab_first_call",
-                    interval=(ratio, lo, hi),
-                    detail=_interval_text(ratio, lo, hi, len(first), compile_threshold)))
-            elif verdict == "slower":
-                out["smaller"].append(record(
-                    r, "first call (trace and compile) slower, a step of "
-                       f"{compile_threshold:.0%} not established", metric="ab_first_call",
-                    interval=(ratio, lo, hi),
-                    detail=_interval_text(ratio, lo, hi, len(first), compile_threshold)))
+            # a first call is one sample per process and scatters ~2x between processes on
+            # a loaded host: a step of the threshold established fails the night, one ruled
+            # out is named, and one neither established nor ruled out holds the night
+            # (undecided, never a pass: the next night's pairs are added to these)
+            if verdict == "slower":
+                rec = record(r, "first call (trace and compile) slower", metric="ab_first_call",
+                             interval=(ratio, lo, hi),
+                             detail=_interval_text(ratio, lo, hi, len(first),
+                                                   compile_threshold))
+                if lo == lo and lo >= 1 + compile_threshold:
+                    out["fails"].append(rec)
+                elif hi == hi and hi < 1 + compile_threshold:
+                    out["smaller"].append(rec)
+                else:
+                    out["first_open"].append(rec)
+                    if r["case_id"] not in out["undecided"]:
+                        out["undecided"].append(r["case_id"])
     for case_id in sorted(ids - seen):  # touched, and no A/B row: never a pass
         out["not_measured"].append(case_id)
         out["undecided"].append(case_id)
@@ -248,6 +252,7 @@ def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float
     return {"run": str(runs[0]) if runs else None, "runs": [str(d) for d in runs], "verdicts": said["verdicts"],
             "touched": sorted(ids), "slower": said["fails"], "smaller": said["smaller"],
             "undecided": said["undecided"], "pooled": said["pooled"],
+            "first_open": said["first_open"],
             "not_measurable": said["not_measurable"], "not_measured": said["not_measured"],
             "bounds": said["bounds"], "ratios": said["ratios"], "lost": said["lost"],
             "rounds": sum(rounds),

@@ -245,8 +245,15 @@ def _undecided_note(facts: dict[str, Any], threshold: float) -> str:
     since the last good night."""
     unmeasured = set(facts.get("not_measured") or [])
     lost = {r["case_id"]: r["why"] for r in facts.get("lost") or []}
-    open_ = [c for c in facts["undecided"] if c not in unmeasured and c not in lost]
+    first = {r["case_id"]: f"{r['ratio']:.2f}x [{r['low']:.2f}, {r['high']:.2f}] in "
+                           f"{r['pairs']} pairs" for r in facts.get("first_open") or []}
+    open_ = [c for c in facts["undecided"]
+             if c not in unmeasured and c not in lost and c not in first]
     return "UNDECIDED: " + "; ".join(filter(None, (
+        f"{len(first)} touched case(s) whose first call is slower by a step of "
+        f"--compile-threshold neither established nor ruled out: "
+        + "; ".join(f"{c} ({t})" for c, t in sorted(first.items()))
+        if first else None,
         f"{len(open_)} touched case(s) neither slower nor the same after "
         f"{facts.get('rounds') or 0} pairs, a step of the {100 * threshold:.0f}% "
         f"threshold not ruled out: {', '.join(open_)}" if open_ else None,
