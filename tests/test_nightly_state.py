@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -443,6 +444,16 @@ def test_an_undecided_nights_pairs_are_carried_to_the_next_night_of_the_same_env
     assert 1.0 < said["bounds"]["c1"] < 1.10 and said["ratios"]["c1"] > 0
     assert said["rounds"] == 12 and said["tonight_rounds"] == 6
     assert said["carried"][0]["night"] == "n2" and said["carried"][0]["rounds"] == 6
+    assert said["decided"] == ["c1", "c2"]
+    # a case n2 decided keeps n2's pairs and verdict: tonight's pairs of it, measured for a
+    # group-mate, do not reopen it (here they read 2x)
+    (tonight / "results.jsonl").unlink()
+    shutil.rmtree(tonight)
+    tonight = _ab(n3 / "change" / "ab-1", (arm_a.spec, arm_b.spec),
+                  {"c1": tight, "c2": [2.0, 1.9, 2.1, 2.0, 2.2, 1.8]})
+    again = change_ab.judge_runs([tonight], plan, ids, 0.10, earlier=earlier)
+    assert again["undecided"] == [] and not again["slower"], again["slower"]
+    assert again["bounds"]["c2"] == said["bounds"]["c2"]
     # not carried: a night that failed, one whose environment differs from tonight's, one
     # judged against another reference, and an A/B of other arms
     for over in ({"regression": True}, {"change": {"reference": "n0"}}):
@@ -456,4 +467,22 @@ def test_an_undecided_nights_pairs_are_carried_to_the_next_night_of_the_same_env
     (n2 / "meta.json").write_text(json.dumps({"run_id": "n2", "env": {"XLA_FLAGS": "--x"}}))
     other = dataclasses.replace(plan, arm_a=Arm("a", python="/older/bin/python"))
     assert change_ab.carried(other, n3) == []
+    # pairs taken another way (duets against tonight's alternating turns) are not carried
+    chosen = change_ab.settings(2, "default", None)
+    assert change_ab.carried(plan, n3, chosen=chosen) == earlier
+    assert change_ab.carried(plan, n3, chosen=dataclasses.replace(chosen, pairing="duet")) == []
     assert change_ab.carried(plan, n3) == earlier
+
+
+def test_an_undecided_note_names_why_tonight_could_not_measure():
+    """Carried pairs keep an open case measured, so a night whose A/B could not run has no
+    case "not measured": the note still names the reason, and promises no next night."""
+    from jitbench.nightly.night import _undecided_note
+
+    note = _undecided_note({"undecided": ["c1"], "not_measured": [], "rounds": 6,
+                            "error": "arm A's packages moved since the reference night"}, 0.10)
+    assert "could not run tonight: arm A's packages moved" in note
+    assert "goes on" not in note and note.endswith("(not a pass)")
+    note = _undecided_note({"undecided": ["c1"], "not_measured": [], "rounds": 6}, 0.10)
+    assert "1 touched case(s) neither slower nor the same after 6 pairs" in note
+    assert "goes on from these pairs" in note

@@ -84,7 +84,8 @@ def settings(n_touched: int, process_profile: str, time_limit: float | None,
 def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float, *,
             process_profile: str, time_limit: float | None, case_timeout: float = 1800.0,
             on_progress: Callable | None = None, pairs: int | None = None,
-            pairing: str = "auto", compile_threshold: float | None = None) -> dict[str, Any]:
+            pairing: str = "auto", compile_threshold: float | None = None,
+            results_root: Path | None = None) -> dict[str, Any]:
     """The A/B of the touched case groups (``plan``'s arms) under ``night_dir/change/``; the
     facts for the summary: :func:`judged`'s over every finished A/B run of the night,
     ``slower`` (its ``fails``: what fails the night), each record with its ratio, interval,
@@ -124,7 +125,9 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
     chosen = settings(len(ids), process_profile, time_limit, pairs,
                       pairing_for(pairing, again, process_profile))
     runs = recorded(night_dir)
-    earlier = carried(plan, night_dir)
+    # a night's pairs carry on only where the pairs are measured the same way (not a corpus's
+    # fixed count of pairs)
+    earlier = [] if pairs else carried(plan, night_dir, results_root, chosen)
     covered = _measured_ids(runs) | decided_before(earlier, plan, ids, threshold,
                                                     compile_threshold, ref_ok)
     missing = [c for c in again if c.case_id in ids and c.case_id not in covered]
@@ -151,16 +154,20 @@ def measure(plan: Plan, cases: Sequence[Case], night_dir: Path, threshold: float
             "slower": facts["slower"] + said["slower"], "error": error}
 
 
-def carried(plan: Plan, night_dir: Path) -> list[tuple[str, list[Path]]]:
+def carried(plan: Plan, night_dir: Path, results_root: Path | None = None,
+            chosen: Any = None) -> list[tuple[str, list[Path]]]:
     """(night, its finished A/B runs) of the undecided nights since the last good one that
     measured the same two environments as tonight (at most :data:`MAX_CARRIED`, oldest
     first): judged against the same last good night, nothing changed between that night and
-    tonight (``jitbench.nightly.change.what_changed``), the same two arms. Their pairs are
-    tonight's as well: each pair ran side by side, whatever the night."""
+    tonight (``jitbench.nightly.change.what_changed``), the same two arms and, with
+    ``chosen`` (tonight's A/B settings), pairs taken the same way (pairing, budget, process
+    profile). Their pairs are tonight's as well: each pair ran side by side, whatever the
+    night. ``results_root``: the history's folder (a shard's run lies elsewhere)."""
     from jitbench.nightly.change import what_changed
     from jitbench.results.files import load_summary
 
-    root, tonight = Path(night_dir).parent, load_meta(night_dir)
+    root, tonight = Path(results_root or Path(night_dir).parent), load_meta(night_dir)
+    same = ("pairing", "budget", "process_profile", "tolerance", "fixed")
     specs = tuple(arm.spec if arm is not None else None for arm in (plan.arm_a, plan.arm_b))
     out: list[tuple[str, list[Path]]] = []
     for night in plan.skipped:  # newest first
@@ -170,14 +177,23 @@ def carried(plan: Plan, night_dir: Path) -> list[tuple[str, list[Path]]]:
                 or (said.get("change") or {}).get("reference") != plan.last_good
                 or what_changed(load_meta(folder), tonight)):
             continue
-        runs = [d for d in recorded(folder) if tuple(
-            ((load_meta(d).get("ab") or {}).get("arms") or {}).get(a, {}).get("spec")
-            for a in ("a", "b")) == specs]
+        runs = [d for d in recorded(folder) if _same_ab(load_meta(d), specs, chosen, same)]
         if runs:
             out.append((folder.name, runs))
         if len(out) == MAX_CARRIED:
             break
     return out[::-1]
+
+
+def _same_ab(meta: dict[str, Any], specs: tuple[Any, ...], chosen: Any,
+             keys: Sequence[str]) -> bool:
+    ab = meta.get("ab") or {}
+    if tuple((ab.get("arms") or {}).get(a, {}).get("spec") for a in ("a", "b")) != specs:
+        return False
+    if chosen is None:
+        return True
+    said = ab.get("settings") or {}
+    return all(said.get(k) == getattr(chosen, k) for k in keys)
 
 
 def decided_before(earlier: Sequence[tuple[str, Sequence[Path]]], plan: Plan, ids: set[str],
@@ -187,8 +203,8 @@ def decided_before(earlier: Sequence[tuple[str, Sequence[Path]]], plan: Plan, id
     measured again tonight."""
     if not earlier:
         return set()
-    said = judge_runs([], plan, ids, threshold, compile_threshold, ref_ok, earlier)
-    return _measured_ids([d for _, ds in earlier for d in ds]) & ids - set(said["undecided"])
+    return set(judge_runs([], plan, ids, threshold, compile_threshold, ref_ok,
+                          earlier)["decided"])
 
 
 def reference_ok(plan: Plan) -> set[str] | None:

@@ -219,7 +219,10 @@ def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float
     night), and ``earlier``: (night, its A/B runs) of earlier nights that measured the same two
     environments (``jitbench.nightly.change_ab.carried``), their pairs first. A pair is side
     by side whatever the night, so the pairs of several nights are one series per case; its
-    looks are the nights' (9, 12, 20 pairs and the last), at the same error rate per look."""
+    looks are the nights' (9, 12, 20 pairs and each night's last), at the same error rate per
+    look, so each night carried adds one look to an open case's error rate (at most
+    ``MAX_CARRIED`` of them). A case decided by the nights before one keeps their pairs and
+    verdict (``decided``: the touched cases decided)."""
     import pandas as pd
     from jitbench.analysis.ab_verdicts import pair_units
     from jitbench.report.ab_page import table
@@ -231,25 +234,33 @@ def judge_runs(runs: Sequence[Path], plan: Plan, ids: set[str], threshold: float
     settings = ((metas or [load_meta(d) for d in groups[-2]])[0].get("ab") or {}).get(
         "settings", {})
     first = load_meta(next(d for g in groups for d in g))
-    rule = ab_arms.Settings(**{**settings, "confidence": confidence(len(ids)),
-                               "max_pairs": int(settings.get("max_pairs") or 1) * len(groups)})
-    frames = []
+    frames: list[Any] = []
+    decided: set[str] = set()
+    said: dict[str, Any] = {}
     for i, group in enumerate(groups):
         for d in group:
             df = load_results(d)
             if "ab_round" in df:
                 df["ab_round"] = pd.to_numeric(df["ab_round"], errors="coerce") \
                     + i * ROUND_OFFSET
-            frames.append(df)
-    df = pd.concat(frames, ignore_index=True)
-    said = judged(table(df, {**first, "ab": {**first["ab"],
-                                             "settings": dataclasses.asdict(rule)}}),
-                  pair_units(df), ids, plan, rule, threshold, compile_threshold,
-                  pair_units(df, "first_call_s"), reference)
+            # a case an earlier night decided keeps that night's pairs and verdict: pairs a
+            # later night measured for a group-mate do not reopen it
+            frames.append(df[~df["case_id"].isin(decided)] if "case_id" in df else df)
+        rule = ab_arms.Settings(**{**settings, "confidence": confidence(len(ids)),
+                                   "max_pairs": int(settings.get("max_pairs") or 1) * (i + 1)})
+        df = pd.concat(frames, ignore_index=True)
+        said = judged(table(df, {**first, "ab": {**first["ab"],
+                                                 "settings": dataclasses.asdict(rule)}}),
+                      pair_units(df), ids, plan, rule, threshold, compile_threshold,
+                      pair_units(df, "first_call_s"), reference)
+        measured = set(df["case_id"]) if "case_id" in df else set()
+        decided |= (measured & ids) - set(said["undecided"])
     rounds = [max((int((load_meta(d).get("ab") or {}).get("rounds") or 0) for d in g),
                   default=0) for g in groups]
     abs_ = [m.get("ab") or {} for m in metas]
-    return {"run": str(runs[0]) if runs else None, "runs": [str(d) for d in runs], "verdicts": said["verdicts"],
+    last = next((str(d) for g in groups[::-1] for d in g), None)
+    return {"run": str(runs[0]) if runs else last, "runs": [str(d) for d in runs],
+            "verdicts": said["verdicts"], "decided": sorted(decided),
             "touched": sorted(ids), "slower": said["fails"], "smaller": said["smaller"],
             "undecided": said["undecided"], "pooled": said["pooled"],
             "first_open": said["first_open"],

@@ -241,31 +241,36 @@ def _change_night(h: History, plan: change.Plan, results_root: Path, reports_roo
 
 
 def _undecided_note(facts: dict[str, Any], threshold: float) -> str:
-    """Why a change night's A/B left cases undecided: still open, never measured, or lost
-    since the last good night."""
+    """Why a change night's A/B left cases undecided: still open, a first call neither
+    established nor ruled out, never measured, lost since the last good night, or tonight's
+    measurement could not run."""
     unmeasured = set(facts.get("not_measured") or [])
     lost = {r["case_id"]: r["why"] for r in facts.get("lost") or []}
     first = {r["case_id"]: f"{r['ratio']:.2f}x [{r['low']:.2f}, {r['high']:.2f}] in "
                            f"{r['pairs']} pairs" for r in facts.get("first_open") or []}
     open_ = [c for c in facts["undecided"]
              if c not in unmeasured and c not in lost and c not in first]
-    return "UNDECIDED: " + "; ".join(filter(None, (
+    error = facts.get("error")
+    parts = (
         f"{len(first)} touched case(s) whose first call is slower by a step of "
         f"--compile-threshold neither established nor ruled out: "
-        + "; ".join(f"{c} ({t})" for c, t in sorted(first.items()))
-        if first else None,
+        + "; ".join(f"{c} ({t})" for c, t in sorted(first.items())) if first else None,
         f"{len(open_)} touched case(s) neither slower nor the same after "
         f"{facts.get('rounds') or 0} pairs, a step of the {100 * threshold:.0f}% "
         f"threshold not ruled out: {', '.join(open_)}" if open_ else None,
         f"{len(unmeasured)} touched case(s) not measured side by side"
-        + (f" ({facts['error']})" if facts.get("error") else
+        + (f" ({error})" if error else
            " (no finished A/B holds them: a shard or the A/B stopped before them)")
         + f": {', '.join(sorted(unmeasured))}" if unmeasured else None,
         f"{len(lost)} touched case(s) ok on the last good night and failing in both "
         f"environments tonight (the machine, not the change?): "
-        + "; ".join(f"{c} ({w})" for c, w in sorted(lost.items())) if lost else None))
-    ) + " (not a pass; the next night with the same two environments goes on from these " \
-        "pairs and measures only the cases left open)"
+        + "; ".join(f"{c} ({w})" for c, w in sorted(lost.items())) if lost else None,
+        f"the side-by-side measurement could not run tonight: {error}"
+        if error and not unmeasured else None)
+    return "UNDECIDED: " + "; ".join(filter(None, parts)) + (
+        " (not a pass)" if error else
+        " (not a pass; the next night with the same two environments goes on from these "
+        "pairs and measures only the cases left open)")
 
 
 def _seen(h: History, result: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:

@@ -138,6 +138,6 @@ def shard_night(cases: Sequence[Case], results_root: Path | str, run_id: str, k:
             time_limit=float(spent) if isinstance(spent, (int, float)) else None,
             case_timeout=options.case_timeout, on_progress=options.on_progress,
             pairs=options.change_pairs, pairing=options.pairing,
-            compile_threshold=options.thresholds.compile)
+            compile_threshold=options.thresholds.compile, results_root=root)
         state.finished(shard_dir, "ab")
     return facts
