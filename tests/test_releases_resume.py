@@ -382,3 +382,26 @@ def test_a_ladder_records_its_command_to_resume_from_anywhere(tmp_path, monkeypa
     assert said == ["jitbench", "releases", "jax", "0.4.31", "0.5.0", "--suite-file",
                     str(tmp_path / "mine.py"), f"--envs={tmp_path / 'envs'}", "--out",
                     str(tmp_path / "results"), "--suite", "mine"]
+
+
+@unit
+def test_a_rung_built_on_resume_reuses_the_steps_measured_around_it(stopping, tmp_path):
+    """Rung 2 failed to build in the first session (steps 1 -> 3 -> 4); built on --retry, the
+    ladder is 1 -> 2 -> 3 -> 4: the complete 3 -> 4 is reused whatever its number, only the
+    new steps are measured."""
+    folder = tmp_path / "lad"
+    stopping(stop_at=2)
+    with pytest.raises(KeyboardInterrupt):
+        ladder.run_ladder(["c"], [rung("1"), rung("2", error="no wheel"), rung("3"),
+                                  rung("4")], folder, SETTINGS)
+    # the stopped second step (3 -> 4) is continued once, then complete
+    again = stopping()
+    ladder.run_ladder(["c"], [rung("1"), rung("2", error="no wheel"), rung("3"), rung("4")],
+                      folder, SETTINGS, resume=True)
+    assert again.resumed == ["02-3-vs-4"]
+    built = stopping()
+    record = ladder.run_ladder(["c"], [rung("1"), rung("2"), rung("3"), rung("4")], folder,
+                               SETTINGS, resume=True)
+    assert [c[:2] for c in built.calls] == [("1", "2"), ("2", "3")] and built.resumed == []
+    assert [(c["before"], c["after"], c["how"]) for c in record["comparisons"]] == [
+        ("1", "2", "measured"), ("2", "3", "measured"), ("3", "4", "reused")]

@@ -235,8 +235,15 @@ class Ladder:
         return max(1.0, (limit - (time.monotonic() - self.began)) / max(1, comparisons_left))
 
     def run_dir(self, index: int, before: str, after: str) -> Path:
-        """The A/B folder of the ``index``-th comparison (from 0), between two rungs."""
-        return self.folder / f"{index + 1:02d}-{slug(before)}-vs-{slug(after)}"
+        """The A/B folder of the ``index``-th comparison (from 0), between two rungs; in a
+        continued ladder, the folder an earlier session gave the same two rungs whatever its
+        number (a rung built on ``--retry`` renumbers the steps after it)."""
+        name = f"{slug(before)}-vs-{slug(after)}"
+        if self.resume:
+            found = sorted(d for d in self.folder.glob(f"[0-9][0-9]-{name}") if d.is_dir())
+            if found:
+                return found[0]
+        return self.folder / f"{index + 1:02d}-{name}"
 
     def measured_before(self, index: int, before: str, after: str) -> bool:
         """Whether the ``index``-th comparison's A/B is complete in the folder already (it
