@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from jitbench.errors import UserError
 from jitbench.releases import ladder
+from jitbench.releases import record as record_file
 from jitbench.releases.ladder import Rung
 from jitbench.run import ab_arms
 
@@ -144,8 +145,8 @@ def test_each_neighbouring_pair_is_one_ab_and_a_failed_release_is_named_and_pass
     assert record["status"] == "complete" and record["planned"] == [["0.4.31", "0.4.35"],
                                                                     ["0.4.35", "0.5.0"]]
     on_disk = json.loads((tmp_path / "lad" / "releases.json").read_text())
-    assert on_disk == record and ladder.load(tmp_path / "lad") == record
-    text = "\n".join(ladder.lines(record))
+    assert on_disk == record and record_file.load(tmp_path / "lad") == record
+    text = "\n".join(record_file.lines(record))
     assert "not measured: 0.4.33: No matching distribution for jaxlib" in text
     assert re.search(r"0\.4\.35 -> 0\.5\.0: 2 of 3 cases stepped", text)
     assert "time slower 2.0" in text
@@ -157,7 +158,7 @@ def test_a_case_that_breaks_is_a_step_with_its_error(engine, tmp_path):
     aot = by_case(record["steps"][0])["aot"]
     assert aot["stepped"] == ["status"] and aot["status"]["change"] == "broke"
     assert "no <aot> API" in aot["status"]["error_after"]
-    assert "broke (AttributeError: no <aot> API & such)" in "\n".join(ladder.lines(record))
+    assert "broke (AttributeError: no <aot> API & such)" in "\n".join(record_file.lines(record))
 
 
 def test_an_error_that_moves_at_round_off_is_no_step_and_one_nearing_the_tolerance_is(
@@ -171,7 +172,7 @@ def test_an_error_that_moves_at_round_off_is_no_step_and_one_nearing_the_toleran
     assert steps[0]["error"] == {"before": 1e-7, "after": 5e-7, "floor": pytest.approx(1e-4),
                                  "changed": False}
     assert "error" not in steps[0]["stepped"] and "error" in steps[1]["stepped"]
-    assert "error changed (5e-07 -> 0.0002)" in "\n".join(ladder.lines(record))
+    assert "error changed (5e-07 -> 0.0002)" in "\n".join(record_file.lines(record))
 
 
 def test_the_time_limit_is_shared_out_between_the_steps_left(engine, tmp_path):
@@ -222,7 +223,7 @@ def test_a_bisect_measures_fewer_releases_than_the_ladder_and_passes_over_a_fail
     # the step between neighbours is the ladder's step in the record
     assert [(s["before"], s["after"]) for s in record["steps"] if any(
         c["stepped"] for c in s["cases"])] == [("0.6.0", "0.7.0")]
-    assert "bisect 0.1.0 .. 0.9.0: 2 step(s)" in "\n".join(ladder.lines(record))
+    assert "bisect 0.1.0 .. 0.9.0: 2 step(s)" in "\n".join(record_file.lines(record))
 
 
 def test_a_bisect_end_that_cannot_be_measured_is_refused(engine, tmp_path):

@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from jitbench.errors import Interrupted, UserError
 from jitbench.releases import envs, ladder
+from jitbench.releases import record as record_file
+from jitbench.releases import step
 from jitbench.run import ab_arms
 from test_releases import SETTINGS, FakeEngine, rung
 
@@ -73,7 +75,7 @@ RUNGS = [rung("1"), rung("2"), rung("3", LEVEL=2.0)]
 
 
 def _record(folder: Path) -> dict:
-    return json.loads((folder / ladder.FILE).read_text())
+    return json.loads((folder / record_file.FILE).read_text())
 
 
 @unit
@@ -119,7 +121,7 @@ def test_a_stopped_ladder_reuses_its_complete_ab_continues_the_one_it_was_in_mea
     assert record["cost"]["comparisons_reused"] == 1 and record["cost"]["sessions"] == 2
     assert by_mode(record["steps"][1])["jit"]["stepped"][:1] == ["time"]
     assert any("01-1-vs-2 is complete, reused" in line for line in lines)
-    assert "1 reused from an earlier session" in "\n".join(ladder.lines(record))
+    assert "1 reused from an earlier session" in "\n".join(record_file.lines(record))
 
 
 def by_mode(step):
@@ -300,8 +302,8 @@ def test_a_case_whose_program_alone_changed_is_counted_apart(stopping, tmp_path)
     record = ladder.run_ladder(["c"], rungs, tmp_path / "lad", SETTINGS)
     first = record["steps"][0]
     assert by_mode(first)["jit"]["stepped"] == ["program"]
-    assert ladder.counts(first["cases"]) == {"stepped": 0, "program_only": 2, "cases": 3}
-    text = "\n".join(ladder.lines(record))
+    assert step.counts(first["cases"]) == {"stepped": 0, "program_only": 2, "cases": 3}
+    text = "\n".join(record_file.lines(record))
     assert "1 -> 2: 0 of 3 cases stepped; 2 more changed program only (6 pairs)" in text
     assert "2 -> 3: 2 of 3 cases stepped (6 pairs)" in text
     page = render(record, template_environment())

@@ -190,6 +190,7 @@ def cmd(args: argparse.Namespace, selected_cases, progress, build_parser) -> int
     ladder stopped by a signal says how to continue it (``--resume``) and exits 128 + the
     signal's number."""
     from jitbench.releases import ladder
+    from jitbench.releases import record as record_file
     from jitbench.releases import resume as resuming
     from jitbench.results import run_folder
     from jitbench.run import ab_arms
@@ -240,9 +241,9 @@ def cmd(args: argparse.Namespace, selected_cases, progress, build_parser) -> int
     if args.json:
         print(json.dumps(record, indent=1))
     else:
-        for line in ladder.lines(record):
+        for line in record_file.lines(record):
             print(line)
-        print(f"results: {folder / ladder.FILE}")
+        print(f"results: {folder / record_file.FILE}")
     if not args.no_report:
         page = _pages(record, Path(args.reports) / ladder_id)
         print(f"report:  {page}", file=sys.stderr if args.json else sys.stdout)
@@ -289,7 +290,7 @@ def resumed_args(args: argparse.Namespace, parser: argparse.ArgumentParser
     import contextlib
     import io
 
-    from jitbench.releases import ladder
+    from jitbench.releases import record as record_file
 
     defaults = vars(parser.parse_args(["releases"]))
     given = [_flag(key, value) for key, value in vars(args).items()
@@ -298,9 +299,9 @@ def resumed_args(args: argparse.Namespace, parser: argparse.ArgumentParser
         raise UserError(f"--resume continues LADDER_DIR with its own command (releases, case "
                         f"filters, settings); leave out {', '.join(given)}")
     folder = Path(args.resume)
-    record = ladder.load(folder)
+    record = record_file.load(folder)
     command = [str(w) for w in record.get("command") or []]
-    path = folder / ladder.FILE
+    path = folder / record_file.FILE
     if "releases" in command[1:]:  # a ladder recorded with global options before it
         command = ["jitbench", *command[command.index("releases", 1):]]
     if command[1:2] != ["releases"]:
@@ -331,13 +332,13 @@ def _stopped(exc: KeyboardInterrupt, folder: Path) -> int:
     """A ladder stopped by a signal (Ctrl-C, SIGTERM, SIGHUP): what it has, where, and the
     command that continues it; the exit code of a process ended by that signal."""
     from jitbench.errors import Interrupted
-    from jitbench.releases import ladder
+    from jitbench.releases import record as record_file
     from jitbench.releases import resume as resuming
 
     signal_name = exc.signal_name if isinstance(exc, Interrupted) else "SIGINT"
     code = exc.exit_code if isinstance(exc, Interrupted) else 130
     try:
-        record = ladder.load(folder)
+        record = record_file.load(folder)
     except UserError:  # stopped before its first record: building environments
         print(f"jitbench: interrupted ({signal_name}) before the ladder began; nothing was "
               f"measured (the environments built are cached): run the command again",
@@ -348,7 +349,7 @@ def _stopped(exc: KeyboardInterrupt, folder: Path) -> int:
     what = (f"{len(made)} of {len(planned)} steps" if planned is not None
             else f"{len(made)} comparison(s)")
     print(f"jitbench: interrupted ({signal_name}); {what} complete in {folder} (named in its "
-          f"{ladder.FILE}); continue with: {resuming.command(folder)}", file=sys.stderr)
+          f"{record_file.FILE}); continue with: {resuming.command(folder)}", file=sys.stderr)
     return code
 
 

@@ -34,15 +34,10 @@ from jitbench.define.workload import Case
 from jitbench.errors import UserError
 from jitbench.releases import bisect as halving
 from jitbench.releases import resume as resuming
-from jitbench.releases.record import FILE, SCHEMA_VERSION, lines, load, write
-from jitbench.releases.step import (ERROR_FLOOR, ERROR_STEP, FACTS, MEASURES, as_float, clean,
-                                    counts, summarise)
+from jitbench.releases.record import write
+from jitbench.releases.step import as_float, clean, summarise
 from jitbench.run import ab_arms
 
-__all__ = ["ERROR_FLOOR", "ERROR_STEP", "FACTS", "FILE", "MEASURES", "SCHEMA_VERSION",
-           "Ladder", "LazyRung", "Rung", "Settings", "counts", "lines", "load", "ordered",
-           "run_bisect", "run_ladder", "rungs_from_envs", "rungs_from_specs", "summarise",
-           "write"]
 
 
 
