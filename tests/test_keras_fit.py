@@ -58,6 +58,17 @@ def test_fit_steps_beside_the_step_alone_and_fits_loop_between_them():
     assert xla["keras_fit_ci_low"] <= xla["keras_fit_ci_high"]
     assert xla["keras_fit_verdict"] in ("faster", "slower", "no difference")
     assert "keras_fit_speedup" not in rows["graph"]  # a baseline has none
+    # what a test asserts on answers for fit too; the step alone on request
+    sp = r.speedup("xla")
+    assert (sp.timed, sp.baseline, sp.ratio, sp.low, sp.high, sp.verdict) == (
+        "fit", "graph", xla["keras_fit_speedup"], xla["keras_fit_ci_low"],
+        xla["keras_fit_ci_high"], xla["keras_fit_verdict"])
+    assert r.verdict("xla") == xla["keras_fit_verdict"]
+    alone = r.speedup("xla", step_alone=True)
+    table = r.speedups()
+    step = table[(table["mode"] == "xla") & (table["baseline"] == "graph")].iloc[0]
+    assert (alone.timed, alone.ratio, alone.verdict) == ("call", step["speedup"], step["verdict"])
+    assert r.verdict("xla", step_alone=True) == step["verdict"]
     summary = r.summary()
     # the headline is fit's; the step alone follows it
     assert summary.startswith("xla ") and summary.index("as fit runs them") < summary.index(
@@ -109,3 +120,26 @@ def test_the_headline_says_slower_and_leaves_out_a_mode_without_a_baseline_in_fi
               "with jit_compile=False where the mode asks for run_eagerly=False, "
               "jit_compile=True"}
     assert fit_sentences([failed]) == [f"xla in fit: {failed['keras_fit_error']}"]
+
+
+@pytest.mark.unit
+def test_a_keras_models_speedup_answers_for_fit_and_names_a_failed_fit():
+    from jitbench.errors import UserError
+    from jitbench.userfn.measure import Result
+
+    def row(mode, **more):
+        return {"mode": mode, "framework": "tf", "status": "ok", "median_s": 0.001,
+                "samples_s": [0.001] * 8, "workload": "user", **more}
+
+    fitted = Result([row("graph", keras_fit_step_s=0.002), row(
+        "xla", keras_fit_step_s=0.001, keras_fit_speedup=2.0, keras_fit_ci_low=1.8,
+        keras_fit_ci_high=2.2, keras_fit_verdict="faster")])
+    sp = fitted.speedup("xla")
+    assert (sp.mode, sp.baseline, sp.ratio, sp.low, sp.high, sp.verdict, sp.timed) == (
+        "xla", "graph", 2.0, 1.8, 2.2, "faster", "fit")
+    assert fitted.verdict("xla") == "faster"
+    failed = Result([row("graph"), row(
+        "xla", keras_fit_error="Keras runs this model with jit_compile=False")])
+    with pytest.raises(UserError, match="no speedup as fit runs it: Keras runs this model "
+                                        "with jit_compile=False .step_alone=True"):
+        failed.speedup("xla")

@@ -41,7 +41,10 @@ class Speedup:
     ``high``, and the ``verdict``: "faster", "slower", "same" (inside the +-5% band) or
     "unresolved" (the budget ran out first); "no difference" where the fixed protocol
     (``precision="off"``) judged it from a bootstrap, "no JIT happened" where the mode
-    compiled nothing."""
+    compiled nothing. ``timed`` says what was timed: ``"call"`` (the function, or a Keras
+    model's ``train_step`` alone, called step after step) or ``"fit"`` (a Keras model as
+    ``model.fit`` runs it, timed per epoch; a bootstrap's verdict: ``"no difference"``, not
+    ``"same"``)."""
 
     mode: str
     baseline: str
@@ -49,6 +52,7 @@ class Speedup:
     low: float
     high: float
     verdict: str
+    timed: str = "call"
 
 
 class Result:
@@ -73,12 +77,16 @@ class Result:
 
         return analysis.speedups(self.table())
 
-    def speedup(self, mode: str, against: str | None = None) -> Speedup:
+    def speedup(self, mode: str, against: str | None = None, *,
+                step_alone: bool = False) -> Speedup:
         """``mode`` against ``against`` (default: its nearest JIT-off mode, the one the
-        summary names), from :meth:`speedups`: the figures the summary and the report show.
-        Raises ``jitbench.UserError`` naming the valid modes for a mode not measured here
-        (or a JIT-off one), and saying why for a mode whose row is not ``ok``."""
-        from jitbench.define.modes import MODES
+        summary names): the figures the summary shows first. For a Keras model whose ``fit``
+        was timed, that is the speedup as ``fit`` runs them (``timed="fit"``);
+        ``step_alone=True`` gives its ``train_step`` alone, from :meth:`speedups` as for any
+        function (``timed="call"``). Raises ``jitbench.UserError`` naming the valid modes for
+        a mode not measured here (or a JIT-off one), and saying why for a mode whose row is
+        not ``ok`` or whose ``fit`` failed."""
+        from jitbench.define.modes import MODES, nearest_baseline
 
         jit_modes = [r["mode"] for r in self.rows if MODES.get((r["framework"], r["mode"]))
                      and MODES[(r["framework"], r["mode"])].jit]
@@ -90,6 +98,14 @@ class Result:
         if row.get("status") != "ok":
             raise UserError(f"{mode} has no speedup: its row is {row.get('status')} "
                             f"({str(row.get('error') or '').strip()[:300]})")
+        base = nearest_baseline(row["framework"])
+        if not step_alone and against in (None, base) and row.get("keras_fit_error"):
+            raise UserError(f"{mode} has no speedup as fit runs it: {row['keras_fit_error']} "
+                            f"(step_alone=True: its train_step alone)")
+        if not step_alone and against in (None, base) and isinstance(
+                row.get("keras_fit_speedup"), float):
+            return Speedup(mode, base, row["keras_fit_speedup"], row["keras_fit_ci_low"],
+                           row["keras_fit_ci_high"], row["keras_fit_verdict"], timed="fit")
         sp = self.speedups()
         found = sp[sp["mode"] == mode] if len(sp) else sp
         if against is not None:
@@ -103,10 +119,11 @@ class Result:
         return Speedup(mode, str(r["baseline"]), float(r["speedup"]), float(r["ci_low"]),
                        float(r["ci_high"]), str(r["verdict"]))
 
-    def verdict(self, mode: str, against: str | None = None) -> str:
-        """``speedup(mode, against).verdict``: what a test asserts on (``assert
-        r.verdict("jit") == "faster"``)."""
-        return self.speedup(mode, against).verdict
+    def verdict(self, mode: str, against: str | None = None, *,
+                step_alone: bool = False) -> str:
+        """``speedup(mode, against, step_alone=...).verdict``: what a test asserts on
+        (``assert r.verdict("jit") == "faster"``)."""
+        return self.speedup(mode, against, step_alone=step_alone).verdict
 
     def summary(self) -> str:
         """One sentence per JIT-on mode against its nearest JIT-off mode, then any failures."""
