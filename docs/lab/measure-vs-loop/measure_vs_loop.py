@@ -16,8 +16,9 @@ tensors is another program).
 
 ``KERAS_HIDDEN``: the Keras model's hidden layer widths, dash-separated (default 64: 784-64-10).
 ``SAMPLE_MIN_TIME``: the protocol's shortest sample in seconds (default: the protocol's own).
-``RATIOS_JSON``: also write every round's ratios there (``measure_vs_loop_pooled.py`` pools the
-files of several processes). The loops and steps are labkit's (docs/lab/labkit/).
+``RATIOS_JSON``: also write every round's ratios there
+(``docs/lab/keras-graph-step/measure_vs_loop_pooled.py`` pools the files of several processes,
+and runs them). The loops and steps are labkit's (docs/lab/labkit/).
 """
 
 from __future__ import annotations
