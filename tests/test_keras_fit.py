@@ -138,8 +138,27 @@ def test_a_keras_models_speedup_answers_for_fit_and_names_a_failed_fit():
     assert (sp.mode, sp.baseline, sp.ratio, sp.low, sp.high, sp.verdict, sp.timed) == (
         "xla", "graph", 2.0, 1.8, 2.2, "faster", "fit")
     assert fitted.verdict("xla") == "faster"
-    failed = Result([row("graph"), row(
+    # as fit runs them, xla is compared with graph only; the step alone with any baseline
+    three = Result([row("eager", keras_fit_step_s=0.01), *fitted.rows])
+    with pytest.raises(UserError, match="compared with graph as fit runs them, not with eager"):
+        three.speedup("xla", against="eager")
+    assert three.speedup("xla", against="eager", step_alone=True).timed == "call"
+    failed = Result([row("graph", keras_fit_step_s=0.002), row(
         "xla", keras_fit_error="Keras runs this model with jit_compile=False")])
     with pytest.raises(UserError, match="no speedup as fit runs it: Keras runs this model "
                                         "with jit_compile=False .step_alone=True"):
         failed.speedup("xla")
+    assert failed.speedup("xla", step_alone=True).timed == "call"
+    # a baseline whose fit failed, or that was not measured, is said, not read as the step
+    for graph in ([row("graph", keras_fit_error="ValueError: bad")], []):
+        lone = Result([*graph, row("xla", keras_fit_step_s=0.001)])
+        with pytest.raises(UserError, match="graph in fit: (ValueError: bad|not timed in fit)"):
+            lone.verdict("xla")
+    # the JAX backend: jit as fit runs it against eager; aot, which fit has not, the step alone
+    jax_rows = [dict(r, framework="jax") for r in (
+        row("eager", keras_fit_step_s=0.004), row(
+            "jit", keras_fit_step_s=0.001, keras_fit_speedup=4.0, keras_fit_ci_low=3.5,
+            keras_fit_ci_high=4.5, keras_fit_verdict="faster"), row("aot"))]
+    on_jax = Result(jax_rows)
+    assert (on_jax.speedup("jit").timed, on_jax.speedup("jit").baseline) == ("fit", "eager")
+    assert on_jax.speedup("aot").timed == "call"

@@ -44,7 +44,7 @@ class Speedup:
     compiled nothing. ``timed`` says what was timed: ``"call"`` (the function, or a Keras
     model's ``train_step`` alone, called step after step) or ``"fit"`` (a Keras model as
     ``model.fit`` runs it, timed per epoch; a bootstrap's verdict: ``"no difference"``, not
-    ``"same"``)."""
+    ``"same"``, and ``"unresolved"`` with one epoch timed on a side)."""
 
     mode: str
     baseline: str
@@ -53,6 +53,11 @@ class Speedup:
     high: float
     verdict: str
     timed: str = "call"
+
+
+def _in_fit(row: dict[str, Any]) -> bool:
+    """A Keras model's mode that ``fit`` ran (or tried to): its row has ``fit``'s figures."""
+    return "keras_fit_step_s" in row or "keras_fit_error" in row
 
 
 class Result:
@@ -80,12 +85,13 @@ class Result:
     def speedup(self, mode: str, against: str | None = None, *,
                 step_alone: bool = False) -> Speedup:
         """``mode`` against ``against`` (default: its nearest JIT-off mode, the one the
-        summary names): the figures the summary shows first. For a Keras model whose ``fit``
-        was timed, that is the speedup as ``fit`` runs them (``timed="fit"``);
-        ``step_alone=True`` gives its ``train_step`` alone, from :meth:`speedups` as for any
-        function (``timed="call"``). Raises ``jitbench.UserError`` naming the valid modes for
-        a mode not measured here (or a JIT-off one), and saying why for a mode whose row is
-        not ``ok`` or whose ``fit`` failed."""
+        summary names): the figures the summary shows first. For a Keras model, a mode that
+        ``fit`` runs (TensorFlow's xla, the JAX backend's jit) answers as ``fit`` runs it,
+        against the nearest JIT-off mode alone (``timed="fit"``); ``step_alone=True`` gives its
+        ``train_step`` alone, from :meth:`speedups` as for any function (``timed="call"``), as
+        a mode ``fit`` has not (aot) always does. Raises ``jitbench.UserError`` naming the
+        valid modes for a mode not measured here (or a JIT-off one), and saying why for a mode
+        whose row is not ``ok``, or whose ``fit`` (or its baseline's) failed or was not run."""
         from jitbench.define.modes import MODES, nearest_baseline
 
         jit_modes = [r["mode"] for r in self.rows if MODES.get((r["framework"], r["mode"]))
@@ -98,14 +104,8 @@ class Result:
         if row.get("status") != "ok":
             raise UserError(f"{mode} has no speedup: its row is {row.get('status')} "
                             f"({str(row.get('error') or '').strip()[:300]})")
-        base = nearest_baseline(row["framework"])
-        if not step_alone and against in (None, base) and row.get("keras_fit_error"):
-            raise UserError(f"{mode} has no speedup as fit runs it: {row['keras_fit_error']} "
-                            f"(step_alone=True: its train_step alone)")
-        if not step_alone and against in (None, base) and isinstance(
-                row.get("keras_fit_speedup"), float):
-            return Speedup(mode, base, row["keras_fit_speedup"], row["keras_fit_ci_low"],
-                           row["keras_fit_ci_high"], row["keras_fit_verdict"], timed="fit")
+        if not step_alone and _in_fit(row):
+            return self._fit_speedup(row, against)
         sp = self.speedups()
         found = sp[sp["mode"] == mode] if len(sp) else sp
         if against is not None:
@@ -118,6 +118,28 @@ class Result:
         r = found.sort_values("nearest", ascending=False, kind="stable").iloc[0]
         return Speedup(mode, str(r["baseline"]), float(r["speedup"]), float(r["ci_low"]),
                        float(r["ci_high"]), str(r["verdict"]))
+
+    def _fit_speedup(self, row: dict[str, Any], against: str | None) -> Speedup:
+        """A Keras mode's speedup as ``fit`` runs them (:meth:`speedup`)."""
+        from jitbench.define.modes import nearest_baseline
+
+        mode, base = row["mode"], nearest_baseline(row["framework"])
+        alone = "step_alone=True: the train_step alone"
+        if against not in (None, base):
+            raise UserError(f"{mode} is compared with {base} as fit runs them, not with "
+                            f"{against} ({alone}, against any JIT-off mode)")
+        if row.get("keras_fit_error"):
+            raise UserError(f"{mode} has no speedup as fit runs it: {row['keras_fit_error']} "
+                            f"({alone})")
+        other = next((r for r in self.rows if r["mode"] == base), None)
+        if other is None or not isinstance(other.get("keras_fit_step_s"), float):
+            why = (other or {}).get("keras_fit_error") or "not timed in fit (not measured)"
+            raise UserError(f"{mode} has no speedup as fit runs it: {base} in fit: {why} "
+                            f"({alone})")
+        if not isinstance(row.get("keras_fit_speedup"), float):
+            raise UserError(f"{mode} has no speedup as fit runs it ({alone})")
+        return Speedup(mode, base, row["keras_fit_speedup"], row["keras_fit_ci_low"],
+                       row["keras_fit_ci_high"], row["keras_fit_verdict"], timed="fit")
 
     def verdict(self, mode: str, against: str | None = None, *,
                 step_alone: bool = False) -> str:
