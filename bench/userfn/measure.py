@@ -92,7 +92,7 @@ class Result:
         a mode ``fit`` has not (aot) always does. Raises ``jitbench.UserError`` naming the
         valid modes for a mode not measured here (or a JIT-off one), and saying why for a mode
         whose row is not ``ok``, or whose ``fit`` (or its baseline's) failed or was not run."""
-        from jitbench.define.modes import MODES, nearest_baseline
+        from jitbench.define.modes import MODES
 
         jit_modes = [r["mode"] for r in self.rows if MODES.get((r["framework"], r["mode"]))
                      and MODES[(r["framework"], r["mode"])].jit]
