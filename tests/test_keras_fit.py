@@ -116,6 +116,9 @@ def test_the_headline_says_slower_and_leaves_out_a_mode_without_a_baseline_in_fi
                            "3 ms a step in fit's loop against 2 ms, of which fit's own loop "
                            "and input pipeline take 2 ms and 500 µs"), line
     assert fit_sentences(rows[1:]) == []  # no graph row timed in fit: nothing to compare
+    # a mode whose step alone answered wrong: no speedup as fit runs it either
+    wrong = [rows[0], dict(rows[1], status="mismatch", error="max rel err 0.3")]
+    assert fit_sentences(wrong) == []
     failed = {"mode": "xla", "framework": "tf", "keras_fit_error": "Keras runs this model "
               "with jit_compile=False where the mode asks for run_eagerly=False, "
               "jit_compile=True"}

@@ -329,7 +329,9 @@ def fit_sentences(rows: list[dict[str, Any]]) -> list[str]:
         mode = row["mode"]
         if row.get("keras_fit_error"):
             out.append(f"{mode} in fit: {row['keras_fit_error']}")
-        if not isinstance(row.get("keras_fit_speedup"), float):
+        # a mode whose step alone failed or answered wrong has no speedup, in fit or not
+        # (Result.speedup raises for it; the summary lists it with the failures)
+        if row.get("status") != "ok" or not isinstance(row.get("keras_fit_speedup"), float):
             continue
         base = by_mode.get(nearest_baseline(row["framework"]), {})
         if not isinstance(base.get("keras_fit_step_s"), float):
