@@ -2,8 +2,8 @@
 
 Each ``make()`` returns ``(step, args, loops, sync, modes)``: the step as a user passes it to
 ``jitbench.measure``, its arguments, ``{mode: a call of that mode}``, the framework's sync and
-the modes in order (JIT off first). ``KERAS_HIDDEN`` (environment): the Keras MLP's hidden
-widths, dash-separated (default 64: 784-64-10).
+the modes in order (JIT off first). ``KERAS_HIDDEN`` and ``JAX_MLP_HIDDEN`` (environment): the
+Keras and the JAX MLP's hidden widths, dash-separated (default 64: 784-64-10).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def jax_mlp():
     import jax.numpy as jnp
 
     rng = np.random.default_rng(0)
-    sizes = (784, 64, 10)
+    sizes = (784, *(int(h) for h in os.environ.get("JAX_MLP_HIDDEN", "64").split("-")), 10)
     params = [(jnp.asarray(rng.standard_normal((m, n)) / np.sqrt(m), jnp.float32),
                jnp.zeros(n, jnp.float32)) for m, n in zip(sizes[:-1], sizes[1:])]
     x = jnp.asarray(rng.standard_normal((128, 784)), jnp.float32)

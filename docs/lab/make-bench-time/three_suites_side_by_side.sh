@@ -4,13 +4,15 @@
 # jitbench installed with `pip install --no-deps --target DIR <checkout at a commit>`.
 #   OUT=/tmp/sbs PY=.venv/bin/python three_suites_side_by_side.sh old1=/tmp/f56 new1=/tmp/fnew new2=/tmp/fnew old2=/tmp/f56
 # Wall times go to $OUT/walls.txt, each run to $OUT/NAME (phase_budget.py reads them).
-[ "$1" = "--help" ] && { sed -n 2,6p "$0"; exit 0; }
+# SUITE= (empty) runs make bench's whole default grid instead of the three suites.
+[ "$1" = "--help" ] && { sed -n 2,7p "$0"; exit 0; }
+suite=${SUITE-matmul_relu,mmd,rnn}
 out=${OUT:-/tmp/sbs64}; mkdir -p $out
 cd "$out"  # away from a checkout, whose egg-info would shadow DIR
 for spec in "$@"; do
   name=${spec%%=*}; root=${spec#*=}
   s=$(date +%s.%N)
-  JITBENCH_CACHE=$out/cache-$name PYTHONPATH=$root ${PY:-$(cd "$(dirname "$0")/../../.." && pwd)/.venv/bin/python} -m jitbench run --device cpu --size quick --suite matmul_relu,mmd,rnn --no-report --out $out/$name > $out/$name.log 2>&1
+  JITBENCH_CACHE=$out/cache-$name PYTHONPATH=$root ${PY:-$(cd "$(dirname "$0")/../../.." && pwd)/.venv/bin/python} -m jitbench run --device cpu --size quick ${suite:+--suite $suite} --no-report --out $out/$name > $out/$name.log 2>&1
   e=$(date +%s.%N)
   echo "$name $(echo "$e - $s" | bc)" >> $out/walls.txt
 done

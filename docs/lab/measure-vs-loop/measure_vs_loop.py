@@ -12,9 +12,10 @@ arguments, as ``fit`` passes it and as jitbench calls the step (a closure over c
 tensors is another program).
 
     [LOOP_S=3] [STEPS=MLP,keras] [RATIOS_JSON=out.json] \
-        [KERAS_HIDDEN=64] python docs/lab/measure-vs-loop/measure_vs_loop.py [ROUNDS] [SAMPLE_MIN_TIME]
+        [KERAS_HIDDEN=64] [JAX_MLP_HIDDEN=64] python docs/lab/measure-vs-loop/measure_vs_loop.py [ROUNDS] [SAMPLE_MIN_TIME]
 
-``KERAS_HIDDEN``: the Keras model's hidden layer widths, dash-separated (default 64: 784-64-10).
+``KERAS_HIDDEN``, ``JAX_MLP_HIDDEN``: the Keras model's and the JAX MLP's hidden layer widths,
+dash-separated (default 64: 784-64-10).
 ``SAMPLE_MIN_TIME``: the protocol's shortest sample in seconds (default: the protocol's own).
 ``RATIOS_JSON``: also write every round's ratios there
 (``docs/lab/keras-graph-step/measure_vs_loop_pooled.py`` pools the files of several processes,
@@ -42,13 +43,15 @@ ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 PROTOCOL = (Protocol(sample_min_time=float(sys.argv[2])) if len(sys.argv) > 2 else Protocol())
 STEPS = os.environ.get("STEPS", "")  # comma-separated words; a step whose label has none is left out
 KERAS_HIDDEN = os.environ.get("KERAS_HIDDEN", "64")  # the Keras MLP's hidden widths, "1024-1024"
+JAX_MLP_HIDDEN = os.environ.get("JAX_MLP_HIDDEN", "64")  # ...and the JAX MLP's
 
 
 def main() -> None:
     print(f"rounds {ROUNDS}, loop {CALLS} calls (at least {LOOP_S:g} s) after {WARM}, sample_min_time "
           f"{PROTOCOL.sample_min_time:g} s")
     every = {}
-    for label, make in (("jax MLP update 784-64-10", jax_mlp), ("flax linen step", linen),
+    for label, make in ((f"jax MLP update 784-{JAX_MLP_HIDDEN}-10", jax_mlp),
+                        ("flax linen step", linen),
                         (f"keras train_step 784-{KERAS_HIDDEN}-10", keras_model),
                         ("transformer block train step B2-T32-D64-H4", transformer_train)):
         if STEPS and not any(w in label for w in STEPS.split(",")):
