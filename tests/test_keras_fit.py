@@ -119,6 +119,8 @@ def test_the_headline_says_slower_and_leaves_out_a_mode_without_a_baseline_in_fi
     # a mode whose step alone answered wrong: no speedup as fit runs it either
     wrong = [rows[0], dict(rows[1], status="mismatch", error="max rel err 0.3")]
     assert fit_sentences(wrong) == []
+    # ...nor against a baseline whose step alone failed
+    assert fit_sentences([dict(rows[0], status="runtime_error"), rows[1]]) == []
     failed = {"mode": "xla", "framework": "tf", "keras_fit_error": "Keras runs this model "
               "with jit_compile=False where the mode asks for run_eagerly=False, "
               "jit_compile=True"}
@@ -157,6 +159,12 @@ def test_a_keras_models_speedup_answers_for_fit_and_names_a_failed_fit():
         lone = Result([*graph, row("xla", keras_fit_step_s=0.001)])
         with pytest.raises(UserError, match="graph in fit: (ValueError: bad|not timed in fit)"):
             lone.verdict("xla")
+    # a baseline whose step alone answered wrong: no speedup as fit runs it, said with why
+    wrong = Result([row("graph", keras_fit_step_s=0.002, status="mismatch",
+                        error="max rel err 0.3"), *fitted.rows[1:]])
+    with pytest.raises(UserError, match="graph's row is mismatch .max rel err 0.3; step_alone"):
+        wrong.verdict("xla")
+    assert "as fit runs them" not in wrong.summary()
     # the JAX backend: jit as fit runs it against eager; aot, which fit has not, the step alone
     jax_rows = [dict(r, framework="jax") for r in (
         row("eager", keras_fit_step_s=0.004), row(

@@ -334,8 +334,8 @@ def fit_sentences(rows: list[dict[str, Any]]) -> list[str]:
         if row.get("status") != "ok" or not isinstance(row.get("keras_fit_speedup"), float):
             continue
         base = by_mode.get(nearest_baseline(row["framework"]), {})
-        if not isinstance(base.get("keras_fit_step_s"), float):
-            continue
+        if base.get("status") != "ok" or not isinstance(base.get("keras_fit_step_s"), float):
+            continue  # ...nor against a baseline whose step alone failed
         ratio, lo, hi = row["keras_fit_speedup"], row["keras_fit_ci_low"], row["keras_fit_ci_high"]
         as_fit, other = "as fit runs them", base["mode"]
         if row["keras_fit_verdict"] == "faster":

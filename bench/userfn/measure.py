@@ -132,6 +132,10 @@ class Result:
             raise UserError(f"{mode} has no speedup as fit runs it: {row['keras_fit_error']} "
                             f"({alone})")
         other = next((r for r in self.rows if r["mode"] == base), None)
+        if other is not None and other.get("status") != "ok":
+            raise UserError(f"{mode} has no speedup as fit runs it: {base}'s row is "
+                            f"{other.get('status')} "
+                            f"({str(other.get('error') or '').strip()[:300]}; {alone})")
         if other is None or not isinstance(other.get("keras_fit_step_s"), float):
             why = (other or {}).get("keras_fit_error") or "not timed in fit (not measured)"
             raise UserError(f"{mode} has no speedup as fit runs it: {base} in fit: {why} "
