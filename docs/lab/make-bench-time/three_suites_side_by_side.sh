@@ -3,16 +3,20 @@
 # matmul_relu,mmd,rnn --no-report), one run per arm, in the order given: NAME=DIR, DIR a
 # jitbench installed with `pip install --no-deps --target DIR <checkout at a commit>`.
 #   OUT=/tmp/sbs PY=.venv/bin/python three_suites_side_by_side.sh old1=/tmp/f56 new1=/tmp/fnew new2=/tmp/fnew old2=/tmp/f56
-# Wall times go to $OUT/walls.txt, each run to $OUT/NAME (phase_budget.py reads them).
+# Wall times and exit codes go to $OUT/walls.txt, each run to $OUT/NAME (phase_budget.py reads
+# them); give each run its own NAME (a name's calibration cache is kept for its next run).
 # SUITE= (empty) runs make bench's whole default grid instead of the three suites.
-[ "$1" = "--help" ] && { sed -n 2,7p "$0"; exit 0; }
+[ "$1" = "--help" ] && { sed -n 2,8p "$0"; exit 0; }
 suite=${SUITE-matmul_relu,mmd,rnn}
-out=${OUT:-/tmp/sbs64}; mkdir -p $out
-cd "$out"  # away from a checkout, whose egg-info would shadow DIR
+args=(); [ -n "$suite" ] && args=(--suite "$suite")
+py=$(realpath "${PY:-$(dirname "$0")/../../../.venv/bin/python}")  # before leaving for $OUT
+out=${OUT:-/tmp/sbs64}; mkdir -p "$out"
+cd "$out" || exit 2  # away from a checkout, whose egg-info would shadow DIR
 for spec in "$@"; do
   name=${spec%%=*}; root=${spec#*=}
   s=$(date +%s.%N)
-  JITBENCH_CACHE=$out/cache-$name PYTHONPATH=$root ${PY:-$(cd "$(dirname "$0")/../../.." && pwd)/.venv/bin/python} -m jitbench run --device cpu --size quick ${suite:+--suite $suite} --no-report --out $out/$name > $out/$name.log 2>&1
+  JITBENCH_CACHE=$out/cache-$name PYTHONPATH=$root "$py" -m jitbench run --device cpu --size quick "${args[@]}" --no-report --out "$out/$name" > "$out/$name.log" 2>&1
+  rc=$?
   e=$(date +%s.%N)
-  echo "$name $(echo "$e - $s" | bc)" >> $out/walls.txt
+  echo "$name $(echo "$e - $s" | bc) rc=$rc" >> "$out/walls.txt"
 done
