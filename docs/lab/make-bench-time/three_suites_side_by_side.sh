@@ -9,7 +9,7 @@
 [ "$1" = "--help" ] && { sed -n 2,8p "$0"; exit 0; }
 suite=${SUITE-matmul_relu,mmd,rnn}
 args=(); [ -n "$suite" ] && args=(--suite "$suite")
-py=$(realpath "${PY:-$(dirname "$0")/../../../.venv/bin/python}")  # before leaving for $OUT
+py=$(realpath -s "${PY:-$(cd "$(dirname "$0")/../../.." && pwd)/.venv/bin/python}")  # before the cd
 out=${OUT:-/tmp/sbs64}; mkdir -p "$out"
 cd "$out" || exit 2  # away from a checkout, whose egg-info would shadow DIR
 for spec in "$@"; do
