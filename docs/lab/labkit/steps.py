@@ -19,12 +19,18 @@ from labkit.userloop import WARM
 USER_CODE = Path(__file__).resolve().parents[3] / "tests" / "user_code"
 
 
+def hidden_widths(variable: str) -> list[int]:
+    """The hidden layer widths the environment variable ``variable`` names, dash-separated
+    ("1024-1024"; default 64)."""
+    return [int(h) for h in os.environ.get(variable, "64").split("-")]
+
+
 def jax_mlp():
     import jax
     import jax.numpy as jnp
 
     rng = np.random.default_rng(0)
-    sizes = (784, *(int(h) for h in os.environ.get("JAX_MLP_HIDDEN", "64").split("-")), 10)
+    sizes = (784, *hidden_widths("JAX_MLP_HIDDEN"), 10)
     params = [(jnp.asarray(rng.standard_normal((m, n)) / np.sqrt(m), jnp.float32),
                jnp.zeros(n, jnp.float32)) for m, n in zip(sizes[:-1], sizes[1:])]
     x = jnp.asarray(rng.standard_normal((128, 784)), jnp.float32)
@@ -65,7 +71,7 @@ def keras_model():
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
-    hidden = [int(h) for h in os.environ.get("KERAS_HIDDEN", "64").split("-")]
+    hidden = hidden_widths("KERAS_HIDDEN")
     model = keras.Sequential([keras.Input((784,))]
                              + [keras.layers.Dense(h, activation="relu") for h in hidden]
                              + [keras.layers.Dense(10)])

@@ -36,14 +36,16 @@ from jitbench.protocol.settings import Protocol
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/lab: labkit
 from labkit import usage  # noqa: E402
 from labkit.userloop import CALLS, LOOP_S, WARM, between_mode_loops  # noqa: E402
-from labkit.steps import jax_mlp, keras_model, linen, transformer_train  # noqa: E402
+from labkit.steps import (  # noqa: E402
+    hidden_widths, jax_mlp, keras_model, linen, transformer_train)
 
 usage(__doc__)
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 PROTOCOL = (Protocol(sample_min_time=float(sys.argv[2])) if len(sys.argv) > 2 else Protocol())
 STEPS = os.environ.get("STEPS", "")  # comma-separated words; a step whose label has none is left out
-KERAS_HIDDEN = os.environ.get("KERAS_HIDDEN", "64")  # the Keras MLP's hidden widths, "1024-1024"
-JAX_MLP_HIDDEN = os.environ.get("JAX_MLP_HIDDEN", "64")  # ...and the JAX MLP's
+# the Keras and the JAX MLP's hidden widths, as labkit.steps builds them ("64", "1024-1024")
+KERAS_HIDDEN, JAX_MLP_HIDDEN = ("-".join(map(str, hidden_widths(v)))
+                                for v in ("KERAS_HIDDEN", "JAX_MLP_HIDDEN"))
 
 
 def main() -> None:
