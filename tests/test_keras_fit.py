@@ -100,14 +100,14 @@ def test_a_dataset_is_timed_as_its_own_epochs_with_the_models_steps_per_executio
 
 @pytest.mark.unit
 def test_the_headline_says_slower_and_leaves_out_a_mode_without_a_baseline_in_fit():
-    from jitbench.userfn.keras_fit import fit_sentences, with_fit_loop
+    from jitbench.userfn.keras_fit import fit_sentences, with_fit_fields
 
     def row(mode, fit, alone, **more):
         return {"mode": mode, "framework": "tf", "status": "ok", "median_s": alone,
                 "keras_fit_step_s": fit, "keras_fit_epoch_fixed_s": 0.02,
                 "keras_fit_timed": "an epoch", **more}
 
-    rows = with_fit_loop([row("graph", 0.002, 0.0015), row(
+    rows = with_fit_fields([row("graph", 0.002, 0.0015), row(
         "xla", 0.003, 0.001, keras_fit_speedup=2 / 3, keras_fit_ci_low=0.6,
         keras_fit_ci_high=0.7, keras_fit_verdict="slower")])
     assert math.isclose(rows[0]["keras_fit_loop_s"], 0.0005)
@@ -117,10 +117,13 @@ def test_the_headline_says_slower_and_leaves_out_a_mode_without_a_baseline_in_fi
                            "and input pipeline take 2 ms and 500 µs"), line
     assert fit_sentences(rows[1:]) == []  # no graph row timed in fit: nothing to compare
     # a mode whose step alone answered wrong: no speedup as fit runs it either
-    wrong = [rows[0], dict(rows[1], status="mismatch", error="max rel err 0.3")]
+    wrong = with_fit_fields([rows[0], dict(rows[1], status="mismatch", error="max rel err 0.3")])
     assert fit_sentences(wrong) == []
+    assert "keras_fit_verdict" not in wrong[1] and wrong[1]["keras_fit_step_s"] == 0.003
     # ...nor against a baseline whose step alone failed
-    assert fit_sentences([dict(rows[0], status="runtime_error"), rows[1]]) == []
+    broken = with_fit_fields([dict(rows[0], status="runtime_error"), dict(rows[1])])
+    assert fit_sentences(broken) == [] and "keras_fit_speedup" not in broken[1]
+    assert with_fit_fields([dict(r) for r in rows])[1]["keras_fit_verdict"] == "slower"
     failed = {"mode": "xla", "framework": "tf", "keras_fit_error": "Keras runs this model "
               "with jit_compile=False where the mode asks for run_eagerly=False, "
               "jit_compile=True"}
@@ -165,6 +168,9 @@ def test_a_keras_models_speedup_answers_for_fit_and_names_a_failed_fit():
     with pytest.raises(UserError, match="graph's row is mismatch .max rel err 0.3; step_alone"):
         wrong.verdict("xla")
     assert "as fit runs them" not in wrong.summary()
+    table = wrong.table().set_index("mode")  # nor in the table; fit's times stay
+    assert "keras_fit_verdict" not in table.columns and table["keras_fit_step_s"]["xla"] == 0.001
+    assert fitted.verdict("xla") == "faster"  # the rows it was built from are its own
     # the JAX backend: jit as fit runs it against eager; aot, which fit has not, the step alone
     jax_rows = [dict(r, framework="jax") for r in (
         row("eager", keras_fit_step_s=0.004), row(

@@ -227,3 +227,26 @@ def test_no_lab_file_holds_a_path_of_one_machine():
              if p.is_file() and p.suffix in (".py", ".sh", ".md")
              for m in machine.finditer(p.read_text(encoding="utf-8"))]
     assert found == []
+
+
+@pytest.mark.unit
+def test_pooling_reports_a_label_only_some_processes_measured(tmp_path, capsys, monkeypatch):
+    """A folder holding processes of two MLP widths (JAX_MLP_HIDDEN) pools each label over the
+    files that have it and says so, rather than leaving out the label the first file lacks."""
+    import json
+
+    monkeypatch.syspath_prepend(str(LAB))
+    from labkit import pooled
+
+    def step(r):
+        return {"ratios": {"jit": [r, r * 1.01, r * 0.99]}, "speedup_measure": [2.0, 2.1, 1.9],
+                "speedup_loop": [2.0, 2.0, 2.0]}
+
+    (tmp_path / "process-0.json").write_text(json.dumps({"MLP 64": step(1.0)}))
+    (tmp_path / "process-1.json").write_text(json.dumps({"MLP 64": step(1.1),
+                                                         "MLP 1024": step(1.2)}))
+    pooled.report(tmp_path)
+    out = capsys.readouterr().out
+    assert "2 processes pooled" in out and "\nMLP 64\n" in out
+    assert "\nMLP 1024 (1 of the 2 processes measured it)\n" in out
+    assert "measure/loop median 1.200 [1.188, 1.212] over 3 rounds" in out

@@ -7,7 +7,7 @@ its input pipeline (``tf.data`` on TensorFlow), the train function it builds aro
 :func:`fit_epochs` runs ``model.fit`` itself in each mode and times it per epoch, as a user
 would: ``keras_fit_step_s`` per mode, the xla-over-graph speedup as ``fit`` runs them on the
 JIT-on rows (the summary's first sentence, :func:`fit_sentences`), and, once the rows are
-measured, ``keras_fit_loop_s``: the fit step minus the step alone (:func:`with_fit_loop`).
+measured, ``keras_fit_loop_s``: the fit step minus the step alone (:func:`with_fit_fields`).
 ``x, y`` is one batch, repeated into an epoch; with ``batch_size``
 (``jitbench.measure(model, x, y, batch_size=32)``) it is the dataset as ``fit`` gets it: the
 step alone is measured on its first batch, fit's epochs are the dataset's, and each mode's
@@ -303,15 +303,31 @@ def _fit_speedup(framework: str, mode: str, timed) -> dict[str, Any]:
             "keras_fit_verdict": verdict}
 
 
-def with_fit_loop(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``rows`` with, where a mode's ``fit`` was timed and its step alone measured ok,
+# a JIT-on mode's answer as fit runs it (_fit_speedup): given only where its step alone and its
+# baseline's were measured ok
+FIT_ANSWER = ("keras_fit_speedup", "keras_fit_ci_low", "keras_fit_ci_high", "keras_fit_verdict")
+
+
+def with_fit_fields(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of ``rows`` with, where a mode's ``fit`` was timed and its step alone measured ok,
     ``keras_fit_loop_s``: what a step in fit's loop costs beyond the step alone (the row's
-    ``median_s``): fit's own loop, input pipeline and callbacks, per step."""
+    ``median_s``): fit's own loop, input pipeline and callbacks, per step; and without the
+    fit speedup and verdict (:data:`FIT_ANSWER`) of a mode whose row, or its baseline's, is not
+    ``ok``: a failed or wrong step has no speedup in fit either (its fit times stay)."""
+    from jitbench.define.modes import nearest_baseline
+
+    rows = [dict(row) for row in rows]  # the caller's rows keep their fields
+    status = {row.get("mode"): row.get("status") for row in rows}
     for row in rows:
         fit, alone = row.get("keras_fit_step_s"), row.get("median_s")
         if (row.get("status") == "ok" and isinstance(fit, float)
                 and isinstance(alone, (int, float)) and not isinstance(alone, bool)):
             row["keras_fit_loop_s"] = fit - float(alone)
+        if "keras_fit_speedup" in row and not (
+                row.get("status") == "ok"
+                and status.get(nearest_baseline(row["framework"])) == "ok"):
+            for name in FIT_ANSWER:
+                row.pop(name, None)
     return rows
 
 
@@ -319,7 +335,7 @@ def fit_sentences(rows: list[dict[str, Any]]) -> list[str]:
     """The summary's first sentences for a Keras model whose ``fit`` was timed: each JIT-on
     mode against its baseline as ``fit`` runs them, the time a step costs in fit's loop, and
     how much of it is fit's own loop and input pipeline (``keras_fit_loop_s``); a mode whose
-    ``fit`` failed, and why."""
+    ``fit`` failed, and why. ``rows``: as :func:`with_fit_fields` leaves them."""
     from jitbench.define.modes import nearest_baseline
     from jitbench.report import fmt
 
@@ -329,13 +345,13 @@ def fit_sentences(rows: list[dict[str, Any]]) -> list[str]:
         mode = row["mode"]
         if row.get("keras_fit_error"):
             out.append(f"{mode} in fit: {row['keras_fit_error']}")
-        # a mode whose step alone failed or answered wrong has no speedup, in fit or not
-        # (Result.speedup raises for it; the summary lists it with the failures)
-        if row.get("status") != "ok" or not isinstance(row.get("keras_fit_speedup"), float):
+        # no answer where this mode's row or its baseline's is not ok (with_fit_fields took
+        # it out; Result.speedup says why, the summary lists the failures)
+        if not isinstance(row.get("keras_fit_speedup"), float):
             continue
         base = by_mode.get(nearest_baseline(row["framework"]), {})
-        if base.get("status") != "ok" or not isinstance(base.get("keras_fit_step_s"), float):
-            continue  # ...nor against a baseline whose step alone failed
+        if not isinstance(base.get("keras_fit_step_s"), float):
+            continue
         ratio, lo, hi = row["keras_fit_speedup"], row["keras_fit_ci_low"], row["keras_fit_ci_high"]
         as_fit, other = "as fit runs them", base["mode"]
         if row["keras_fit_verdict"] == "faster":

@@ -65,9 +65,9 @@ class Result:
 
     def __init__(self, rows: list[dict[str, Any]], run_id: str = "measure"):
         from jitbench.results.row import stamp
-        from jitbench.userfn.keras_fit import with_fit_loop
+        from jitbench.userfn.keras_fit import with_fit_fields
 
-        self.rows = with_fit_loop([stamp(r, r.get("run_id") or run_id) for r in rows])
+        self.rows = with_fit_fields([stamp(r, r.get("run_id") or run_id) for r in rows])
 
     def table(self):
         """A pandas DataFrame with the columns of ``jitbench.load_results``."""

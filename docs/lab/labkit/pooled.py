@@ -32,9 +32,13 @@ def report(out: Path) -> None:
     runs = [json.loads(f.read_text()) for f in files]
     rng = np.random.default_rng(0)
     print(f"{len(runs)} processes pooled from {out}")
-    for label in runs[0]:
-        print(f"\n{label}")
-        for mode in runs[0][label]["ratios"]:
+    # every label any process measured (another JAX_MLP_HIDDEN's too), each over its own files
+    labels = list(dict.fromkeys(label for r in runs for label in r))
+    for label in labels:
+        have = [r for r in runs if label in r]
+        print(f"\n{label}" + ("" if len(have) == len(runs) else
+                              f" ({len(have)} of the {len(runs)} processes measured it)"))
+        for mode in have[0][label]["ratios"]:
             per = [r[label]["ratios"][mode] for r in runs if label in r]
             every = [x for p in per for x in p]
             lo, hi = pooled_interval(per, rng)
