@@ -243,10 +243,14 @@ def test_pooling_reports_a_label_only_some_processes_measured(tmp_path, capsys, 
                 "speedup_loop": [2.0, 2.0, 2.0]}
 
     (tmp_path / "process-0.json").write_text(json.dumps({"MLP 64": step(1.0)}))
-    (tmp_path / "process-1.json").write_text(json.dumps({"MLP 64": step(1.1),
+    eager_too = dict(step(1.1), ratios={"jit": [1.1] * 3, "eager": [1.3] * 3})
+    (tmp_path / "process-1.json").write_text(json.dumps({"MLP 64": eager_too,
                                                          "MLP 1024": step(1.2)}))
     pooled.report(tmp_path)
     out = capsys.readouterr().out
     assert "2 processes pooled" in out and "\nMLP 64\n" in out
     assert "\nMLP 1024 (1 of the 2 processes measured it)\n" in out
     assert "measure/loop median 1.200 [1.188, 1.212] over 3 rounds" in out
+    # ...and a mode only some of a label's processes measured
+    assert "eager  measure/loop median 1.300 [1.300, 1.300] over 3 rounds; per process 1.300 " \
+           "(1 of 2 processes)" in out

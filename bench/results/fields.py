@@ -228,8 +228,9 @@ OTHER_FIELDS: dict[str, str] = {
                         "input pipeline and callbacks add to each step in this mode",
     "keras_fit_speedup": "a Keras model, its JIT-on modes: the nearest JIT-off mode's "
                          "keras_fit_step_s over this mode's (above 1: faster as fit runs "
-                         "them); the summary's first sentence. Absent where this mode's "
-                         "row or the JIT-off one's is not ok",
+                         "them); the summary's first sentence. It, its interval and its "
+                         "verdict are absent where this mode's row or the JIT-off one's is "
+                         "not ok",
     "keras_fit_ci_low": "lower end of keras_fit_speedup's 95% bootstrap interval (the modes' "
                         "timed epochs)",
     "keras_fit_ci_high": "upper end of keras_fit_speedup's 95% bootstrap interval",

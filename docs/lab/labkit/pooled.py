@@ -38,13 +38,14 @@ def report(out: Path) -> None:
         have = [r for r in runs if label in r]
         print(f"\n{label}" + ("" if len(have) == len(runs) else
                               f" ({len(have)} of the {len(runs)} processes measured it)"))
-        for mode in have[0][label]["ratios"]:
-            per = [r[label]["ratios"][mode] for r in runs if label in r]
+        for mode in dict.fromkeys(m for r in have for m in r[label]["ratios"]):
+            per = [r[label]["ratios"][mode] for r in have if mode in r[label]["ratios"]]
             every = [x for p in per for x in p]
             lo, hi = pooled_interval(per, rng)
             meds = ", ".join(f"{statistics.median(p):.3f}" for p in per)
+            some = "" if len(per) == len(have) else f" ({len(per)} of {len(have)} processes)"
             print(f"  {mode:6s} measure/loop median {statistics.median(every):.3f} "
-                  f"[{lo:.3f}, {hi:.3f}] over {len(every)} rounds; per process {meds}")
+                  f"[{lo:.3f}, {hi:.3f}] over {len(every)} rounds; per process {meds}{some}")
         for side in ("measure", "loop"):
             per = [r[label][f"speedup_{side}"] for r in runs if label in r]
             every = [x for p in per for x in p]
