@@ -55,6 +55,12 @@ class Speedup:
     timed: str = "call"
 
 
+def _state(row: dict[str, Any]) -> str:
+    """A row that is not ok, for an error message: its status and the start of its error,
+    the parenthesis left open for the caller to add to and close."""
+    return f"{row.get('status')} ({str(row.get('error') or '').strip()[:300]}"
+
+
 def _in_fit(row: dict[str, Any]) -> bool:
     """A Keras model's mode that ``fit`` ran (or tried to): its row has ``fit``'s figures."""
     return "keras_fit_step_s" in row or "keras_fit_error" in row
@@ -102,8 +108,7 @@ class Result:
             raise UserError(f"mode {mode!r} is {what}; valid: {', '.join(jit_modes) or 'none'}"
                             f" (JIT-on modes of this result)")
         if row.get("status") != "ok":
-            raise UserError(f"{mode} has no speedup: its row is {row.get('status')} "
-                            f"({str(row.get('error') or '').strip()[:300]})")
+            raise UserError(f"{mode} has no speedup: its row is {_state(row)})")
         if not step_alone and _in_fit(row):
             return self._fit_speedup(row, against)
         sp = self.speedups()
@@ -134,8 +139,7 @@ class Result:
         other = next((r for r in self.rows if r["mode"] == base), None)
         if other is not None and other.get("status") != "ok":
             raise UserError(f"{mode} has no speedup as fit runs it: {base}'s row is "
-                            f"{other.get('status')} "
-                            f"({str(other.get('error') or '').strip()[:300]}; {alone})")
+                            f"{_state(other)}; {alone})")
         if other is None or not isinstance(other.get("keras_fit_step_s"), float):
             why = (other or {}).get("keras_fit_error") or "not timed in fit (not measured)"
             raise UserError(f"{mode} has no speedup as fit runs it: {base} in fit: {why} "

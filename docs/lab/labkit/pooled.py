@@ -47,14 +47,14 @@ def report(out: Path) -> None:
             print(f"  {mode:6s} measure/loop median {statistics.median(every):.3f} "
                   f"[{lo:.3f}, {hi:.3f}] over {len(every)} rounds; per process {meds}{some}")
         for side in ("measure", "loop"):
-            per = [r[label][f"speedup_{side}"] for r in runs if label in r]
+            per = [r[label][f"speedup_{side}"] for r in have]
             every = [x for p in per for x in p]
             lo, hi = pooled_interval(per, rng)
             print(f"  speedup by {side:7s} median {statistics.median(every):.2f}x "
                   f"[{lo:.2f}, {hi:.2f}], rounds above 1: {sum(x > 1 for x in every)}/{len(every)}")
         # the two speedups of one round share its drift: their ratio is the sharper comparison
         per = [[a / b for a, b in zip(r[label]["speedup_measure"], r[label]["speedup_loop"])]
-               for r in runs if label in r]
+               for r in have]
         every = [x for p in per for x in p]
         lo, hi = pooled_interval(per, rng)
         print(f"  speedup jitbench / loop, paired by round: {statistics.median(every):.3f} "
