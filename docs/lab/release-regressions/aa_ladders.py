@@ -1,0 +1,151 @@
+"""A/A ladders of the e2e test's shape, many times: how often one interpreter under two release
+names calls a step, and whether each measure's t statistic over the pairs is Student's t.
+
+    python docs/lab/release-regressions/aa_ladders.py N DIR [PAIRS]
+
+N ladders one after another (``tests/test_releases_e2e.py``'s: the user file
+``tests/workloads/tanh_gram.py``, JAX eager and jit on the CPU, ``--budget 0.15``,
+``--process-profile stable``, ``PAIRS`` pairs, default 4), each in ``DIR/ladder-K/``, its
+pairs kept as ``DIR/ladder-K.json``. Then, over every ``DIR/ladder-*.json``: the ladders that
+called a step and in what; per measure (time and first call of each case), the share of
+``|t|`` over the pairs beyond Student's t quantiles with ``PAIRS - 1`` degrees of freedom
+beside the share t predicts; the mean lag-1 correlation of the pairs' log ratios within a
+ladder (near -1 / PAIRS when the pairs are independent: the estimator's own bias at few
+pairs); a ladder of 8 pairs or more, each measure's B / A and its t test's p; and the share of
+resampled 4-pair ladders, drawn from every round measured, that step (:func:`resampled`).
+N = 0 only reads what ``DIR`` holds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs/lab: labkit
+from labkit import usage  # noqa: E402
+
+usage(__doc__)
+
+ROOT = Path(__file__).resolve().parents[3]
+MEASURES = (("eager", "median_s"), ("eager", "first_call_s"), ("jit", "median_s"),
+            ("jit", "first_call_s"))
+
+
+def ladder(folder: Path, pairs: int) -> dict:
+    from jitbench.define.workload import Filters, expand
+    from jitbench.releases import envs, ladder as ladders
+    from jitbench.results.files import load_results
+    from jitbench.run import ab_arms
+
+    user = folder / "elsewhere" / "my_workload.py"
+    user.parent.mkdir(parents=True)
+    user.write_text((ROOT / "tests" / "workloads" / "tanh_gram.py").read_text())
+    cases = expand(Filters(suite=("mine",), framework=("jax",), device=("cpu",),
+                           mode=("eager", "jit"), suite_files=(str(user),)))
+    same = [envs.ReleaseEnv(f"jax=={v}", Path(sys.prefix), Path(sys.executable), None, True,
+                            {"jax": "as installed"}) for v in ("0.10.1", "0.10.2")]
+    rungs = ladders.rungs_from_envs(["0.10.1", "0.10.2"], same)
+    settings = ladders.Settings(ab=ab_arms.Settings(max_pairs=pairs, budget=0.15,
+                                                    process_profile="stable"))
+    t0 = time.monotonic()
+    record = ladders.run_ladder(cases, rungs, folder / "aa", settings, package="jax")
+    (step,) = record["steps"]
+    rows = load_results(step["run_dir"])
+    keep = ["case_id", "ab_round", "ab_arm", "first_call_s", "median_s", "started_at"]
+    return {"wall_s": time.monotonic() - t0, "confidence": step["confidence"],
+            "stepped": {c["case_id"]: c["stepped"] for c in step["cases"]},
+            "rows": rows[keep].to_dict("records")}
+
+
+def pairs_of(record: dict) -> dict[tuple[str, str], list[float]]:
+    """Per (mode, measure): log(B / A) of each round both arms measured, in round order."""
+    by = {(r["case_id"].split("-")[3], int(r["ab_round"]), r["ab_arm"]): r
+          for r in record["rows"]}
+    rounds = sorted({k[1] for k in by})
+    return {(mode, col): [math.log(by[(mode, k, "b")][col] / by[(mode, k, "a")][col])
+                          for k in rounds if (mode, k, "a") in by and (mode, k, "b") in by]
+            for mode, col in MEASURES}
+
+
+def report(folder: Path) -> None:
+    from scipy import stats
+
+    files = sorted(folder.glob("ladder-*.json"))
+    records = [json.loads(f.read_text()) for f in files]
+    stepped = [(f.stem, r["stepped"]) for f, r in zip(files, records)
+               if any(r["stepped"].values())]
+    print(f"{len(records)} ladders, {len(stepped)} called a step")
+    for name, s in stepped:
+        print(f"  {name}: " + "; ".join(f"{k}: {v}" for k, v in s.items() if v))
+    for mode, col in MEASURES:
+        ts, lag1 = [], []
+        for r in records:
+            xs = pairs_of(r)[(mode, col)]
+            if len(xs) < 3:
+                continue
+            n, mean = len(xs), sum(xs) / len(xs)
+            sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+            ts.append((abs(mean) / (sd / math.sqrt(n)) if sd > 0 else math.inf, n))
+            if n >= 4:
+                v = sum((x - mean) ** 2 for x in xs) / n
+                lag1.append(sum((xs[i] - mean) * (xs[i + 1] - mean)
+                                for i in range(n - 1)) / (n - 1) / v if v > 0 else 0.0)
+        if not ts:
+            continue
+        cells = []
+        for q in (0.80, 0.95, 0.99):
+            seen = sum(1 for t, n in ts if t > stats.t.ppf(1 - (1 - q) / 2, n - 1)) / len(ts)
+            cells.append(f"beyond t's {q:.0%}: {seen:.3f} (t: {1 - q:.3f})")
+        r1 = sum(lag1) / len(lag1) if lag1 else math.nan
+        print(f"  {mode} {col}: {len(ts)} ladders; " + ", ".join(cells)
+              + f"; lag-1 correlation {r1:+.2f}")
+    for f, r in zip(files, records):  # a long ladder: does either arm read apart?
+        got = pairs_of(r)
+        if min(len(v) for v in got.values()) >= 8:
+            print(f"  {f.stem}: " + ", ".join(
+                f"{m} {c} B / A {math.exp(sum(v) / len(v)):.3f} (p {stats.ttest_1samp(v, 0).pvalue:.2f})"
+                for (m, c), v in got.items()))
+    print(f"  resampled: {resampled(records):.1%} of 20000 ladders of 4 pairs drawn from "
+          f"every round (a random arm order each) step")
+
+
+def resampled(records: list[dict], n_pairs: int = 4, sims: int = 20000,
+              threshold: float = 0.10) -> float:
+    """The share of ladders of ``n_pairs`` pairs, drawn with replacement from every measured
+    round (its 4 measures together, the arms swapped at random: an A/A's order carries no
+    sign), in which a measure is decided beyond the threshold at the step's confidence (5
+    measures judged, 95% over them), as ``jitbench.releases.step`` decides it."""
+    import numpy as np
+    from scipy.special import stdtrit
+
+    rounds = []
+    for r in records:
+        got = pairs_of(r)
+        rounds += [list(v) for v in zip(*(got[m] for m in MEASURES))]
+    if not rounds:
+        return math.nan
+    x_all, rng = np.asarray(rounds), np.random.default_rng(0)
+    q = float(stdtrit(n_pairs - 1, 1 - 0.05 / 5 / 2))
+    hits = 0
+    for _ in range(sims):
+        x = x_all[rng.integers(0, len(x_all), n_pairs)] * rng.choice([-1, 1], (n_pairs, 1))
+        mean, half = x.mean(0), q * x.std(0, ddof=1) / math.sqrt(n_pairs)
+        hits += bool((((mean - half > 0) | (mean + half < 0))
+                      & (np.abs(mean) >= math.log1p(threshold))).any())
+    return hits / sims
+
+
+if __name__ == "__main__":
+    n, out = int(sys.argv[1]), Path(sys.argv[2])
+    pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+    out.mkdir(parents=True, exist_ok=True)
+    start = len(list(out.glob("ladder-*.json")))
+    for k in range(start, start + n):
+        rec = ladder(out / f"ladder-{k:03d}", pairs)
+        (out / f"ladder-{k:03d}.json").write_text(json.dumps(rec, default=str))
+        print(f"ladder {k}: {rec['wall_s']:.0f} s, stepped "
+              f"{[v for v in rec['stepped'].values() if v]}", flush=True)
+    report(out)
