@@ -82,7 +82,8 @@ def _inner_pytest_is_not_an_xdist_worker(request, monkeypatch):
 # files that is not `unit` starts whole runs, nights, A/B runs or recipes in child processes.
 # They are the slowest and the most sensitive to a neighbour test on a 2-core host, so they run
 # in a tier of their own, one file after another, and keep `make test` within its time.
-# A test elsewhere that runs a user's script in a process of its own is marked `e2e` itself.
+# A test elsewhere that runs a user's script, project or a whole jitbench command in a process
+# of its own, or a whole run, is marked `e2e` itself.
 E2E_FILES = ("test_integration.py", "test_nightly.py", "test_nightly_recipe.py", "test_ab.py",
              "test_change_night.py", "test_robustness.py", "test_compile_cache.py",
              "test_resume.py", "test_filters.py", "test_pytest_plugin.py", "test_transformer.py",
@@ -94,8 +95,9 @@ E2E_FILES = ("test_integration.py", "test_nightly.py", "test_nightly_recipe.py",
 # file). `make test` hands whole files to two processes (`-n 2 --dist loadfile
 # --no-loadscope-reorder`) in this order, so the long ones start first and the short ones fill
 # in at the end: longest first is what keeps the two busy to the end.
-SLOWEST_FIRST = ("test_api.py", "test_detectors.py", "test_user_functions.py", "test_report.py",
-                 "test_sweep.py", "test_train_step.py", "test_trust.py", "test_calibration.py")
+SLOWEST_FIRST = ("test_user_functions.py", "test_release_envs.py", "test_api.py",
+                 "test_sweep.py", "test_detectors.py", "test_insight.py", "test_report.py",
+                 "test_trust.py")
 
 
 # Unit tests that take seconds each (a whole report rendered per example, simulations of many
@@ -105,7 +107,18 @@ SLOW_UNITS = ("tests/test_properties.py::test_any_rows_load_analyse_and_render",
               "tests/test_sequential.py::test_identical_programs_with_a_much_noisier_baseline",
               "tests/test_ab.py::test_unchanged_code_is_never_slower_or_faster_over_many_seeds",
               "tests/test_detectors.py::test_the_recorded_corpus_replays_with_injections",
-              "tests/test_user_functions.py::test_a_keras_fit_epoch_is_run_per_mode_and_its")
+              "tests/test_user_functions.py::test_a_keras_fit_epoch_is_run_per_mode_and_its",
+              # pages rendered whole (figures drawn), 2-7 s each on a 2-core host
+              "tests/test_gpu_pages.py::", "tests/test_run_folders.py::test_damaged_run_reports",
+              "tests/test_run_folders.py::test_nightly_history_with_damaged_runs",
+              "tests/test_report.py::test_a_run_without_calibration_or_samples_still_renders",
+              "tests/test_roofline.py::test_the_report_shows_the_roofline",
+              # simulations of many pairs, nights or bisects
+              "tests/test_sequential.py::test_identical_streams_are_called_faster_or_slower",
+              "tests/test_detectors.py::test_quiet_nights_raise_no_alert_and_a_planted_step",
+              "tests/test_detectors.py::test_nights_on_which_the_machine_moved_are_not_judged",
+              "tests/test_change_night.py::test_the_replay_counts_false_alerts_steps_found",
+              "tests/test_releases_resume.py::test_a_continued_bisect_takes_the_same_halving")
 
 
 def pytest_collection_modifyitems(items):

@@ -125,6 +125,7 @@ def _tf_session(args: list[str], flags: str | None) -> list[dict]:
     return [json.loads(line) for line in done.stdout.strip().splitlines()[-len(args):]]
 
 
+@pytest.mark.e2e  # a user's script in a process of its own (two TensorFlow sessions)
 def test_measure_tf_default_modes_and_autoclustering_after_tensorflow_started():
     pytest.importorskip("tensorflow")
     # by default: what this process can measure; then auto-clustering asked for, in the same
@@ -174,6 +175,7 @@ print(sorted(row["status"] for row in r.rows))
 """
 
 
+@pytest.mark.e2e  # a user's script in a process of its own
 def test_a_users_started_tensorflow_on_a_gpu_machine_is_measured_not_reconfigured():
     """On a machine listing a GPU, with the user's TensorFlow runtime already started,
     jitbench.measure on tf.Tensor inputs measures: the adapter never asks TensorFlow to change

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -18,6 +19,18 @@ BENCH = ROOT / "bench"  # installed as the package jitbench
 SUITES = ROOT / "suites"  # installed as jitbench.suites
 # a guard against monsters, not a shape for modules: split a module by job, never by count
 MAX_LINES = 600
+
+
+@functools.lru_cache(maxsize=None)
+def _tree(path: Path) -> ast.Module:
+    """A source file's syntax tree, parsed once for every test here (none changes it)."""
+    return ast.parse(path.read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a source file's tree (``ast.walk``), listed once."""
+    return tuple(ast.walk(_tree(path)))
 
 
 def test_import_linter_contracts_hold():
@@ -130,7 +143,7 @@ def test_mode_names_live_only_in_the_declarations():
     for path in BENCH.rglob("*.py"):
         if path in allowed:
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _nodes(path):
             if isinstance(node, ast.Constant) and node.value in names:
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
     assert offenders == [], "mode names outside the declarations:\n" + "\n".join(offenders)
@@ -167,7 +180,7 @@ def test_no_module_imports_another_modules_private_names():
     """A helper shared across modules is public in the module that owns it."""
     private = []
     for path in [*BENCH.rglob("*.py"), *SUITES.rglob("*.py")]:
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _nodes(path):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jitbench"):
                 private += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}"
                             for a in node.names
@@ -204,7 +217,7 @@ def test_nothing_outside_results_changes_a_runs_meta():
     for path in BENCH.rglob("*.py"):
         if path.is_relative_to(BENCH / "results"):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _nodes(path):
             if _changes_a_meta(node):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == [], offenders
@@ -216,7 +229,7 @@ def test_nothing_outside_results_changes_a_runs_meta():
 def _modules_where(predicate) -> list[str]:
     """The modules of ``bench`` with a node for which ``predicate(node)`` holds."""
     return sorted({str(path.relative_to(BENCH)) for path in BENCH.rglob("*.py")
-                   if any(predicate(n) for n in ast.walk(ast.parse(path.read_text())))})
+                   if any(predicate(n) for n in _nodes(path))})
 
 
 def _call_named(node, name: str) -> bool:
@@ -301,7 +314,7 @@ def test_no_json_file_is_written_outside_the_results_package_however_it_is_spell
     """Only ``jitbench.results`` writes result, summary and meta files as JSON; the wire format
     between a worker and its parent is ``jitbench.run.wire``'s (which writes no file)."""
     found = sorted(str(p.relative_to(BENCH)) for p in BENCH.rglob("*.py")
-                   if _json_writers(ast.parse(p.read_text())))
+                   if _json_writers(_tree(p)))
     assert [m for m in found if not m.startswith("results/")] == []
     # the spellings it sees
     assert _json_writers(ast.parse("import json\ndef f(p, x):\n    json.dump(x, p)")) == 1
@@ -338,7 +351,7 @@ def test_every_kind_of_run_takes_its_loop_from_the_session_not_from_another_run(
     own group handlers."""
     def imports(path: Path, module: str) -> bool:
         return any(isinstance(n, ast.ImportFrom) and n.module == module
-                   for n in ast.walk(ast.parse(path.read_text())))
+                   for n in _nodes(path))
 
     assert not imports(BENCH / "run" / "ab_arms.py", "jitbench.run.runner")
     assert _modules_where(lambda n: _call_named(n, "open_loop")) == ["run/session.py"]
@@ -368,7 +381,7 @@ def test_one_place_creates_a_run_and_one_resumes_it():
     assert _modules_where(lambda n: _call_named(n, "writing")) == ["run/session.py"]
     # and no one makes a Session but through them
     assert _modules_where(lambda n: _call_named(n, "Session")) == []
-    session = ast.parse((BENCH / "run" / "session.py").read_text())
+    session = _tree(BENCH / "run" / "session.py")
     methods = {f.name for c in ast.walk(session) if isinstance(c, ast.ClassDef)
                and c.name == "Session" for f in c.body if isinstance(f, ast.FunctionDef)}
     assert {"create", "resume", "running", "loop"} <= methods, methods
@@ -404,7 +417,7 @@ def test_run_ids_and_a_runs_sub_folders_are_named_in_results_alone():
 @pytest.mark.unit
 def test_the_worker_and_its_parent_share_the_wire_format_module():
     def imports(path: Path) -> set[str]:
-        return {f"{n.module}.{a.name}" for n in ast.walk(ast.parse(path.read_text()))
+        return {f"{n.module}.{a.name}" for n in _nodes(path)
                 if isinstance(n, ast.ImportFrom) and n.module for a in n.names}
 
     for side in ("worker.py", "worker_parent.py"):

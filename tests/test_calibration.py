@@ -79,6 +79,7 @@ def test_numpy_peak_with_a_fake_clock():
     assert entry["min_s"] == 1.0 and entry["gflops"] == pytest.approx(2 * 8 ** 3 / 1e9)
 
 
+@pytest.mark.e2e  # a whole run, its calibration measured first
 def test_a_run_with_calibration_keeps_it_in_meta_and_the_report_uses_it(tmp_path,
                                                                        monkeypatch):
     from jitbench.protocol.settings import Protocol

@@ -18,6 +18,7 @@ from jitbench.doctor.tiny import SYNC_RUNS, confirmed_sync_check, sync_check
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.e2e  # the whole `jitbench doctor` as a user runs it, in a process of its own
 def test_doctor_on_the_cpu_gives_a_verdict_per_check_within_two_minutes(tmp_path):
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "jitbench", "doctor", "--device", "cpu",

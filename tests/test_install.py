@@ -98,6 +98,7 @@ def test_a_regular_install_names_no_generic_package(installed):
     assert (installed / "jitbench" / "report" / "templates").is_dir()
 
 
+@pytest.mark.e2e  # a user's project and its pytest, each run in a process of its own
 @pytest.mark.parametrize("install", ["regular", "editable"])
 @pytest.mark.parametrize("command", [["pytest"], [sys.executable, "-m", "pytest"]],
                          ids=["pytest", "python -m pytest"])

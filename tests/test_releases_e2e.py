@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -76,13 +77,14 @@ def test_my_workload_file_over_arms_of_variables_names_the_planted_step(tmp_path
     # (pinned workers sharing a busy core read 2x as 8x and 17x)
     assert t["verdict"] == "slower" and t["ratio"] > 1.8 and t["ci_low"] > 1.0
     eager = next(c for k, c in cases.items() if k != JIT)
-    # the step is the jit case's: the eager case is never called slower (it read faster in B in
-    # some A/Bs, 0.66-0.74x: likely the planted busy wait keeping the core hot between the
-    # eager blocks of the same process)
-    assert eager["time"]["verdict"] != "slower" and eager["time"]["ratio"] < 1.5, eager["time"]
+    # the step is the jit case's: the eager case is not shown clear of 1.25x slower (it read
+    # faster in B in some A/Bs, 0.66-0.74x: likely the planted busy wait keeping the core hot
+    # between the eager blocks of the same process). Not "no step": an unchanged case is
+    # called a step by chance in up to 1% of runs per measure (the A/A test above)
+    assert eager["time"]["ci_low"] < 1.25, eager["time"]
     assert [r["name"] for r in record["rungs"]] == ["this environment",
                                                     f"JITBENCH_TEST_SLOWDOWN={JIT}=x3"]
     page = (tmp_path / "reports" / "mine" / "index.html").read_text()
-    assert "jitbench releases: arms" in page and "1 of 2 cases stepped" in page
+    assert "jitbench releases: arms" in page and re.search(r"\b[12] of 2 cases stepped", page)
     ab_page = Path(tmp_path / "reports" / "mine" / Path(step["run_dir"]).name / "index.html")
     assert ab_page.is_file()
