@@ -82,8 +82,8 @@ def _inner_pytest_is_not_an_xdist_worker(request, monkeypatch):
 # files that is not `unit` starts whole runs, nights, A/B runs or recipes in child processes.
 # They are the slowest and the most sensitive to a neighbour test on a 2-core host, so they run
 # in a tier of their own, one file after another, and keep `make test` within its time.
-# A test elsewhere that runs a user's script, project or a whole jitbench command in a process
-# of its own, or a whole run, is marked `e2e` itself.
+# A test elsewhere that runs a user's script or project in a process of its own, a jitbench
+# command that measures (doctor, run) as a user runs it, or a whole run is marked `e2e` itself.
 E2E_FILES = ("test_integration.py", "test_nightly.py", "test_nightly_recipe.py", "test_ab.py",
              "test_change_night.py", "test_robustness.py", "test_compile_cache.py",
              "test_resume.py", "test_filters.py", "test_pytest_plugin.py", "test_transformer.py",

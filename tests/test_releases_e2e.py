@@ -39,14 +39,17 @@ def test_an_aa_ladder_of_one_interpreter_under_two_names_calls_no_step(tmp_path)
                             {"jax": "as installed"}) for v in ("0.10.1", "0.10.2")]
     rungs = ladder.rungs_from_envs(["0.10.1", "0.10.2"], same)
     # at the default 95% an A/A step calls a step in up to 5% of ladders by design (the
-    # measured rate and its t tails: docs/lab/release-regressions/index.md, "A/A ladders"),
-    # so this test, one ladder, would fail in that share of CI runs; at 99.9% it checks that
-    # nothing but chance tells the two names apart (every fact unchanged, no ratio decided)
+    # measured rate: docs/lab/release-regressions/index.md, "A/A ladders"), so this test, one
+    # ladder, would fail in that share of CI runs. At 99.9% over 4 pairs a measured ratio is
+    # decided only when every pair reads it alike by far (t multiplier 22): what this test
+    # holds is the facts (program, compiles, error, status unchanged) and no gross, steady
+    # difference between the two names
     settings = ladder.Settings(ab=ab_arms.Settings(max_pairs=4, budget=0.15, confidence=0.999,
                                                    process_profile="stable"))
     record = ladder.run_ladder(cases, rungs, tmp_path / "aa", settings, package="jax")
     (step,) = record["steps"]
-    assert step["confidence"] == pytest.approx(1 - 0.001 / step["judged"])
+    # 5 judged: time and first call of both cases, the jit case's speedup
+    assert step["judged"] == 5 and step["confidence"] == pytest.approx(1 - 0.001 / 5)
     assert step["rounds"] >= 3 and len(step["cases"]) == 2
     assert [c["stepped"] for c in step["cases"]] == [[], []], step["cases"]
     for c in step["cases"]:
@@ -79,9 +82,11 @@ def test_my_workload_file_over_arms_of_variables_names_the_planted_step(tmp_path
     eager = next(c for k, c in cases.items() if k != JIT)
     # the step is the jit case's: the eager case is not shown clear of 1.25x slower (it read
     # faster in B in some A/Bs, 0.66-0.74x: likely the planted busy wait keeping the core hot
-    # between the eager blocks of the same process). Not "no step": an unchanged case is
-    # called a step by chance in up to 1% of runs per measure (the A/A test above)
-    assert eager["time"]["ci_low"] < 1.25, eager["time"]
+    # between the eager blocks of the same process), and its estimate stays below the jit
+    # case's floor, so a plant that slowed both cases fails here. Not "no step": an unchanged
+    # case is called a step by chance in up to 1% of runs per measure
+    # (docs/lab/release-regressions/index.md, "A/A ladders")
+    assert eager["time"]["ci_low"] < 1.25 and eager["time"]["ratio"] < 1.8, eager["time"]
     assert [r["name"] for r in record["rungs"]] == ["this environment",
                                                     f"JITBENCH_TEST_SLOWDOWN={JIT}=x3"]
     page = (tmp_path / "reports" / "mine" / "index.html").read_text()

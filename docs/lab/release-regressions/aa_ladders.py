@@ -2,18 +2,20 @@
 names calls a step, and whether each measure's t statistic over the pairs is Student's t.
 
     python docs/lab/release-regressions/aa_ladders.py N DIR [PAIRS]
+    python docs/lab/release-regressions/aa_ladders.py 0 DIR [DIR ...]
 
 N ladders one after another (``tests/test_releases_e2e.py``'s: the user file
 ``tests/workloads/tanh_gram.py``, JAX eager and jit on the CPU, ``--budget 0.15``,
 ``--process-profile stable``, ``PAIRS`` pairs, default 4), each in ``DIR/ladder-K/``, its
-pairs kept as ``DIR/ladder-K.json``. Then, over every ``DIR/ladder-*.json``: the ladders that
+pairs kept as ``DIR/ladder-K.json``. Then, over every ``ladder-*.json`` of the folders (N = 0:
+only reads, every folder named): the ladders that
 called a step and in what; per measure (time and first call of each case), the share of
 ``|t|`` over the pairs beyond Student's t quantiles with ``PAIRS - 1`` degrees of freedom
 beside the share t predicts; the mean lag-1 correlation of the pairs' log ratios within a
-ladder (near -1 / PAIRS when the pairs are independent: the estimator's own bias at few
-pairs); a ladder of 8 pairs or more, each measure's B / A and its t test's p; and the share of
-resampled 4-pair ladders, drawn from every round measured, that step (:func:`resampled`).
-N = 0 only reads what ``DIR`` holds.
+ladder, beside what it reads for independent pairs (-1 / (PAIRS - 1): the estimator's own
+bias at few pairs); a ladder of 8 pairs or more, each measure's B / A and its t test's p; and
+the share of resampled 4-pair ladders, drawn from every round measured, that step in one of
+the 4 measures kept (:func:`resampled`; the jit case's speedup, the step's fifth, is not kept).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def ladder(folder: Path, pairs: int) -> dict:
     from jitbench.run import ab_arms
 
     user = folder / "elsewhere" / "my_workload.py"
-    user.parent.mkdir(parents=True)
+    user.parent.mkdir(parents=True, exist_ok=True)  # a ladder stopped before its .json
     user.write_text((ROOT / "tests" / "workloads" / "tanh_gram.py").read_text())
     cases = expand(Filters(suite=("mine",), framework=("jax",), device=("cpu",),
                            mode=("eager", "jit"), suite_files=(str(user),)))
@@ -70,18 +72,18 @@ def pairs_of(record: dict) -> dict[tuple[str, str], list[float]]:
             for mode, col in MEASURES}
 
 
-def report(folder: Path) -> None:
+def report(folders: list[Path]) -> None:
     from scipy import stats
 
-    files = sorted(folder.glob("ladder-*.json"))
+    files = sorted(f for folder in folders for f in folder.glob("ladder-*.json"))
     records = [json.loads(f.read_text()) for f in files]
-    stepped = [(f.stem, r["stepped"]) for f, r in zip(files, records)
+    stepped = [(f, r["stepped"]) for f, r in zip(files, records)
                if any(r["stepped"].values())]
     print(f"{len(records)} ladders, {len(stepped)} called a step")
     for name, s in stepped:
-        print(f"  {name}: " + "; ".join(f"{k}: {v}" for k, v in s.items() if v))
+        print(f"  {name.parent.name}/{name.stem}: " + "; ".join(f"{k}: {v}" for k, v in s.items() if v))
     for mode, col in MEASURES:
-        ts, lag1 = [], []
+        ts, lag1, null = [], [], []
         for r in records:
             xs = pairs_of(r)[(mode, col)]
             if len(xs) < 3:
@@ -90,6 +92,7 @@ def report(folder: Path) -> None:
             sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
             ts.append((abs(mean) / (sd / math.sqrt(n)) if sd > 0 else math.inf, n))
             if n >= 4:
+                null.append(-1.0 / (n - 1))
                 v = sum((x - mean) ** 2 for x in xs) / n
                 lag1.append(sum((xs[i] - mean) * (xs[i + 1] - mean)
                                 for i in range(n - 1)) / (n - 1) / v if v > 0 else 0.0)
@@ -100,12 +103,13 @@ def report(folder: Path) -> None:
             seen = sum(1 for t, n in ts if t > stats.t.ppf(1 - (1 - q) / 2, n - 1)) / len(ts)
             cells.append(f"beyond t's {q:.0%}: {seen:.3f} (t: {1 - q:.3f})")
         r1 = sum(lag1) / len(lag1) if lag1 else math.nan
+        r0 = sum(null) / len(null) if null else math.nan
         print(f"  {mode} {col}: {len(ts)} ladders; " + ", ".join(cells)
-              + f"; lag-1 correlation {r1:+.2f}")
+              + f"; lag-1 correlation {r1:+.2f} (independent pairs: {r0:+.2f})")
     for f, r in zip(files, records):  # a long ladder: does either arm read apart?
         got = pairs_of(r)
         if min(len(v) for v in got.values()) >= 8:
-            print(f"  {f.stem}: " + ", ".join(
+            print(f"  {f.parent.name}/{f.stem}: " + ", ".join(
                 f"{m} {c} B / A {math.exp(sum(v) / len(v)):.3f} (p {stats.ttest_1samp(v, 0).pvalue:.2f})"
                 for (m, c), v in got.items()))
     print(f"  resampled: {resampled(records):.1%} of 20000 ladders of 4 pairs drawn from "
@@ -116,8 +120,9 @@ def resampled(records: list[dict], n_pairs: int = 4, sims: int = 20000,
               threshold: float = 0.10) -> float:
     """The share of ladders of ``n_pairs`` pairs, drawn with replacement from every measured
     round (its 4 measures together, the arms swapped at random: an A/A's order carries no
-    sign), in which a measure is decided beyond the threshold at the step's confidence (5
-    measures judged, 95% over them), as ``jitbench.releases.step`` decides it."""
+    sign), in which one of the 4 measures is decided beyond the threshold at the step's
+    per-measure confidence (95% over the 5 measures ``jitbench.releases.step`` judges, one
+    look): a lower bound of the step's rate, whose fifth measure is not kept here."""
     import numpy as np
     from scipy.special import stdtrit
 
@@ -140,6 +145,9 @@ def resampled(records: list[dict], n_pairs: int = 4, sims: int = 20000,
 
 if __name__ == "__main__":
     n, out = int(sys.argv[1]), Path(sys.argv[2])
+    if n == 0:
+        report([Path(d) for d in sys.argv[2:]])
+        raise SystemExit(0)
     pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 4
     out.mkdir(parents=True, exist_ok=True)
     start = len(list(out.glob("ladder-*.json")))
@@ -148,4 +156,4 @@ if __name__ == "__main__":
         (out / f"ladder-{k:03d}.json").write_text(json.dumps(rec, default=str))
         print(f"ladder {k}: {rec['wall_s']:.0f} s, stepped "
               f"{[v for v in rec['stepped'].values() if v]}", flush=True)
-    report(out)
+    report([out])
