@@ -260,9 +260,10 @@ PARENT = textwrap.dedent("""
     import json, signal, sys
     from jitbench import launch
     out = sys.argv[1]
+    # what this process had before (a shell's background job starts with SIGINT ignored)
+    before = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)]
     code = launch.forward([sys.executable, sys.argv[2], out])
-    handlers = [signal.getsignal(s) is signal.default_int_handler or
-                signal.getsignal(s) == signal.SIG_DFL for s in (signal.SIGINT, signal.SIGTERM)]
+    handlers = [signal.getsignal(s) == h for s, h in zip((signal.SIGINT, signal.SIGTERM), before)]
     with open(out + "/parent.json", "w") as fh:
         json.dump({"code": code, "restored": handlers}, fh)
     sys.exit(code)

@@ -262,16 +262,22 @@ def test_the_fixture_passes_donate_protocol_and_keywords_through(pytester, monke
     example = page.partition("### Asserting on a verdict in a test")[2]
     (pytester.path / "test_docs_example.py").write_text(
         example.partition("```python\n")[2].partition("```")[0])  # copied as a user would
+    # the docs' example as a user runs it, pytest-benchmark's options at their defaults: with
+    # this file's shortened ones (3 rounds of 0.02 s) its interval over 3 blocks read
+    # 18x [1.7, 201] on a busy host, below the 2x it asserts
+    example_run = pytester.runpytest_subprocess("test_docs_example.py", "--benchmark-only",
+                                                "-p", "no:cacheprovider")
+    example_run.assert_outcomes(passed=1)
     out = tmp_path / "out.json"
-    result = pytester.runpytest_subprocess("--benchmark-only", f"--benchmark-json={out}", "-ra",
+    result = pytester.runpytest_subprocess("test_user.py", "--benchmark-only",
+                                           f"--benchmark-json={out}", "-ra",
                                            "-p", "no:cacheprovider", "--benchmark-max-time=0.02",
                                            "--benchmark-min-rounds=3")
-    result.assert_outcomes(passed=3, failed=2)
+    result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines([
         "*test_timeout_without_isolate*timeout needs isolate=True*",
         "*test_a_clash*device= is both an option of jit_benchmark and a parameter of*"])
-    benches = {b["name"]: b for b in json.loads(out.read_text())["benchmarks"]
-               if not b["name"].startswith("test_jit_pays_off")}
+    benches = {b["name"]: b for b in json.loads(out.read_text())["benchmarks"]}
     assert sorted(benches) == [f"test_donate_protocol_keyword[jax-{m}]"
                                for m in ("aot", "donate", "eager", "jit")] + [
         "test_isolated_keywords[jax-eager]", "test_isolated_keywords[jax-jit]"]
