@@ -89,15 +89,15 @@ E2E_FILES = ("test_integration.py", "test_nightly.py", "test_nightly_recipe.py",
              "test_resume.py", "test_filters.py", "test_pytest_plugin.py", "test_transformer.py",
              "test_jit_fixture.py", "test_old_jitbench_arm.py", "test_nightly_faults.py",
              "test_nightly_faults_lock_e2e.py", "test_release_envs_e2e.py",
-             "test_releases_e2e.py")
+             "test_releases_e2e.py", "test_trust.py", "test_insight.py")
 
 # The slowest modules left in `make test`, slowest first (`pytest --durations=0`, summed per
 # file). `make test` hands whole files to two processes (`-n 2 --dist loadfile
 # --no-loadscope-reorder`) in this order, so the long ones start first and the short ones fill
 # in at the end: longest first is what keeps the two busy to the end.
 SLOWEST_FIRST = ("test_user_functions.py", "test_release_envs.py", "test_api.py",
-                 "test_sweep.py", "test_detectors.py", "test_insight.py", "test_report.py",
-                 "test_trust.py")
+                 "test_sweep.py", "test_detectors.py", "test_report.py", "test_run_folders.py",
+                 "test_train_step.py")
 
 
 # Unit tests that take seconds each (a whole report rendered per example, simulations of many
