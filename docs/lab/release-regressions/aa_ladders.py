@@ -89,8 +89,7 @@ def report(folders: list[Path]) -> None:
             if len(xs) < 3:
                 continue
             n, mean = len(xs), sum(xs) / len(xs)
-            sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
-            ts.append((abs(mean) / (sd / math.sqrt(n)) if sd > 0 else math.inf, n))
+            ts.append((abs(float(stats.ttest_1samp(xs, 0).statistic)), n))
             if n >= 4:
                 null.append(-1.0 / (n - 1))
                 v = sum((x - mean) ** 2 for x in xs) / n
@@ -120,11 +119,14 @@ def resampled(records: list[dict], n_pairs: int = 4, sims: int = 20000,
               threshold: float = 0.10) -> float:
     """The share of ladders of ``n_pairs`` pairs, drawn with replacement from every measured
     round (its 4 measures together, the arms swapped at random: an A/A's order carries no
-    sign), in which one of the 4 measures is decided beyond the threshold at the step's
-    per-measure confidence (95% over the 5 measures ``jitbench.releases.step`` judges, one
-    look): a lower bound of the step's rate, whose fifth measure is not kept here."""
+    sign), in which one of the 4 measures steps as ``jitbench.releases.step`` calls it (the
+    A/B's decision at the step's per-measure confidence, 95% over the 5 measures it judges,
+    and beyond the threshold): a lower bound of the step's rate, whose fifth measure is not
+    kept here."""
     import numpy as np
-    from scipy.special import stdtrit
+
+    from jitbench.analysis import ab_verdicts
+    from jitbench.releases import bisect as halving
 
     rounds = []
     for r in records:
@@ -133,13 +135,15 @@ def resampled(records: list[dict], n_pairs: int = 4, sims: int = 20000,
     if not rounds:
         return math.nan
     x_all, rng = np.asarray(rounds), np.random.default_rng(0)
-    q = float(stdtrit(n_pairs - 1, 1 - 0.05 / 5 / 2))
+    rules = dict(tolerance=0.05, confidence=1 - 0.05 / 5, max_pairs=n_pairs)
     hits = 0
     for _ in range(sims):
         x = x_all[rng.integers(0, len(x_all), n_pairs)] * rng.choice([-1, 1], (n_pairs, 1))
-        mean, half = x.mean(0), q * x.std(0, ddof=1) / math.sqrt(n_pairs)
-        hits += bool((((mean - half > 0) | (mean + half < 0))
-                      & (np.abs(mean) >= math.log1p(threshold))).any())
+        for units in x.T:
+            verdict, _, ratio, _, _ = ab_verdicts.decide_interval(list(units), **rules)
+            if verdict in halving.STEPS and halving.beyond(ratio, threshold):
+                hits += 1
+                break
     return hits / sims
 
 
