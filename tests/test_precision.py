@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from jitbench.frameworks import effective_precision
 from jitbench.protocol.case_setup import Casework
@@ -112,3 +113,56 @@ def test_effective_precision(dtype, device, full, cc, expected):
 def test_an_unknown_precision_names_the_valid_ones():
     with pytest.raises(ValueError, match="tf32"):
         normwise_bound("fp8")
+
+
+# compare() writes its temporaries in place (an 8M-value output's fresh arrays cost more than
+# its arithmetic); its answer must stay the textbook formulas' on any array, NaN/inf included
+_values = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=32),
+                    st.floats(-1e6, 1e6, width=64))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf - inf, as in any check
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_values, _values), min_size=1, max_size=40),
+       st.sampled_from([0.0, 1e-5, 1e-3]), st.sampled_from([0.0, 1e-6, 1e-2]),
+       st.sampled_from([np.float32, np.float64]))
+def test_compare_is_the_textbook_formulas(pairs, rtol, atol, dtype):
+    out = np.array([o for o, _ in pairs]).astype(dtype)
+    ref = np.array([r for _, r in pairs], dtype=np.float64)
+    got = compare(out, ref, rtol, atol)
+    o = out.astype(np.float64)
+    if not np.all(np.isfinite(o)) and np.all(np.isfinite(ref)):
+        assert got["within"] is False and got["max_abs_err"] == float("inf")
+        return
+    inf = float("inf")
+    with np.errstate(all="ignore"):
+        diff = np.abs(o - ref)
+        max_abs, scale = float(diff.max()), float(np.abs(ref).max())
+        norm_ref, norm_diff = float(np.linalg.norm(ref)), float(np.linalg.norm(diff))
+        want = {"max_abs_err": max_abs,
+                "max_rel_err": max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else inf),
+                "norm_rel_err": norm_diff / norm_ref if norm_ref > 0
+                else (0.0 if norm_diff == 0 else inf),
+                "within": bool(np.all(diff <= atol + rtol * np.abs(ref)))}
+    for key, value in want.items():
+        np.testing.assert_equal(got[key], value, err_msg=key)
+    assert np.array_equal(out, np.array([o for o, _ in pairs]).astype(dtype), equal_nan=True)
+    assert np.array_equal(ref, np.array([r for _, r in pairs]), equal_nan=True)  # unwritten
+
+
+def test_the_nojit_error_is_computed_once_per_answer(matmul, monkeypatch):
+    from jitbench.protocol import case_setup
+
+    a, b, ref = matmul
+    nojit = np.maximum(as_tf32(a) @ as_tf32(b), 0.0)
+    calls = []
+    real = case_setup.compare
+    monkeypatch.setattr(case_setup, "compare",
+                        lambda o, r, *a, **k: calls.append(o is nojit) or real(o, r, *a, **k))
+    w = work(ref, "tf32")
+    first = [w.check(nojit * f, nojit, "eager").mismatch for f in (1.0, 1.0001, 1.0002)]
+    assert calls.count(True) == 1  # its own error, once for the three checks
+    other = ref + 20.0 * (nojit - ref)  # another JIT-off answer, far worse: no stale error
+    assert w.check(ref + 30.0 * (nojit - ref), other, "eager").mismatch is None
+    assert first == [None, None, None]
+    assert work(ref, "tf32").check(ref + 30.0 * (nojit - ref), nojit, "eager").mismatch
