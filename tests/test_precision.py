@@ -116,38 +116,58 @@ def test_an_unknown_precision_names_the_valid_ones():
 
 
 # compare() writes its temporaries in place (an 8M-value output's fresh arrays cost more than
-# its arithmetic); its answer must stay the textbook formulas' on any array, NaN/inf included
+# its arithmetic); its answer must stay the textbook formulas' on 1-d outputs of any values
+# (NaN, inf, empty; far from the reference or near its tolerance's edge) and on a pytree
 _values = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=32),
                     st.floats(-1e6, 1e6, width=64))
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf - inf, as in any check
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(_values, _values), min_size=1, max_size=40),
-       st.sampled_from([0.0, 1e-5, 1e-3]), st.sampled_from([0.0, 1e-6, 1e-2]),
-       st.sampled_from([np.float32, np.float64]))
-def test_compare_is_the_textbook_formulas(pairs, rtol, atol, dtype):
-    out = np.array([o for o, _ in pairs]).astype(dtype)
-    ref = np.array([r for _, r in pairs], dtype=np.float64)
-    got = compare(out, ref, rtol, atol)
-    o = out.astype(np.float64)
-    if not np.all(np.isfinite(o)) and np.all(np.isfinite(ref)):
-        assert got["within"] is False and got["max_abs_err"] == float("inf")
-        return
+def _textbook(out, ref, rtol, atol):
+    o = np.concatenate([np.asarray(x, np.float64).ravel() for x in out]) \
+        if isinstance(out, tuple) else np.asarray(out, np.float64).ravel()
+    r = np.concatenate([np.asarray(x, np.float64).ravel() for x in ref]) \
+        if isinstance(ref, tuple) else np.asarray(ref, np.float64).ravel()
     inf = float("inf")
+    if not np.all(np.isfinite(o)) and np.all(np.isfinite(r)):
+        return {"max_abs_err": inf, "max_rel_err": inf, "norm_rel_err": inf, "within": False}
     with np.errstate(all="ignore"):
-        diff = np.abs(o - ref)
-        max_abs, scale = float(diff.max()), float(np.abs(ref).max())
-        norm_ref, norm_diff = float(np.linalg.norm(ref)), float(np.linalg.norm(diff))
-        want = {"max_abs_err": max_abs,
+        diff = np.abs(o - r)
+        max_abs = float(diff.max()) if diff.size else 0.0
+        scale = float(np.abs(r).max()) if r.size else 0.0
+        norm_ref = float(np.linalg.norm(r)) if r.size else 0.0
+        norm_diff = float(np.linalg.norm(diff)) if diff.size else 0.0
+        return {"max_abs_err": max_abs,
                 "max_rel_err": max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else inf),
                 "norm_rel_err": norm_diff / norm_ref if norm_ref > 0
                 else (0.0 if norm_diff == 0 else inf),
-                "within": bool(np.all(diff <= atol + rtol * np.abs(ref)))}
+                "within": bool(np.all(diff <= atol + rtol * np.abs(r)))}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf - inf, as in any check
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_values, _values, st.floats(-2e-3, 2e-3), st.floats(-2e-2, 2e-2)),
+                min_size=0, max_size=40),
+       st.sampled_from(["far", "near", "pytree"]),
+       st.sampled_from([0.0, 1e-5, 1e-3]), st.sampled_from([0.0, 1e-6, 1e-2]),
+       st.sampled_from([np.float32, np.float64]))
+def test_compare_is_the_textbook_formulas(rows, kind, rtol, atol, dtype):
+    ref = np.array([r for _, r, _, _ in rows], dtype=np.float64)
+    if kind == "far":
+        out = np.array([o for o, _, _, _ in rows]).astype(dtype)
+    else:  # within a few tolerances of the reference, where `within` flips
+        with np.errstate(all="ignore"):
+            out = np.array([r * (1 + e) + d for _, r, e, d in rows]).astype(dtype)
+    out_before, ref_before = out.copy(), ref.copy()
+    if kind == "pytree":  # two leaves, as a training step's state
+        half = len(rows) // 2
+        got = compare((out[:half], out[half:]), (ref[:half], ref[half:]), rtol, atol)
+        want = _textbook((out[:half], out[half:]), (ref[:half], ref[half:]), rtol, atol)
+    else:
+        got, want = compare(out, ref, rtol, atol), _textbook(out, ref, rtol, atol)
     for key, value in want.items():
         np.testing.assert_equal(got[key], value, err_msg=key)
-    assert np.array_equal(out, np.array([o for o, _ in pairs]).astype(dtype), equal_nan=True)
-    assert np.array_equal(ref, np.array([r for _, r in pairs]), equal_nan=True)  # unwritten
+    assert np.array_equal(out, out_before, equal_nan=True)  # neither written through a view
+    assert np.array_equal(ref, ref_before, equal_nan=True)
 
 
 def test_the_nojit_error_is_computed_once_per_answer(matmul, monkeypatch):

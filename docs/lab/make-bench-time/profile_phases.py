@@ -6,8 +6,9 @@
 
 RATE: the samples per second py-spy took (default 50). Each stack of a worker's main thread
 goes to the innermost protocol phase it is in: first calls and warm-up
-(``first_and_warmup``), timed samples (``take_sample``; the pipelining probe's too), the
-untimed calls after a switch of mode, synced rounds, alone blocks, the float64 reference, the
+(``first_and_warmup``; the A/A twin's and the calibration's too), the pipelining probe, timed
+samples (``take_sample``; the A/A twin's too), the untimed calls after a switch of mode,
+synced rounds, the alone blocks, the float64 reference, the
 output checks, the XLA insight (``capture``), the framework's import, and so on; the
 calibration's groups are counted in the same phases as the cases'. Seconds per (worker,
 phase), largest first.
@@ -30,6 +31,7 @@ PHASES = [("first_and_warmup (", "first call + warm-up"), ("run_rounds (", "roun
           ("Casework.__init__ (", "placing inputs"), ("Casework.check (", "output checks"),
           ("Casework.nojit (", "JIT-off answer"), ("capture (jitbench/xla", "XLA insight"),
           ("group_rows (", "row building"), ("SequentialStop", "stopping rule")]
+WITHIN = [("_pipelined_loops (", "pipelining probe"), ("_alone (", "alone blocks")]
 
 
 def phases(path: str, rate: float = 50.0) -> collections.Counter:
@@ -47,6 +49,9 @@ def phases(path: str, rate: float = 50.0) -> collections.Counter:
             for name, label in PHASES:
                 if name in frame:
                     phase = label
+        for name, label in WITHIN:  # samples taken for these are theirs, not the timed phase's
+            if name in stack:
+                phase = label
         if phase == "other" and "_find_and_load" in stack:
             phase = "imports"
         seconds[(worker, phase)] += int(count) / rate

@@ -7,7 +7,7 @@
 # them); give each run its own NAME (a name's calibration cache is kept for its next run).
 # SUITE= (empty) runs make bench's whole default grid instead of the three suites;
 # FRAMEWORK=jax (or tf) only that framework's cases. CACHE=arm: one calibration cache per arm
-# (NAME without its digits: head1 and head2 share one), so only an arm's first run calibrates.
+# (NAME without its trailing digits: head1 and head2 share one), so only an arm's first run calibrates.
 [ "$1" = "--help" ] && { sed -n 2,10p "$0"; exit 0; }
 suite=${SUITE-matmul_relu,mmd,rnn}
 args=(); [ -n "$suite" ] && args=(--suite "$suite")
@@ -18,7 +18,8 @@ cd "$out" || exit 2  # away from a checkout, whose egg-info would shadow DIR
 for spec in "$@"; do
   name=${spec%%=*}; root=${spec#*=}
   s=$(date +%s.%N)
-  cache=$name; [ "$CACHE" = arm ] && cache=${name%%[0-9]*}
+  cache=$name; [ "$CACHE" = arm ] && cache=${name%"${name##*[!0-9]}"}  # its trailing digits off
+  [ -n "$cache" ] || cache=$name
   JITBENCH_CACHE=$out/cache-$cache PYTHONPATH=$root "$py" -m jitbench run --device cpu --size quick "${args[@]}" --no-report --out "$out/$name" > "$out/$name.log" 2>&1
   rc=$?
   e=$(date +%s.%N)
