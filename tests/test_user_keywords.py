@@ -238,6 +238,7 @@ def test_a_clash(jit_benchmark):
 '''
 
 
+@pytest.mark.e2e  # a user's project in a process of its own (tests/conftest.py's rule)
 def test_the_fixture_passes_donate_protocol_and_keywords_through(pytester, monkeypatch,
                                                                  tmp_path):
     """A user's project, run by pytest in a process of its own (``pytester``, as
